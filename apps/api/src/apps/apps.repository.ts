@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { type App, PrismaService } from '@tally/db';
+
+@Injectable()
+export class AppsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  create(id: string, name: string): Promise<App> {
+    return this.prisma.app.create({ data: { id, name } });
+  }
+
+  list(): Promise<App[]> {
+    return this.prisma.app.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  find(appId: string): Promise<App | null> {
+    return this.prisma.app.findUnique({ where: { id: appId } });
+  }
+
+  async update(appId: string, changes: { name?: string; maxStreams?: number | null }): Promise<App | null> {
+    const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
+    return count === 0 ? null : this.find(appId);
+  }
+
+  async delete(appId: string): Promise<boolean> {
+    const { count } = await this.prisma.app.deleteMany({ where: { id: appId } });
+    return count > 0;
+  }
+}

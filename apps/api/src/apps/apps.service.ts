@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SlotLedger } from '@tally/admission';
+import { CONFIG, type Config } from '@tally/config';
+import type { AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
+import type { App } from '@tally/db';
+import { newId } from '../common/ids.js';
+import { NotFoundError } from '../common/domain-error.js';
+import { StreamsService } from '../streams/streams.service.js';
+import { AppsRepository } from './apps.repository.js';
+
+@Injectable()
+export class AppsService {
+  constructor(
+    private readonly apps: AppsRepository,
+    private readonly slots: SlotLedger,
+    private readonly streams: StreamsService,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async create(body: CreateAppBody): Promise<AppView> {
+    return this.toView(await this.apps.create(newId('app'), body.name));
+  }
+
+  async list(): Promise<AppView[]> {
+    return Promise.all((await this.apps.list()).map((app) => this.toView(app)));
+  }
+
+  async get(appId: string): Promise<AppView> {
+    return this.toView(await this.require(appId));
+  }
+
+  async update(appId: string, body: UpdateAppBody): Promise<AppView> {
+    const changes: { name?: string; maxStreams?: number | null } = {};
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.quotas?.maxStreams !== undefined) changes.maxStreams = body.quotas.maxStreams;
+    const app = await this.apps.update(appId, changes);
+    if (!app) throw new NotFoundError('app');
+    return this.toView(app);
+  }
+
+  /** Ends the app's streams (disconnecting their participants) before its rows go. */
+  async delete(appId: string): Promise<void> {
+    await this.require(appId);
+    await this.streams.endAll(appId, 'app_deleted');
+    await this.apps.delete(appId);
+    await this.slots.forgetApp(appId);
+  }
+
+  private async require(appId: string): Promise<App> {
+    const app = await this.apps.find(appId);
+    if (!app) throw new NotFoundError('app');
+    return app;
+  }
+
+  private async toView(app: App): Promise<AppView> {
+    return {
+      id: app.id,
+      name: app.name,
+      createdAt: app.createdAt.toISOString(),
+      quotas: { maxStreams: app.maxStreams ?? this.config.streams.defaultMaxStreams },
+      usage: { streams: await this.slots.usage(app.id, 'streams') },
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const KEY_PREFIX = 'tk_';
+
+/** A new app key: shown once, stored only as its hash. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** What lists show: enough to tell keys apart, useless to an attacker. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 6);
+}
+
+export function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(hashKey(a), 'hex'), Buffer.from(hashKey(b), 'hex'));
+}

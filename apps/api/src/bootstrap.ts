@@ -1,0 +1,36 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Config } from '@tally/config';
+import { ApiModule } from './app.module.js';
+
+/** The production bootstrap; tests start the API through this same function. */
+export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+  });
+  // LiveKit signs the exact bytes it sends, so webhook bodies stay unparsed strings.
+  adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, body);
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
+    logger: options.logger ?? ['error', 'warn', 'log'],
+    abortOnError: false,
+  });
+  app.enableShutdownHooks();
+  adapter.getInstance().addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  await app.init();
+  return app;
+}
+
+export async function startApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
+  const app = await createApi(config, options);
+  await app.listen({ host: config.http.host, port: config.http.port });
+  return app;
+}

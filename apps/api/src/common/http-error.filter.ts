@@ -1,0 +1,62 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { ErrorCode } from '@tally/contracts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, QuotaExceededError } from './domain-error.js';
+
+const STATUS: Record<ErrorCode, number> = {
+  validation_failed: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  quota_exceeded: 429,
+  capacity_exhausted: 429,
+  upstream_unavailable: 503,
+  internal: 500,
+};
+
+/** The one place where errors become HTTP responses. A 500 never leaks internals. */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(HttpErrorFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const requestId = String(request.id);
+
+    if (exception instanceof QuotaExceededError) {
+      const { limit } = exception;
+      if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
+      void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
+      return;
+    }
+    if (exception instanceof DomainError) {
+      const body = { code: exception.code, message: exception.message, ...(exception.details ? { details: exception.details } : {}) };
+      void reply.status(STATUS[exception.code]).send({ error: body, requestId });
+      return;
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code: ErrorCode = status === 404 ? 'not_found' : status < 500 ? 'validation_failed' : 'internal';
+      void reply.status(status).send({ error: { code, message: exception.message }, requestId });
+      return;
+    }
+    const fastifyStatus = clientErrorStatus(exception);
+    if (fastifyStatus !== undefined) {
+      const message = exception instanceof Error ? exception.message : 'bad request';
+      void reply.status(fastifyStatus).send({ error: { code: 'validation_failed', message }, requestId });
+      return;
+    }
+    this.logger.error(`request ${requestId} failed`, exception instanceof Error ? exception.stack : String(exception));
+    void reply.status(500).send({ error: { code: 'internal', message: 'internal error' }, requestId });
+  }
+}
+
+/** Fastify's own client errors (malformed JSON, wrong content type) carry a 4xx statusCode. */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (typeof exception !== 'object' || exception === null || !('statusCode' in exception)) return undefined;
+  const status = (exception as { statusCode: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { SlotLedger } from '@tally/admission';
+import { LivekitRoomClient } from '@tally/livekit';
+import { Clock } from '../common/clock.js';
+import { StreamsRepository } from './streams.repository.js';
+import { StreamsService } from './streams.service.js';
+
+/**
+ * Applies LiveKit's room events to streams. Counts are read back from LiveKit
+ * rather than added up from events, because webhooks can arrive late, twice or never.
+ */
+@Injectable()
+export class StreamPresenceService {
+  constructor(
+    private readonly streams: StreamsRepository,
+    private readonly lifecycle: StreamsService,
+    private readonly slots: SlotLedger,
+    private readonly livekit: LivekitRoomClient,
+    private readonly clock: Clock,
+  ) {}
+
+  /** After a join, leave or track change: refresh counts; the first participant makes the stream live. */
+  async refresh(room: string, departedIdentity?: string): Promise<void> {
+    const stream = await this.streams.findByRoom(room);
+    if (!stream || stream.status === 'ended') return;
+    const present = (await this.livekit.listParticipants(room)).filter((p) => p.identity !== departedIdentity);
+    const counts = { participants: present.length, publishers: present.filter((p) => p.publishedTracks > 0).length };
+    if (counts.participants > 0) {
+      await this.streams.markLive(stream.id, this.clock.now());
+      await this.slots.confirm(stream.appId, 'streams', stream.id);
+    }
+    await this.streams.setPresence(stream.id, counts);
+  }
+
+  async roomFinished(room: string): Promise<void> {
+    const stream = await this.streams.findByRoom(room);
+    if (stream) await this.lifecycle.finish(stream, 'room_finished');
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { StreamPresenceService } from './stream-presence.service.js';
+import { StreamsController } from './streams.controller.js';
+import { StreamsRepository } from './streams.repository.js';
+import { StreamsService } from './streams.service.js';
+import { TokensService } from './tokens.service.js';
+
+@Module({
+  controllers: [StreamsController],
+  providers: [StreamsRepository, StreamsService, StreamPresenceService, TokensService],
+  exports: [StreamsService, StreamPresenceService],
+})
+export class StreamsModule {}

@@ -1,0 +1,31 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import type { CreateTokenBody, StreamToken } from '@tally/contracts';
+import { mintJoinToken } from '@tally/livekit';
+import { Clock } from '../common/clock.js';
+import { DomainError } from '../common/domain-error.js';
+import { StreamsService } from './streams.service.js';
+
+@Injectable()
+export class TokensService {
+  constructor(
+    private readonly streams: StreamsService,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /** A join token for this stream's room only; viewers may subscribe but never publish. */
+  async mint(appId: string, streamId: string, body: CreateTokenBody): Promise<StreamToken> {
+    const stream = await this.streams.require(appId, streamId);
+    if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended');
+    const token = await mintJoinToken(this.config.livekit, {
+      room: stream.room,
+      identity: body.identity,
+      name: body.name,
+      canPublish: body.role === 'publisher',
+      ttlSeconds: body.ttlSeconds,
+    });
+    const expiresAt = new Date(this.clock.now().getTime() + body.ttlSeconds * 1000);
+    return { token, url: this.config.livekit.publicUrl, identity: body.identity, role: body.role, expiresAt: expiresAt.toISOString() };
+  }
+}

@@ -1,0 +1,50 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
+import { DomainError } from '../common/domain-error.js';
+import { StreamPresenceService } from '../streams/stream-presence.service.js';
+import { LivekitEventsRepository } from './livekit-events.repository.js';
+
+@Injectable()
+export class LivekitWebhookService {
+  private readonly logger = new Logger(LivekitWebhookService.name);
+
+  constructor(
+    private readonly verifier: LivekitWebhookVerifier,
+    private readonly events: LivekitEventsRepository,
+    private readonly presence: StreamPresenceService,
+  ) {}
+
+  /** Unsigned or tampered bodies are refused with 401 before anything is read from them. */
+  async receive(rawBody: string, authorization: string | undefined): Promise<void> {
+    let event: LivekitEvent;
+    try {
+      event = await this.verifier.verify(rawBody, authorization);
+    } catch (error) {
+      if (error instanceof InvalidWebhookError) throw new DomainError('unauthorized', `invalid LiveKit webhook: ${error.message}`);
+      throw error;
+    }
+    if (await this.events.seen(event.id)) return;
+    await this.apply(event);
+    await this.events.record(event);
+  }
+
+  private async apply(event: LivekitEvent): Promise<void> {
+    if (!event.room) return;
+    switch (event.event) {
+      case 'participant_joined':
+      case 'track_published':
+      case 'track_unpublished':
+        await this.presence.refresh(event.room);
+        return;
+      case 'participant_left':
+      case 'participant_connection_aborted':
+        await this.presence.refresh(event.room, event.participantIdentity);
+        return;
+      case 'room_finished':
+        await this.presence.roomFinished(event.room);
+        return;
+      default:
+        this.logger.debug(`ignored ${event.event} for ${event.room}`);
+    }
+  }
+}

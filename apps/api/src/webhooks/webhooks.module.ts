@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { StreamsModule } from '../streams/streams.module.js';
+import { LivekitEventsRepository } from './livekit-events.repository.js';
+import { LivekitWebhookController } from './livekit-webhook.controller.js';
+import { LivekitWebhookService } from './livekit-webhook.service.js';
+
+@Module({
+  imports: [StreamsModule],
+  controllers: [LivekitWebhookController],
+  providers: [LivekitWebhookService, LivekitEventsRepository],
+})
+export class WebhooksModule {}

@@ -1,0 +1,48 @@
+import type { AppView, StreamView } from '@tally/contracts';
+import { waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+
+describe('stream lifecycle driven by LiveKit', () => {
+  let sut: ApiHarness;
+
+  beforeAll(async () => {
+    sut = await startApiHarness({ TALLY_STREAM_JOIN_TIMEOUT_S: '10' });
+  });
+  afterAll(async () => {
+    await sut?.stop();
+  });
+
+  it('ends a stream nobody joined when LiveKit closes its room, and frees the slot', async () => {
+    const { app, client } = await createTenant(sut.admin, 'no-shows', { maxStreams: 1 });
+    const stream = await createStream(client, app.id);
+    expect((await client.post(`/v1/apps/${app.id}/streams`, { name: 'second' })).status).toBe(429);
+
+    const ended = await waitFor(
+      'room_finished to end the stream',
+      async () => {
+        const s = (await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
+        return s.status === 'ended' ? s : undefined;
+      },
+      45_000,
+    );
+
+    expect(ended.endReason).toBe('room_finished');
+    expect((await client.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+    expect((await client.post(`/v1/apps/${app.id}/streams`, { name: 'third' })).status).toBe(201);
+  });
+
+  it('lists streams by status and keeps them apart per app', async () => {
+    const a = await createTenant(sut.admin, 'lister-a');
+    const b = await createTenant(sut.admin, 'lister-b');
+    const mine = await createStream(a.client, a.app.id, 'mine');
+    await createStream(b.client, b.app.id, 'theirs');
+
+    const created = await a.client.get<{ items: StreamView[] }>(`/v1/apps/${a.app.id}/streams?status=created`);
+    expect(created.body.items.map((s) => s.id)).toEqual([mine.id]);
+    expect(mine.room).toBe(`${a.app.id}.${mine.id}`);
+    expect((await a.client.get(`/v1/apps/${a.app.id}/streams?status=bogus`)).status).toBe(400);
+    expect((await b.client.get(`/v1/apps/${b.app.id}/streams/${mine.id}`)).status).toBe(404);
+    expect((await b.client.delete(`/v1/apps/${a.app.id}/streams/${mine.id}`)).status).toBe(404);
+  });
+});

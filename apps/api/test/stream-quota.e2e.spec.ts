@@ -1,0 +1,52 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AppView, LimitRefusal, StreamList, StreamView } from '@tally/contracts';
+import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant } from './api-harness.js';
+
+describe('atomic stream quota across API processes', () => {
+  let stack: TestStack;
+  let processes: Child[] = [];
+  let first: ApiClient;
+  let second: ApiClient;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const secondPort = String(await freePort());
+    processes = await Promise.all([
+      startAppProcess('api', stack.env, join(tmpdir(), `tally-api-a-${process.pid}.log`)),
+      startAppProcess('api', { ...stack.env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-api-b-${process.pid}.log`)),
+    ]);
+    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
+    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await stack?.stop();
+  });
+
+  it('admits exactly maxStreams of 200 concurrent creates sent to two processes, and frees them on end', async () => {
+    const { app, key } = await createTenant(first, 'race', { maxStreams: 10 });
+    const clients = [first.withKey(key.key), second.withKey(key.key)];
+
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => clients[i % 2]!.post<StreamView | LimitRefusal>(`/v1/apps/${app.id}/streams`, { name: `s${i}` })),
+    );
+
+    const created = responses.filter((r) => r.status === 201).map((r) => r.body as StreamView);
+    const refused = responses.filter((r) => r.status === 429).map((r) => r.body as LimitRefusal);
+    expect(created).toHaveLength(10);
+    expect(refused).toHaveLength(190);
+    expect(refused[0]!.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams', limit: 10, used: 10, requested: 1 });
+    expect((await clients[1]!.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(10);
+    expect((await clients[0]!.get<StreamList>(`/v1/apps/${app.id}/streams`)).body.items).toHaveLength(10);
+
+    await Promise.all(created.map((s, i) => clients[i % 2]!.delete(`/v1/apps/${app.id}/streams/${s.id}`)));
+
+    expect((await clients[0]!.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+    const ended = await clients[1]!.get<StreamList>(`/v1/apps/${app.id}/streams?status=ended`);
+    expect(ended.body.items).toHaveLength(10);
+    expect((await clients[1]!.post(`/v1/apps/${app.id}/streams`, { name: 'after' })).status).toBe(201);
+  });
+});

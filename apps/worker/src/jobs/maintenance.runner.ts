@@ -1,0 +1,56 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { JOBS, QUEUES } from '@tally/contracts';
+import { Queue, Worker } from 'bullmq';
+import { Clock } from '../clock.js';
+import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
+import { assertEveryJobHandled, type JobHandlers, jobKeyByName } from './job-handlers.js';
+
+/** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
+@Injectable()
+export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(MaintenanceRunner.name);
+  private readonly handlers: JobHandlers;
+  private queue: Queue | undefined;
+  private worker: Worker | undefined;
+
+  constructor(
+    reconciler: StreamsReconciler,
+    clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {
+    const handlers = {
+      reconcileStreams: async (payload: unknown) => {
+        JOBS.reconcileStreams.payload.parse(payload);
+        return reconciler.run(clock.now());
+      },
+    };
+    assertEveryJobHandled(handlers);
+    this.handlers = handlers;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const connection = { url: this.config.redisUrl, maxRetriesPerRequest: null };
+    this.queue = new Queue(QUEUES.maintenance, { connection });
+    await this.queue.upsertJobScheduler(
+      JOBS.reconcileStreams.name,
+      { every: this.config.sweepIntervalS * 1000 },
+      { name: JOBS.reconcileStreams.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+    this.worker = new Worker(
+      QUEUES.maintenance,
+      async (job) => {
+        const key = jobKeyByName(QUEUES.maintenance, job.name);
+        if (!key) throw new Error(`unknown job ${job.name}`);
+        return this.handlers[key](job.data);
+      },
+      { connection, concurrency: 1 },
+    );
+    this.worker.on('failed', (job, error) => this.logger.error(`job ${job?.name ?? '?'} failed: ${error.message}`));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close();
+    await this.queue?.close();
+  }
+}

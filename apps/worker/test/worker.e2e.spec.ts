@@ -1,0 +1,46 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { AppView, StreamView } from '@tally/contracts';
+import { LivekitRoomClient } from '@tally/livekit';
+import { ApiClient, freePort, startStack, type TestStack, waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi } from '../../api/src/bootstrap.js';
+import { startWorker } from '../src/bootstrap.js';
+
+describe('worker', () => {
+  let stack: TestStack;
+  let api: NestFastifyApplication | undefined;
+  let sut: INestApplicationContext | undefined;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { TALLY_SWEEP_INTERVAL_S: '1' } });
+  });
+  afterAll(async () => {
+    await sut?.close();
+    await api?.close();
+    await stack?.stop();
+  });
+
+  it('ends a stream whose room LiveKit lost while its webhook went nowhere, and frees the slot', async () => {
+    api = await startApi(stack.config, { logger: false });
+    const admin = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`, stack.adminKey);
+    const app = (await admin.post<AppView>('/v1/apps', { name: 'reconciled' })).body;
+    const stream = (await admin.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: 'ghost' })).body;
+    await api.close();
+    api = undefined;
+    await new LivekitRoomClient(stack.config.livekit).deleteRoom(stream.room);
+
+    sut = await startWorker(stack.config, { logger: false });
+    // On another port than LiveKit's webhook URL: LiveKit's retried room_finished never arrives.
+    const elsewhere = await freePort();
+    api = await startApi({ ...stack.config, http: { ...stack.config.http, port: elsewhere } }, { logger: false });
+    const reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
+
+    const ended = await waitFor('the sweep to end the stream', async () => {
+      const s = (await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
+      return s.status === 'ended' ? s : undefined;
+    }, 45_000);
+    expect(ended.endReason).toBe('room_gone');
+    expect((await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+  });
+});

@@ -1,0 +1,1 @@
+export * from './slot-ledger.js';

@@ -1,0 +1,132 @@
+import type { AppLimits } from './app-limits.js';
+import { fits, type Placement, type PoolState, type Refusal } from './admission.js';
+import type { WorkloadKind } from './costs.js';
+import type { CapacityModel } from './model.js';
+
+export const EGRESS_MODES = ['room_composite', 'track_composite', 'track'] as const;
+export type EgressMode = (typeof EGRESS_MODES)[number];
+/** An app's setting: `auto` picks per recording (architecture rule 5); a mode forces it. */
+export type EgressModeSetting = 'auto' | EgressMode;
+
+export function egressKindOf(mode: EgressMode): WorkloadKind {
+  return `egress.${mode}`;
+}
+
+/** What is in the room when the recording starts. Track counts are totals over all publishers. */
+export type RecordingShape = Readonly<{
+  publishers: number;
+  videoTracks: number;
+  audioTracks: number;
+  /** A composition layout the app asked for ("grid", "speaker", ...). */
+  layout?: string;
+}>;
+
+/** Whether a mode can produce the whole recording (a layout aside, which only room-composite draws). */
+export function canRecord(mode: EgressMode, shape: RecordingShape): boolean {
+  const tracks = shape.videoTracks + shape.audioTracks;
+  switch (mode) {
+    case 'room_composite':
+      return true;
+    case 'track_composite':
+      return shape.publishers === 1 && shape.videoTracks <= 1 && shape.audioTracks <= 1 && tracks >= 1;
+    case 'track':
+      return shape.publishers === 1 && tracks === 1;
+  }
+}
+
+export type ModeChoice = Readonly<{ ok: true; mode: EgressMode; reason: string }> | Readonly<{ ok: false; reason: string }>;
+
+export function chooseEgressMode(shape: RecordingShape, setting: EgressModeSetting = 'auto'): ModeChoice {
+  const counts = { publishers: shape.publishers, videoTracks: shape.videoTracks, audioTracks: shape.audioTracks };
+  for (const [name, value] of Object.entries(counts)) {
+    if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  }
+  if (setting !== 'auto') {
+    return canRecord(setting, shape)
+      ? { ok: true, mode: setting, reason: `${setting} forced by the app's setting` }
+      : { ok: false, reason: `${setting} (forced by the app's setting) cannot record ${describe(shape)}` };
+  }
+  if (shape.layout !== undefined) {
+    return { ok: true, mode: 'room_composite', reason: `auto: the layout "${shape.layout}" needs composing` };
+  }
+  if (shape.publishers === 0) {
+    return { ok: true, mode: 'room_composite', reason: 'auto: no publisher yet, only room-composite records those who join later' };
+  }
+  if (canRecord('track', shape) && shape.videoTracks === 0) {
+    return { ok: true, mode: 'track', reason: 'auto: a single audio track is recorded as is, without transcoding' };
+  }
+  if (canRecord('track_composite', shape)) {
+    return { ok: true, mode: 'track_composite', reason: `auto: ${describe(shape)} needs no composing (about 1/5 the RAM of Chrome)` };
+  }
+  return { ok: true, mode: 'room_composite', reason: `auto: ${describe(shape)} needs composing` };
+}
+
+export type RecordingPolicy = Readonly<{ mode: EgressModeSetting; allowFallback: boolean }>;
+
+export type RecordingRequest = Readonly<{
+  appId: string;
+  limits: AppLimits;
+  shape: RecordingShape;
+  policy: RecordingPolicy;
+  nodeId?: string;
+}>;
+
+export type RecordingPlan =
+  | Readonly<{ ok: true; mode: EgressMode; placement: Placement; reason: string; fellBackFrom?: EgressMode }>
+  | Readonly<{ ok: false; code: 'egress_mode_unsupported'; reason: string }>
+  | Readonly<{ ok: false; code: 'refused'; refusal: Refusal; reason: string }>;
+
+/**
+ * Picks the recording's mode and admits it. When the mode is refused and the app allows it, the
+ * dearest cheaper mode that can still record the room is tried, and the reason says what was lost.
+ */
+export function planRecording(pool: PoolState, request: RecordingRequest): RecordingPlan {
+  const choice = chooseEgressMode(request.shape, request.policy.mode);
+  if (!choice.ok) return { ok: false, code: 'egress_mode_unsupported', reason: choice.reason };
+
+  const attempt = (mode: EgressMode) =>
+    fits(pool, {
+      appId: request.appId,
+      limits: request.limits,
+      kind: egressKindOf(mode),
+      ...(request.nodeId === undefined ? {} : { nodeId: request.nodeId }),
+    });
+
+  const first = attempt(choice.mode);
+  if (first.ok) return { ok: true, mode: choice.mode, placement: first.placement, reason: choice.reason };
+  const refused = `${choice.mode} refused: ${explain(first.refusal)}`;
+  if (!request.policy.allowFallback) return { ok: false, code: 'refused', refusal: first.refusal, reason: refused };
+
+  const cheaper = EGRESS_MODES.filter((m) => canRecord(m, request.shape) && isCheaper(pool.model, m, choice.mode)).sort(
+    (a, b) => Number(isCheaper(pool.model, a, b)) - Number(isCheaper(pool.model, b, a)),
+  );
+  for (const mode of cheaper) {
+    const next = attempt(mode);
+    if (!next.ok) continue;
+    const lost = request.shape.layout !== undefined && choice.mode === 'room_composite' ? ' without the layout' : '';
+    return {
+      ok: true,
+      mode,
+      placement: next.placement,
+      fellBackFrom: choice.mode,
+      reason: `${refused}; fell back to ${mode}${lost}`,
+    };
+  }
+  return { ok: false, code: 'refused', refusal: first.refusal, reason: refused };
+}
+
+/** Cheaper in RAM, the resource that runs out first on the nodes Tally targets, then in CPU. */
+function isCheaper(model: CapacityModel, a: EgressMode, b: EgressMode): boolean {
+  const ca = model.costs[egressKindOf(a)];
+  const cb = model.costs[egressKindOf(b)];
+  return ca.ramMb !== cb.ramMb ? ca.ramMb < cb.ramMb : ca.cpuMillicores < cb.cpuMillicores;
+}
+
+function explain(r: Refusal): string {
+  return `${r.resource} (used ${r.used} + requested ${r.requested} > limit ${r.limit})`;
+}
+
+function describe(shape: RecordingShape): string {
+  const p = shape.publishers === 1 ? 'one publisher' : `${shape.publishers} publishers`;
+  return `${p} with ${shape.videoTracks} video and ${shape.audioTracks} audio track(s)`;
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65_535);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a ${protocols.join(' or ')} URL`);
+
+/** Every variable Tally reads; `.env.example` documents each one. */
+export const EnvSchema = z.object({
+  TALLY_HOME: z.string().min(1).default('/var/lib/tally'),
+  TALLY_HOST: z.string().min(1).default('0.0.0.0'),
+  TALLY_PORT: port.default(8080),
+  TALLY_PUBLIC_URL: url(['http:', 'https:']).optional(),
+  TALLY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  TALLY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: url(['postgresql:', 'postgres:']),
+  REDIS_URL: url(['redis:', 'rediss:']),
+  LIVEKIT_URL: url(['http:', 'https:']),
+  LIVEKIT_PUBLIC_URL: url(['ws:', 'wss:']),
+  LIVEKIT_API_KEY: z.string().min(3),
+  LIVEKIT_API_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  TALLY_DEFAULT_MAX_STREAMS: z.coerce.number().int().min(0).default(10),
+  TALLY_STREAM_JOIN_TIMEOUT_S: z.coerce.number().int().min(10).default(300),
+  TALLY_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).default(30),
+});
+export type Env = z.infer<typeof EnvSchema>;

@@ -1,0 +1,3 @@
+export * from './config.js';
+export * from './config.schema.js';
+export * from './config.token.js';

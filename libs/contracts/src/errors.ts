@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+export const ErrorCode = z.enum([
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'quota_exceeded',
+  'capacity_exhausted',
+  'upstream_unavailable',
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: ErrorCode,
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+    requestId: z.string(),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** What a 429 says: which limit was hit and by how much. */
+export const LimitRefusal = z
+  .object({
+    error: z.object({
+      code: z.enum(['quota_exceeded', 'capacity_exhausted']),
+      message: z.string(),
+      resource: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      requested: z.number(),
+      retryAfterS: z.number().optional(),
+    }),
+    requestId: z.string(),
+  })
+  .meta({ id: 'LimitRefusal' });
+export type LimitRefusal = z.infer<typeof LimitRefusal>;

@@ -1,0 +1,3 @@
+declare module '@prisma/migrate' {
+  export * from '@prisma/migrate/dist/src/index.js';
+}

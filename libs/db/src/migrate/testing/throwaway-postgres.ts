@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+// initdb refuses to run as root, so as root the cluster belongs to this unprivileged user.
+const PG_OS_USER = 'tally-pg';
+
+export type ThrowawayPostgres = {
+  /** Superuser URL of the `postgres` database, e.g. postgresql://postgres@127.0.0.1:5433/postgres */
+  url: string;
+  stop(): Promise<void>;
+};
+
+/**
+ * Starts a private PostgreSQL cluster in a temp dir on a free loopback port, trust auth, tuned for
+ * speed over durability. For tests only.
+ */
+export const start = async (): Promise<ThrowawayPostgres> => {
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await ensureOsUser();
+  const dir = mkdtempSync(join(tmpdir(), 'tally-pg-'));
+  const dataDir = join(dir, 'data');
+  if (asRoot) {
+    const { uid, gid } = await osUserIds();
+    chownSync(dir, uid, gid);
+  }
+  const asPgUser = (bin: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', PG_OS_USER, '--', join(PG_BIN, bin), ...args]) : run(join(PG_BIN, bin), args);
+
+  const port = await freePort();
+  const serverOptions = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    '-c listen_addresses=127.0.0.1',
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+  ].join(' ');
+  try {
+    await asPgUser('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+    await asPgUser('pg_ctl', ['-D', dataDir, '-o', serverOptions, '-l', join(dir, 'postgres.log'), '-w', 'start']);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+
+  return {
+    url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await asPgUser('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+const ensureOsUser = async (): Promise<void> => {
+  const exists = await run('id', ['-u', PG_OS_USER]).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) await run('useradd', ['-r', '-M', '-s', '/usr/sbin/nologin', PG_OS_USER]);
+};
+
+const osUserIds = async (): Promise<{ uid: number; gid: number }> => {
+  const [uid, gid] = await Promise.all([run('id', ['-u', PG_OS_USER]), run('id', ['-g', PG_OS_USER])]);
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+};
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not determine a free port'));
+      });
+    });
+  });

@@ -1,0 +1,4 @@
+export * from './livekit.types.js';
+export * from './room.client.js';
+export * from './tokens.js';
+export * from './webhook.verifier.js';

@@ -1,0 +1,49 @@
+import { RoomServiceClient, TwirpError } from 'livekit-server-sdk';
+import type { LivekitCredentials, ParticipantSummary, RoomSummary } from './livekit.types.js';
+
+/** The adapter in front of LiveKit's RoomService. */
+export class LivekitRoomClient {
+  private readonly client: RoomServiceClient;
+
+  constructor(credentials: LivekitCredentials) {
+    this.client = new RoomServiceClient(credentials.url, credentials.apiKey, credentials.apiSecret);
+  }
+
+  async createRoom(name: string, options: { emptyTimeoutS: number; departureTimeoutS: number }): Promise<void> {
+    await this.client.createRoom({
+      name,
+      emptyTimeout: options.emptyTimeoutS,
+      departureTimeout: options.departureTimeoutS,
+    });
+  }
+
+  /** Removes the room and disconnects everyone in it; a room already gone is fine. */
+  async deleteRoom(name: string): Promise<void> {
+    try {
+      await this.client.deleteRoom(name);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+  }
+
+  async listRooms(names?: string[]): Promise<RoomSummary[]> {
+    const rooms = await this.client.listRooms(names);
+    return rooms.map((r) => ({ name: r.name, participants: r.numParticipants, publishers: r.numPublishers }));
+  }
+
+  /** The participants LiveKit has in a room now; an unknown room has none. */
+  async listParticipants(room: string): Promise<ParticipantSummary[]> {
+    try {
+      const participants = await this.client.listParticipants(room);
+      return participants.map((p) => ({ identity: p.identity, publishedTracks: p.tracks.length }));
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof TwirpError && (error.status === 404 || error.code === 'not_found');
+}

@@ -1,0 +1,31 @@
+import { WebhookReceiver } from 'livekit-server-sdk';
+import type { LivekitCredentials, LivekitEvent } from './livekit.types.js';
+
+export class InvalidWebhookError extends Error {}
+
+/** Checks LiveKit's signature (a JWT over the body's sha256) and extracts the event. */
+export class LivekitWebhookVerifier {
+  private readonly receiver: WebhookReceiver;
+
+  constructor(credentials: Pick<LivekitCredentials, 'apiKey' | 'apiSecret'>) {
+    this.receiver = new WebhookReceiver(credentials.apiKey, credentials.apiSecret);
+  }
+
+  async verify(rawBody: string, authorization: string | undefined): Promise<LivekitEvent> {
+    if (!authorization) throw new InvalidWebhookError('missing Authorization header');
+    let event;
+    try {
+      event = await this.receiver.receive(rawBody, authorization);
+    } catch (error) {
+      throw new InvalidWebhookError(error instanceof Error ? error.message : 'invalid webhook');
+    }
+    if (!event.id || !event.event) throw new InvalidWebhookError('event without id or type');
+    return {
+      id: event.id,
+      event: event.event,
+      room: event.room?.name || undefined,
+      participantIdentity: event.participant?.identity || undefined,
+      createdAt: new Date(Number(event.createdAt) * 1000),
+    };
+  }
+}

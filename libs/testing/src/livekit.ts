@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChild } from './child.js';
+import { freePort, waitFor } from './ports.js';
+import { toolPath } from './tools.js';
+
+export type TestLivekit = Readonly<{
+  /** RoomService / HTTP URL */
+  url: string;
+  /** Where clients connect */
+  wsUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  nodeIp: string;
+  logFile: string;
+  stop(): Promise<void>;
+}>;
+
+export type LivekitOptions = Readonly<{ redisUrl: string; nodeIp: string; webhookUrl?: string }>;
+
+/**
+ * A real livekit-server on free ports. STUN points at a local address so no
+ * client is ever told to reach a public STUN server.
+ */
+export async function startLivekit(options: LivekitOptions): Promise<TestLivekit> {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-livekit-'));
+  const [port, tcpPort, udpPort] = [await freePort(), await freePort(), await freePort()];
+  const apiKey = 'tallytest';
+  const apiSecret = 'tally-test-secret-0123456789abcdef0123456789';
+  const redis = new URL(options.redisUrl);
+  const config = [
+    `port: ${port}`,
+    'rtc:',
+    `  tcp_port: ${tcpPort}`,
+    `  udp_port: ${udpPort}`,
+    `  node_ip: ${options.nodeIp}`,
+    '  use_external_ip: false',
+    '  stun_servers: ["127.0.0.1:3478"]',
+    'redis:',
+    `  address: ${redis.hostname}:${redis.port}`,
+    'keys:',
+    `  ${apiKey}: ${apiSecret}`,
+    ...(options.webhookUrl ? ['webhook:', `  api_key: ${apiKey}`, '  urls:', `    - ${options.webhookUrl}`] : []),
+    'logging:',
+    '  level: info',
+  ].join('\n');
+  const configFile = join(dir, 'livekit.yaml');
+  writeFileSync(configFile, `${config}\n`);
+  const logFile = join(dir, 'livekit.log');
+  const child = startChild(toolPath('livekit-server'), ['--config', configFile], logFile);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('livekit-server', async () => ((await fetch(url)).ok ? true : undefined), 30_000);
+  return {
+    url,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    apiKey,
+    apiSecret,
+    nodeIp: options.nodeIp,
+    logFile,
+    async stop() {
+      await child.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

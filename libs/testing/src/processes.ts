@@ -1,0 +1,23 @@
+import { join } from 'node:path';
+import { type Child, startChild } from './child.js';
+import { waitFor } from './ports.js';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+
+/** Runs an app's real entry point (apps/<name>/src/main.ts) as its own OS process. */
+export async function startAppProcess(name: 'api' | 'worker', env: Readonly<Record<string, string>>, logFile: string): Promise<Child> {
+  const child = startChild(
+    process.execPath,
+    ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')],
+    logFile,
+    { ...process.env, ...env },
+  );
+  if (name === 'api') {
+    const url = `http://127.0.0.1:${env['TALLY_PORT']}/healthz`;
+    await waitFor(`api on ${url}`, async () => {
+      if (child.process.exitCode !== null) throw new Error(`api exited with ${child.process.exitCode}; see ${logFile}`);
+      return (await fetch(url)).status === 200 ? true : undefined;
+    }, 60_000);
+  }
+  return child;
+}

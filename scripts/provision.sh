@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Provisions a Tally dev/CI host: system packages (apt) and the pinned LiveKit binaries.
+# Idempotent; a second run takes seconds.
+#
+# Usage: bash scripts/provision.sh [--skip-apt] [--force-rebuild]
+#   --skip-apt        do not check/install apt packages (hosts known to have them)
+#   --force-rebuild   rebuild livekit-server and lk even if their stamps match
+# Afterwards put the tools on PATH:  export PATH="$TALLY_TOOLS_DIR/bin:$PATH"
+set -euo pipefail
+# shellcheck source=scripts/provision/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/provision/lib.sh"
+
+skip_apt=0
+for arg in "$@"; do
+  case "$arg" in
+    --skip-apt) skip_apt=1 ;;
+    --force-rebuild) export TALLY_FORCE_REBUILD=1 ;;
+    -h | --help)
+      sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) die "unknown argument: $arg (see --help)" ;;
+  esac
+done
+
+total_start=$SECONDS
+if [[ "$skip_apt" == 1 ]]; then
+  log "system packages: skipped (--skip-apt)"
+else
+  bash "$TALLY_PROVISION_DIR/system.sh"
+fi
+bash "$TALLY_PROVISION_DIR/livekit.sh"
+
+log "done in $(fmt_duration $((SECONDS - total_start)))"
+echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"
+echo "livekit-server: $("$TALLY_BIN_DIR/livekit-server" --version 2>&1)"
+echo "lk: $("$TALLY_BIN_DIR/lk" --version 2>&1)"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tally's dev/CI environment needs (idempotent: apt runs only
+# when a package is missing).
+#   redis-server, postgresql  - throwaway instances for tests (started by the tests, not here)
+#   ffmpeg                    - test media generation / RTMP push
+#   iproute2                  - `ip netns` for media tests
+#   pkg-config portaudio19-dev libasound2-dev build-essential - cgo deps of `lk` (portaudio_system)
+# Note: on hosts with init scripts/systemd, installing postgresql/redis-server may auto-start
+# system services (on this machine /usr/sbin/policy-rc.d prevents it). Nothing relies on them.
+set -euo pipefail
+# shellcheck source=scripts/provision/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TALLY_APT_PACKAGES=(
+  ca-certificates
+  build-essential
+  gcc
+  pkg-config
+  iproute2
+  redis-server
+  postgresql
+  ffmpeg
+  portaudio19-dev
+  libasound2-dev
+)
+
+log "system packages: ${TALLY_APT_PACKAGES[*]}"
+apt_install_missing "${TALLY_APT_PACKAGES[@]}"
+
+# Sanity checks on what the rest of the project expects to find.
+pg_bin="$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n1)"
+[[ -n "$pg_bin" && -x "$pg_bin/initdb" ]] || die "no /usr/lib/postgresql/*/bin/initdb after installing postgresql"
+log "postgres: $pg_bin ($("$pg_bin/postgres" --version))"
+command -v redis-server >/dev/null 2>&1 || die "redis-server not on PATH"
+log "redis: $(redis-server --version | awk '{print $3}' | sed 's/^v=//')"
+command -v ffmpeg >/dev/null 2>&1 || die "ffmpeg not on PATH"
+pkg-config --exists portaudio-2.0 || die "pkg-config cannot find portaudio-2.0"
+log "system packages: done"

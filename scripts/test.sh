@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# npm test: provisions what the tests need (system packages, livekit-server, lk),
+# then runs every vitest project inside a throwaway network namespace.
+#
+# WebRTC clients here ignore loopback ICE candidates, so media needs a
+# non-loopback address; a namespace with a veth pair gives one that never
+# routes anywhere. Postgres, Redis and the API all live on 127.0.0.1 inside it.
+#
+# Environment: TALLY_SKIP_PROVISION=1 skips provisioning; extra arguments go to vitest.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ "${TALLY_SKIP_PROVISION:-0}" != 1 ]]; then
+  bash scripts/provision.sh
+fi
+# shellcheck source=scripts/provision/lib.sh
+source scripts/provision/lib.sh
+
+[[ -d node_modules ]] || npm ci --no-audit --no-fund
+bash scripts/db-generate.sh
+
+ns="tally-test-$$"
+node_ip="10.231.0.1"
+cleanup() { ip netns del "$ns" 2>/dev/null || true; }
+trap cleanup EXIT
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" link add tally0 type veth peer name tally1
+ip -n "$ns" addr add "$node_ip/24" dev tally0
+ip -n "$ns" link set tally0 up
+ip -n "$ns" link set tally1 up
+
+echo "[test] running vitest in network namespace $ns (media address $node_ip)"
+ip netns exec "$ns" env TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
+  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run "$@"

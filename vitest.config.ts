@@ -1,0 +1,38 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// SWC, not esbuild: Nest's dependency injection needs decorator metadata.
+const swcPlugin = () =>
+  swc.vite({
+    jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2023' },
+  });
+
+const exclude = ['**/node_modules/**', '**/generated/**'];
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [swcPlugin()],
+        test: {
+          name: 'unit',
+          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts'],
+          exclude: [...exclude, '**/*.int.spec.ts'],
+        },
+      },
+      {
+        plugins: [swcPlugin()],
+        test: {
+          name: 'integration',
+          include: ['apps/*/src/**/*.int.spec.ts', 'libs/*/src/**/*.int.spec.ts', 'apps/*/test/**/*.e2e.spec.ts'],
+          exclude,
+          globalSetup: ['libs/testing/src/global-setup.ts'],
+          // Each file starts its own Redis and livekit-server; two cores run them one file at a time.
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
