@@ -69,7 +69,10 @@ describe(fits.name, () => {
   });
 
   it('refuses the fifth Chrome recording on the 8 GB origin', () => {
-    const pool = admitAll(poolOf([node('origin')]), Array.from({ length: 4 }, () => ask('egress.room_composite')));
+    const pool = admitAll(
+      poolOf([node('origin')]),
+      Array.from({ length: 4 }, () => ask('egress.room_composite')),
+    );
     expect(fits(pool, ask('egress.room_composite'))).toMatchObject({
       ok: false,
       refusal: { code: 'capacity_exhausted', resource: 'node.ram', nodeId: 'origin', requested: 1_305 },
@@ -136,8 +139,6 @@ describe(release.name, () => {
   });
 
   it('refuses to release what was never admitted', () => {
-    expect(() =>
-      release(poolOf([node('origin')]), { appId: 'app', kind: 'egress.track', count: 1, nodeId: 'origin' }),
-    ).toThrow();
+    expect(() => release(poolOf([node('origin')]), { appId: 'app', kind: 'egress.track', count: 1, nodeId: 'origin' })).toThrow();
   });
 });

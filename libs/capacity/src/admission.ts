@@ -4,15 +4,7 @@ import type { WorkloadKind } from './costs.js';
 import type { CapacityModel } from './model.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
 import { LOAD_KEYS, type Load, type LoadKey } from './resources.js';
-import {
-  appUsageOf,
-  applyReservation,
-  chargeOf,
-  nodeUsageOf,
-  releaseReservation,
-  type Reservation,
-  type Usage,
-} from './usage.js';
+import { appUsageOf, applyReservation, chargeOf, nodeUsageOf, releaseReservation, type Reservation, type Usage } from './usage.js';
 
 /** The pool as the admission script sees it at one instant. */
 export type PoolState = Readonly<{ nodes: readonly NodeBudget[]; model: CapacityModel; usage: Usage }>;
@@ -88,9 +80,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
     }
   }
 
-  const hosts = pool.nodes.filter(
-    (n) => (request.nodeId === undefined || n.id === request.nodeId) && acceptsKind(n, request.kind),
-  );
+  const hosts = pool.nodes.filter((n) => (request.nodeId === undefined || n.id === request.nodeId) && acceptsKind(n, request.kind));
   if (hosts.length === 0) {
     return {
       ok: false,
@@ -102,7 +92,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
   const fitting = candidates.filter((c) => c.shortfalls.length === 0);
   if (fitting.length > 0) {
     const spread = SPREAD.has(request.kind);
-    const best = fitting.reduce((a, b) => (spread ? b.headroom > a.headroom : b.headroom < a.headroom) ? b : a);
+    const best = fitting.reduce((a, b) => ((spread ? b.headroom > a.headroom : b.headroom < a.headroom) ? b : a));
     const reservation: Reservation = {
       appId: request.appId,
       kind: request.kind,
@@ -124,9 +114,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
   };
 }
 
-export type AdmitResult =
-  | Readonly<{ ok: true; placement: Placement; usage: Usage }>
-  | Readonly<{ ok: false; refusal: Refusal }>;
+export type AdmitResult = Readonly<{ ok: true; placement: Placement; usage: Usage }> | Readonly<{ ok: false; refusal: Refusal }>;
 
 /** `fits`, then the counters after taking the reservation. */
 export function admit(pool: PoolState, request: AdmissionRequest): AdmitResult {
@@ -153,7 +141,13 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: 
     const limit = cap.allocatable[key];
     const after = used.load[key] + charge[key];
     if (after > limit + EPSILON) {
-      shortfalls.push({ resource: RESOURCE_OF[key], limit, used: used.load[key], requested: charge[key], over: (after - limit) / charge[key] });
+      shortfalls.push({
+        resource: RESOURCE_OF[key],
+        limit,
+        used: used.load[key],
+        requested: charge[key],
+        over: (after - limit) / charge[key],
+      });
     } else if (charge[key] / limit > dominant) {
       // Best or worst fit is judged on the resource this workload weighs most on.
       dominant = charge[key] / limit;
@@ -166,10 +160,19 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: 
   const gpus = cap.nvencSessions.map((limit, index) => ({ index, limit, used: used.nvenc[index] ?? 0 }));
   const open = gpus.filter((g) => g.used + sessions <= g.limit);
   if (open.length === 0) {
-    const roomiest = gpus.reduce<(typeof gpus)[number] | undefined>((a, g) => (a === undefined || g.limit - g.used > a.limit - a.used ? g : a), undefined);
+    const roomiest = gpus.reduce<(typeof gpus)[number] | undefined>(
+      (a, g) => (a === undefined || g.limit - g.used > a.limit - a.used ? g : a),
+      undefined,
+    );
     const limit = roomiest?.limit ?? 0;
     const usedSessions = roomiest?.used ?? 0;
-    shortfalls.push({ resource: 'node.nvenc', limit, used: usedSessions, requested: sessions, over: (usedSessions + sessions - limit) / sessions });
+    shortfalls.push({
+      resource: 'node.nvenc',
+      limit,
+      used: usedSessions,
+      requested: sessions,
+      over: (usedSessions + sessions - limit) / sessions,
+    });
     return { nodeId: node.id, charge, headroom, shortfalls };
   }
   // Fill the GPU with the fewest free sessions, keeping whole GPUs free for bigger ladders.

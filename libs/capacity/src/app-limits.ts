@@ -1,15 +1,7 @@
 import type { WorkloadKind } from './costs.js';
 
 /** What an app's quota counts: concurrent workloads per class. */
-export const QUOTA_CLASSES = [
-  'streams',
-  'viewers',
-  'recordings',
-  'room_composites',
-  'ingresses',
-  'transcodes',
-  'cameras',
-] as const;
+export const QUOTA_CLASSES = ['streams', 'viewers', 'recordings', 'room_composites', 'ingresses', 'transcodes', 'cameras'] as const;
 export type QuotaClass = (typeof QUOTA_CLASSES)[number];
 export type AppLimits = Readonly<Record<QuotaClass, number>>;
 export type AppResource = `app.${QuotaClass}`;

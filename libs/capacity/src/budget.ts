@@ -16,16 +16,7 @@ export type NodeBudget = Readonly<{
   accepts?: readonly WorkloadKind[];
 }>;
 
-export const BASE_LOAD_COMPONENTS = [
-  'system',
-  'livekitServer',
-  'redis',
-  'postgres',
-  'api',
-  'worker',
-  'agent',
-  'ingressIdle',
-] as const;
+export const BASE_LOAD_COMPONENTS = ['system', 'livekitServer', 'redis', 'postgres', 'api', 'worker', 'agent', 'ingressIdle'] as const;
 export type BaseLoadComponent = (typeof BASE_LOAD_COMPONENTS)[number];
 
 /** What a node spends before it hosts any workload. */

@@ -80,7 +80,10 @@ describe(planRecording.name, () => {
   });
 
   it('does not fall back when the app does not allow it', () => {
-    const sut = planRecording(poolOf([cramped()]), record({ shape: { ...solo, layout: 'grid' }, policy: { mode: 'auto', allowFallback: false } }));
+    const sut = planRecording(
+      poolOf([cramped()]),
+      record({ shape: { ...solo, layout: 'grid' }, policy: { mode: 'auto', allowFallback: false } }),
+    );
     expect(sut).toMatchObject({ ok: false, code: 'refused', refusal: { resource: 'node.ram' } });
   });
 

@@ -53,12 +53,7 @@ const EPSILON = 1e-9;
  * How many units of `cost` fit in `free` after a one-off `overhead` (a runtime not yet started).
  * NVENC units are counted per GPU, because a session cannot straddle two GPUs.
  */
-export function unitsThatFit(
-  cost: WorkloadCost,
-  free: Load,
-  freeNvenc: readonly number[],
-  overhead: Load = ZERO_LOAD,
-): number {
+export function unitsThatFit(cost: WorkloadCost, free: Load, freeNvenc: readonly number[], overhead: Load = ZERO_LOAD): number {
   let units = Number.POSITIVE_INFINITY;
   for (const key of LOAD_KEYS) {
     if (cost[key] <= 0) continue;

@@ -9,9 +9,10 @@ export function modelFromProfile(profile: CapacityProfile, base: CapacityModel =
   const costs = Object.fromEntries(
     WORKLOAD_KINDS.map((kind) => [kind, { ...base.costs[kind], ...defined(profile.costs?.[kind]) }]),
   ) as Record<(typeof WORKLOAD_KINDS)[number], WorkloadCost>;
-  const runtimes = Object.fromEntries(
-    RUNTIMES.map((rt) => [rt, { ...base.runtimes[rt], ...defined(profile.runtimes?.[rt]) }]),
-  ) as Record<(typeof RUNTIMES)[number], Load>;
+  const runtimes = Object.fromEntries(RUNTIMES.map((rt) => [rt, { ...base.runtimes[rt], ...defined(profile.runtimes?.[rt]) }])) as Record<
+    (typeof RUNTIMES)[number],
+    Load
+  >;
   const baseLoad = Object.fromEntries(
     BASE_LOAD_COMPONENTS.map((c) => [c, { ...base.baseLoad[c], ...defined(profile.baseLoad?.[c]) }]),
   ) as Record<(typeof BASE_LOAD_COMPONENTS)[number], Load>;
@@ -19,8 +20,7 @@ export function modelFromProfile(profile: CapacityProfile, base: CapacityModel =
 }
 
 export type ProfileResult =
-  | Readonly<{ ok: true; profile: CapacityProfile; model: CapacityModel }>
-  | Readonly<{ ok: false; issues: readonly string[] }>;
+  Readonly<{ ok: true; profile: CapacityProfile; model: CapacityModel }> | Readonly<{ ok: false; issues: readonly string[] }>;
 
 /** Validates a profile file's parsed JSON and resolves it against the defaults. */
 export function parseCapacityProfile(input: unknown, base: CapacityModel = DEFAULT_MODEL): ProfileResult {

@@ -34,10 +34,13 @@ describe(deriveQuotas.name, () => {
     });
 
     it('sizes recordings on the mode an app forces', () => {
-      const forced = deriveQuotas([node8], [
-        { appId: 'chrome', egressMode: 'room_composite' },
-        { appId: 'audio', egressMode: 'track' },
-      ]);
+      const forced = deriveQuotas(
+        [node8],
+        [
+          { appId: 'chrome', egressMode: 'room_composite' },
+          { appId: 'audio', egressMode: 'track' },
+        ],
+      );
       expect(limitsOf(forced, 'chrome').recordings).toBe(limitsOf(forced, 'chrome').room_composites);
       expect(limitsOf(forced, 'audio').recordings).toBeGreaterThan(shared.recordings);
     });

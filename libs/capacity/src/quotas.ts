@@ -44,11 +44,7 @@ const EPSILON = 1e-9;
  * Per-app limits, class by class: explicit limits first, then guarantees, then a fair split of the
  * rest. For every class the derived limits fit the pool together (Σ limit / poolUnits ≤ 1).
  */
-export function deriveQuotas(
-  nodes: readonly NodeBudget[],
-  apps: readonly AppQuotaPolicy[],
-  options: QuotaOptions = {},
-): DerivedQuotas {
+export function deriveQuotas(nodes: readonly NodeBudget[], apps: readonly AppQuotaPolicy[], options: QuotaOptions = {}): DerivedQuotas {
   const model = options.model ?? DEFAULT_MODEL;
   const sizing = { ...DEFAULT_QUOTA_SIZING, ...options.sizing };
   if (!(sizing.appsPerNode > 0)) throw new RangeError(`appsPerNode must be positive, got ${sizing.appsPerNode}`);
@@ -85,12 +81,12 @@ function splitClass(cls: QuotaClass, claims: readonly Claim[], appsPerNode: numb
       explicitShare += pool > 0 ? explicit / pool : explicit > 0 ? Number.POSITIVE_INFINITY : 0;
       continue;
     }
+    const g = app.guaranteed?.[cls] ?? 0;
+    if (g > pool) warnings.push(`${app.appId}: guaranteed ${cls} ${g} exceeds the pool's ${pool}`);
     if (pool === 0) {
       result.set(app.appId, 0);
       continue;
     }
-    const g = app.guaranteed?.[cls] ?? 0;
-    if (g > pool) warnings.push(`${app.appId}: guaranteed ${cls} ${g} exceeds the pool's ${pool}`);
     // Fractions of the pool: the default is 1/appsPerNode of the largest node, scaled by weight.
     const wanted = ((app.weight ?? 1) * Math.max(...units)) / appsPerNode / pool;
     open.push({ appId: app.appId, pool, wanted, guaranteed: Math.min(g, pool) / pool });

@@ -82,11 +82,7 @@ function shiftGpu(nvenc: readonly number[], gpuIndex: number | undefined, sessio
   return next;
 }
 
-function shiftRuntime(
-  runtimes: NodeUsage['runtimes'],
-  runtime: Runtime | undefined,
-  count: number,
-): NodeUsage['runtimes'] {
+function shiftRuntime(runtimes: NodeUsage['runtimes'], runtime: Runtime | undefined, count: number): NodeUsage['runtimes'] {
   if (runtime === undefined) return runtimes;
   return { ...runtimes, [runtime]: (runtimes[runtime] ?? 0) + count };
 }

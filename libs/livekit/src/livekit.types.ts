@@ -8,24 +8,11 @@ export type ParticipantSummary = Readonly<{
 
 export type RoomSummary = Readonly<{ name: string; participants: number; publishers: number }>;
 
-export type LivekitEventName =
-  | 'room_started'
-  | 'room_finished'
-  | 'participant_joined'
-  | 'participant_left'
-  | 'participant_connection_aborted'
-  | 'track_published'
-  | 'track_unpublished'
-  | 'egress_started'
-  | 'egress_updated'
-  | 'egress_ended'
-  | 'ingress_started'
-  | 'ingress_ended';
-
 /** The part of a LiveKit webhook event Tally acts on. */
 export type LivekitEvent = Readonly<{
   id: string;
-  event: LivekitEventName | string;
+  /** LiveKit may add event names; unknown ones are ignored. */
+  event: string;
   room: string | undefined;
   participantIdentity: string | undefined;
   createdAt: Date;

@@ -4,6 +4,7 @@ import { createDatabase, TEMPLATE_DATABASE } from './database.js';
 import { startPostgres } from './postgres.js';
 
 declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- module augmentation needs an interface
   export interface ProvidedContext {
     postgresUrl: string;
   }

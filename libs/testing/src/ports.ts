@@ -27,5 +27,5 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(`timed out waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`);
 }

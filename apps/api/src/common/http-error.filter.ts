@@ -57,6 +57,6 @@ export class HttpErrorFilter implements ExceptionFilter {
 /** Fastify's own client errors (malformed JSON, wrong content type) carry a 4xx statusCode. */
 function clientErrorStatus(exception: unknown): number | undefined {
   if (typeof exception !== 'object' || exception === null || !('statusCode' in exception)) return undefined;
-  const status = (exception as { statusCode: unknown }).statusCode;
+  const status = exception.statusCode;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
 }

@@ -21,7 +21,7 @@ const withClient = async <T>(connection: PgConnection, fn: (client: pg.Client) =
 /** Creates the target database when the server does not have it yet, like `prisma migrate deploy`. */
 export const ensureDatabaseExists = async (connection: PgConnection): Promise<void> => {
   try {
-    await withClient(connection, async () => undefined);
+    await withClient(connection, () => Promise.resolve());
   } catch (error) {
     if ((error as { code?: unknown }).code !== INVALID_CATALOG_NAME) throw error;
     await withClient(withDatabase(connection, MAINTENANCE_DATABASE), (client) =>

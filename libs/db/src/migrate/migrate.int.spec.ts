@@ -158,8 +158,6 @@ $$;
     const databases = await query<{ datname: string }>(postgres.url, 'SELECT datname FROM pg_database');
     expect(databases.map((row) => row.datname).filter((name) => name.startsWith('tally_shadow_'))).toEqual([]);
     const database = new URL(databaseUrl).pathname.slice(1);
-    await expect
-      .poll(async () => query(postgres.url, `SELECT pid FROM pg_stat_activity WHERE datname = '${database}'`))
-      .toEqual([]);
+    await expect.poll(async () => query(postgres.url, `SELECT pid FROM pg_stat_activity WHERE datname = '${database}'`)).toEqual([]);
   });
 });

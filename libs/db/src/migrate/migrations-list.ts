@@ -15,18 +15,16 @@ export const readMigrationsList = async (migrationsDir: string): Promise<Migrati
   const directories = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
   directories.sort((a, b) => a.localeCompare(b));
   const migrationDirectories = await Promise.all(
-    directories.map(
-      async (name): Promise<MigrationDirectory> => ({
-        path: name,
-        migrationFile: {
-          path: SCRIPT,
-          content: await readFile(join(migrationsDir, name, SCRIPT), 'utf8').then(
-            (value) => ({ tag: 'ok', value }),
-            (error: Error) => ({ tag: 'error', value: error.message }),
-          ),
-        },
-      }),
-    ),
+    directories.map(async (name): Promise<MigrationDirectory> => ({
+      path: name,
+      migrationFile: {
+        path: SCRIPT,
+        content: await readFile(join(migrationsDir, name, SCRIPT), 'utf8').then(
+          (value) => ({ tag: 'ok', value }),
+          (error: Error) => ({ tag: 'error', value: error.message }),
+        ),
+      },
+    })),
   );
   return {
     baseDir: migrationsDir,

@@ -126,10 +126,7 @@ export class Migrator {
 }
 
 export const isUpToDate = (status: MigrationStatus): boolean =>
-  status.pending.length === 0 &&
-  status.unknownToFolder.length === 0 &&
-  status.failed.length === 0 &&
-  status.edited.length === 0;
+  status.pending.length === 0 && status.unknownToFolder.length === 0 && status.failed.length === 0 && status.edited.length === 0;
 
 /** Folder-safe, as the Prisma CLI does it: `Add stream tags` → `add_stream_tags`. */
 const toMigrationName = (name: string): string => {

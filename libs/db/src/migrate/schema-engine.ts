@@ -62,10 +62,7 @@ const withUnrefTimers = (glue: typeof runtime): Record<string, unknown> => {
 
 export type LoadedSchemaEngine = { engine: SchemaEngine; raw: RawSchemaEngine };
 
-export const loadSchemaEngine = async (
-  schemaFiles: SchemaFiles,
-  adapterFactory: MigrationAdapterFactory,
-): Promise<LoadedSchemaEngine> => {
+export const loadSchemaEngine = async (schemaFiles: SchemaFiles, adapterFactory: MigrationAdapterFactory): Promise<LoadedSchemaEngine> => {
   const SchemaEngineClass = await loadEngineClass();
   const adapter = bindMigrationAwareSqlAdapterFactory(adapterFactory);
   const raw = await SchemaEngineClass.new({ datamodels: schemaFiles }, () => undefined, adapter);
