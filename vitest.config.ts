@@ -4,7 +4,11 @@ import { defineConfig } from 'vitest/config';
 // SWC, not esbuild: Nest's dependency injection needs decorator metadata.
 const swcPlugin = () =>
   swc.vite({
-    jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2023' },
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { decoratorMetadata: true, legacyDecorator: true },
+      target: 'es2023',
+    },
   });
 
 const exclude = ['**/node_modules/**', '**/generated/**'];

@@ -3,7 +3,13 @@ import type { AppView, CreatedApiKey, StreamView } from '@tally/contracts';
 import { ApiClient, startStack, type TestStack } from '@tally/testing';
 import { startApi } from '../src/bootstrap.js';
 
-export type ApiHarness = Readonly<{ stack: TestStack; app: NestFastifyApplication; admin: ApiClient; anonymous: ApiClient; stop(): Promise<void> }>;
+export type ApiHarness = Readonly<{
+  stack: TestStack;
+  app: NestFastifyApplication;
+  admin: ApiClient;
+  anonymous: ApiClient;
+  stop(): Promise<void>;
+}>;
 
 /** The real stack plus the API started through the production bootstrap on the port LiveKit's webhooks target. */
 export async function startApiHarness(env: Record<string, string> = {}): Promise<ApiHarness> {
@@ -23,7 +29,11 @@ export async function startApiHarness(env: Record<string, string> = {}): Promise
 }
 
 /** An app with its own key, as an operator would set one up. */
-export async function createTenant(admin: ApiClient, name: string, quotas?: { maxStreams: number }): Promise<{ app: AppView; client: ApiClient; key: CreatedApiKey }> {
+export async function createTenant(
+  admin: ApiClient,
+  name: string,
+  quotas?: { maxStreams: number },
+): Promise<{ app: AppView; client: ApiClient; key: CreatedApiKey }> {
   const created = await admin.post<AppView>('/v1/apps', { name });
   if (created.status !== 201) throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);
   let app = created.body;

@@ -86,7 +86,9 @@ describe('apps and keys', () => {
     const wrongType = await sut.admin.post<ErrorBody>('/v1/apps', { name: 'x', extra: true });
     expect(wrongType.status).toBe(400);
 
-    const badQuota = await sut.admin.patch<ErrorBody>(`/v1/apps/${(await createTenant(sut.admin, 'q')).app.id}`, { quotas: { maxStreams: -1 } });
+    const badQuota = await sut.admin.patch<ErrorBody>(`/v1/apps/${(await createTenant(sut.admin, 'q')).app.id}`, {
+      quotas: { maxStreams: -1 },
+    });
     expect(badQuota.status).toBe(400);
     expect(badQuota.body.error.details).toMatchObject({ fields: [{ field: 'quotas.maxStreams' }] });
 

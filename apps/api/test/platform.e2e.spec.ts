@@ -34,7 +34,9 @@ describe('health, OpenAPI and the LiveKit webhook receiver', () => {
 
   it('refuses unsigned and tampered webhooks with 401', async () => {
     const body = JSON.stringify({ event: 'room_finished', id: 'EV_x', room: { name: 'app_x.str_y' } });
-    const unsigned = await sut.anonymous.request<ErrorBody>('POST', '/webhooks/livekit', body, { 'content-type': 'application/webhook+json' });
+    const unsigned = await sut.anonymous.request<ErrorBody>('POST', '/webhooks/livekit', body, {
+      'content-type': 'application/webhook+json',
+    });
     expect(unsigned.status).toBe(401);
 
     const forged = await sut.anonymous.request<ErrorBody>('POST', '/webhooks/livekit', body, {

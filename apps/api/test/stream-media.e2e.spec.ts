@@ -3,7 +3,15 @@ import type { AppView, StreamToken, StreamView } from '@tally/contracts';
 import { mediaNodeIp, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { disconnected, firstVideoFrame, joinAndPublish, joinAsViewer, type Publisher, tryPublishVideo, type Viewer } from './media-client.js';
+import {
+  disconnected,
+  firstVideoFrame,
+  joinAndPublish,
+  joinAsViewer,
+  type Publisher,
+  tryPublishVideo,
+  type Viewer,
+} from './media-client.js';
 
 describe('a stream with real LiveKit clients', () => {
   let sut: ApiHarness;

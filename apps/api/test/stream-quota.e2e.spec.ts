@@ -31,7 +31,9 @@ describe('atomic stream quota across API processes', () => {
     const clients = [first.withKey(key.key), second.withKey(key.key)];
 
     const responses = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => clients[i % 2]!.post<StreamView | LimitRefusal>(`/v1/apps/${app.id}/streams`, { name: `s${i}` })),
+      Array.from({ length: 200 }, (_, i) =>
+        clients[i % 2]!.post<StreamView | LimitRefusal>(`/v1/apps/${app.id}/streams`, { name: `s${i}` }),
+      ),
     );
 
     const created = responses.filter((r) => r.status === 201).map((r) => r.body as StreamView);

@@ -36,10 +36,14 @@ describe('worker', () => {
     api = await startApi({ ...stack.config, http: { ...stack.config.http, port: elsewhere } }, { logger: false });
     const reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
 
-    const ended = await waitFor('the sweep to end the stream', async () => {
-      const s = (await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
-      return s.status === 'ended' ? s : undefined;
-    }, 45_000);
+    const ended = await waitFor(
+      'the sweep to end the stream',
+      async () => {
+        const s = (await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
+        return s.status === 'ended' ? s : undefined;
+      },
+      45_000,
+    );
     expect(ended.endReason).toBe('room_gone');
     expect((await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
   });

@@ -24,7 +24,9 @@ describe(SlotLedger.name, () => {
   it('never grants more than the limit to concurrent reservers on separate connections', async () => {
     const ledgers = Array.from({ length: 8 }, ledger);
 
-    const results = await Promise.all(Array.from({ length: 400 }, (_, i) => ledgers[i % 8]!.reserve('app_race', 'streams', `m${i}`, 25, 60_000)));
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => ledgers[i % 8]!.reserve('app_race', 'streams', `m${i}`, 25, 60_000)),
+    );
 
     expect(results.filter((r) => r.granted)).toHaveLength(25);
     expect(results.filter((r) => !r.granted).every((r) => r.used === 25)).toBe(true);

@@ -3,9 +3,7 @@ import { CONFIRM_SCRIPT, RESERVE_SCRIPT, USAGE_SCRIPT } from './slot-ledger.lua.
 
 export type SlotResource = 'streams';
 
-export type Reservation =
-  | Readonly<{ granted: true; used: number }>
-  | Readonly<{ granted: false; used: number; limit: number }>;
+export type Reservation = Readonly<{ granted: true; used: number }> | Readonly<{ granted: false; used: number; limit: number }>;
 
 type LedgerCommands = {
   tallyReserve(key: string, member: string, limit: number, nowMs: number, lapseAtMs: number): Promise<[number, number]>;

@@ -83,8 +83,11 @@ describe(fits.name, () => {
     const first = fits(poolOf([node('origin')]), ask('egress.track'));
     const pool = admitAll(poolOf([node('origin')]), [ask('egress.track')]);
     const second = fits(pool, ask('egress.track'));
-    expect(first).toMatchObject({ ok: true, placement: { charge: { ramMb: 200 + 819 } } });
-    expect(second).toMatchObject({ ok: true, placement: { charge: { ramMb: 200 } } });
+    expect(first).toMatchObject({
+      ok: true,
+      placement: { charge: { ramMb: 200 + 819 }, runtime: { name: 'egress', idle: { ramMb: 819 } } },
+    });
+    expect(second).toMatchObject({ ok: true, placement: { charge: { ramMb: 200 }, workload: { ramMb: 200 } } });
   });
 
   it('packs recordings onto the fullest node that still fits, keeping the other free for Chrome', () => {

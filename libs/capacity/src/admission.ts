@@ -1,9 +1,9 @@
 import { quotaClassesOf, type AppLimits, type AppResource } from './app-limits.js';
 import type { NodeBudget } from './budget.js';
-import type { WorkloadKind } from './costs.js';
+import { runtimeOf, type Runtime, type WorkloadKind } from './costs.js';
 import type { CapacityModel } from './model.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
-import { LOAD_KEYS, type Load, type LoadKey } from './resources.js';
+import { LOAD_KEYS, scaleLoad, type Load, type LoadKey } from './resources.js';
 import { appUsageOf, applyReservation, chargeOf, nodeUsageOf, releaseReservation, type Reservation, type Usage } from './usage.js';
 
 /** The pool as the admission script sees it at one instant. */
@@ -37,8 +37,14 @@ export type Refusal =
 
 export type Placement = Readonly<{
   reservation: Reservation;
-  /** What the node's counters grow by: the workloads plus a runtime it starts. */
+  /** The workloads' own cost (cost × count). */
+  workload: Load;
+  /** The shared runtime the workloads need; the atomic script adds its idle load iff none of its workloads run. */
+  runtime?: Readonly<{ name: Runtime; idle: Load }>;
+  /** What the node's counters grow by on the snapshot this was decided on: workload, plus the runtime if idle. */
   charge: Load;
+  /** The node's limits, for the atomic script to re-check against its live counters. */
+  allocatable: Load;
   nvencSessions: number;
 }>;
 
@@ -62,7 +68,14 @@ const SPREAD: ReadonlySet<WorkloadKind> = new Set<WorkloadKind>([
 const EPSILON = 1e-9;
 
 type Shortfall = Readonly<{ resource: NodeResource; limit: number; used: number; requested: number; over: number }>;
-type Candidate = Readonly<{ nodeId: string; charge: Load; gpuIndex?: number; headroom: number; shortfalls: Shortfall[] }>;
+type Candidate = Readonly<{
+  nodeId: string;
+  allocatable: Load;
+  charge: Load;
+  gpuIndex?: number;
+  headroom: number;
+  shortfalls: Shortfall[];
+}>;
 
 /**
  * Decides whether `count` units of `kind` can start for the app now: first its quota, then one node
@@ -100,8 +113,17 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
       nodeId: best.nodeId,
       ...(best.gpuIndex === undefined ? {} : { gpuIndex: best.gpuIndex }),
     };
-    const nvencSessions = pool.model.costs[request.kind].nvencSessions * count;
-    return { ok: true, placement: { reservation, charge: best.charge, nvencSessions } };
+    const cost = pool.model.costs[request.kind];
+    const runtime = runtimeOf(request.kind);
+    const placement: Placement = {
+      reservation,
+      workload: scaleLoad(cost, count),
+      ...(runtime === undefined ? {} : { runtime: { name: runtime, idle: pool.model.runtimes[runtime] } }),
+      charge: best.charge,
+      allocatable: best.allocatable,
+      nvencSessions: cost.nvencSessions * count,
+    };
+    return { ok: true, placement };
   }
 
   // Name the resource of the node that came closest: fewest short resources, then the smallest excess.
@@ -156,7 +178,7 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: 
   }
 
   const sessions = pool.model.costs[kind].nvencSessions * count;
-  if (sessions === 0) return { nodeId: node.id, charge, headroom, shortfalls };
+  if (sessions === 0) return { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls };
   const gpus = cap.nvencSessions.map((limit, index) => ({ index, limit, used: used.nvenc[index] ?? 0 }));
   const open = gpus.filter((g) => g.used + sessions <= g.limit);
   if (open.length === 0) {
@@ -173,11 +195,11 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: 
       requested: sessions,
       over: (usedSessions + sessions - limit) / sessions,
     });
-    return { nodeId: node.id, charge, headroom, shortfalls };
+    return { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls };
   }
   // Fill the GPU with the fewest free sessions, keeping whole GPUs free for bigger ladders.
   const gpu = open.reduce((a, g) => (g.limit - g.used < a.limit - a.used ? g : a));
-  return { nodeId: node.id, charge, gpuIndex: gpu.index, headroom, shortfalls };
+  return { nodeId: node.id, allocatable: cap.allocatable, charge, gpuIndex: gpu.index, headroom, shortfalls };
 }
 
 function closer(a: Candidate, b: Candidate): boolean {

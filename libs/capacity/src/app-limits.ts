@@ -32,6 +32,7 @@ export function quotaClassesOf(kind: WorkloadKind): readonly QuotaClass[] {
   }
 }
 
+/** No quota at all (the operator's own tooling, tests); the nodes still bound everything. Infinity is not JSON. */
 export function unlimited(): AppLimits {
   return Object.fromEntries(QUOTA_CLASSES.map((c) => [c, Number.POSITIVE_INFINITY])) as Record<QuotaClass, number>;
 }

@@ -1,5 +1,6 @@
 import { QUOTA_CLASSES, type AppLimits, type QuotaClass } from './app-limits.js';
 import type { NodeBudget } from './budget.js';
+import type { WorkloadKind } from './costs.js';
 import { egressKindOf, type EgressModeSetting } from './egress-mode.js';
 import { DEFAULT_MODEL, type CapacityModel } from './model.js';
 import { acceptsKind, maxConcurrent, nodeCapacity, unitsThatFit } from './pool.js';
@@ -74,6 +75,8 @@ function splitClass(cls: QuotaClass, claims: readonly Claim[], appsPerNode: numb
   const open: { appId: string; pool: number; wanted: number; guaranteed: number }[] = [];
 
   for (const { app, units } of claims) {
+    const weight = app.weight ?? 1;
+    if (!(weight >= 0 && Number.isFinite(weight))) throw new RangeError(`${app.appId}: weight must be ≥ 0, got ${weight}`);
     const pool = units.reduce((a, b) => a + b, 0);
     const explicit = app.limits?.[cls];
     if (explicit !== undefined) {
@@ -88,7 +91,7 @@ function splitClass(cls: QuotaClass, claims: readonly Claim[], appsPerNode: numb
       continue;
     }
     // Fractions of the pool: the default is 1/appsPerNode of the largest node, scaled by weight.
-    const wanted = ((app.weight ?? 1) * Math.max(...units)) / appsPerNode / pool;
+    const wanted = (weight * Math.max(...units)) / appsPerNode / pool;
     open.push({ appId: app.appId, pool, wanted, guaranteed: Math.min(g, pool) / pool });
   }
 
@@ -127,8 +130,7 @@ export function nodeUnits(
   sizing: QuotaSizing,
   egressMode: EgressModeSetting,
 ): number[] {
-  const max = (node: NodeBudget, ...kinds: Parameters<typeof maxConcurrent>[0][]) =>
-    Math.min(...kinds.map((k) => maxConcurrent(k, node, model)));
+  const max = (node: NodeBudget, ...kinds: WorkloadKind[]) => Math.min(...kinds.map((k) => maxConcurrent(k, node, model)));
   return nodes.map((node) => {
     switch (cls) {
       case 'streams':

@@ -2,13 +2,16 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65_535);
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a ${protocols.join(' or ')} URL`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a ${protocols.join(' or ')} URL`,
+  );
 
 /** Every variable Tally reads; `.env.example` documents each one. */
 export const EnvSchema = z.object({

@@ -4,9 +4,7 @@ import { AppId, StreamId } from './ids.js';
 export const StreamStatus = z.enum(['created', 'live', 'ended']);
 export type StreamStatus = z.infer<typeof StreamStatus>;
 
-export const CreateStreamBody = z
-  .strictObject({ name: z.string().trim().min(1).max(200) })
-  .meta({ id: 'CreateStreamBody' });
+export const CreateStreamBody = z.strictObject({ name: z.string().trim().min(1).max(200) }).meta({ id: 'CreateStreamBody' });
 export type CreateStreamBody = z.infer<typeof CreateStreamBody>;
 
 export const StreamView = z

@@ -14,10 +14,14 @@ export async function startAppProcess(name: 'api' | 'worker', env: Readonly<Reco
   );
   if (name === 'api') {
     const url = `http://127.0.0.1:${env['TALLY_PORT']}/healthz`;
-    await waitFor(`api on ${url}`, async () => {
-      if (child.process.exitCode !== null) throw new Error(`api exited with ${child.process.exitCode}; see ${logFile}`);
-      return (await fetch(url)).status === 200 ? true : undefined;
-    }, 60_000);
+    await waitFor(
+      `api on ${url}`,
+      async () => {
+        if (child.process.exitCode !== null) throw new Error(`api exited with ${child.process.exitCode}; see ${logFile}`);
+        return (await fetch(url)).status === 200 ? true : undefined;
+      },
+      60_000,
+    );
   }
   return child;
 }

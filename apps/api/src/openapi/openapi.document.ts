@@ -21,10 +21,7 @@ export function buildOpenApiDocument(version: string): JsonSchema {
 }
 
 function operation(route: RouteSpec): JsonSchema {
-  const parameters = [
-    ...fields(route.params, 'path'),
-    ...fields(route.query, 'query'),
-  ];
+  const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query')];
   const responses: Record<string, JsonSchema> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
     responses[status] = schema
@@ -69,8 +66,15 @@ function strip(schema: JsonSchema): JsonSchema {
 
 function describeStatus(status: number): string {
   const text: Record<number, string> = {
-    200: 'OK', 201: 'Created', 204: 'No content', 400: 'Invalid request (names the field)', 401: 'Missing, unknown or revoked key',
-    404: 'Unknown id, or another app\'s', 409: 'Conflict', 429: 'Quota or capacity refusal naming the resource', 503: 'A dependency is unavailable',
+    200: 'OK',
+    201: 'Created',
+    204: 'No content',
+    400: 'Invalid request (names the field)',
+    401: 'Missing, unknown or revoked key',
+    404: "Unknown id, or another app's",
+    409: 'Conflict',
+    429: 'Quota or capacity refusal naming the resource',
+    503: 'A dependency is unavailable',
   };
   return text[status] ?? String(status);
 }
