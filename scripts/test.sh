@@ -16,7 +16,7 @@ fi
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
 
-[[ -d node_modules ]] || npm ci --no-audit --no-fund
+[[ -d node_modules ]] || npm install --no-audit --no-fund
 bash scripts/db-generate.sh
 
 ns="tally-test-$$"

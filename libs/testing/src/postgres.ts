@@ -1,13 +1,23 @@
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
-const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+/** Debian and Ubuntu install each major under /usr/lib/postgresql/<major>/bin. */
+function newestPostgresBin(): string {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .map(Number)
+    : [];
+  if (majors.length === 0) throw new Error(`no PostgreSQL under ${root}: run scripts/provision.sh`);
+  return join(root, String(Math.max(...majors)), 'bin');
+}
 // initdb refuses to run as root, so as root the cluster belongs to this unprivileged user.
 const PG_OS_USER = 'tally-pg';
 
@@ -30,8 +40,9 @@ export const startPostgres = async (): Promise<ThrowawayPostgres> => {
     const { uid, gid } = await osUserIds();
     chownSync(dir, uid, gid);
   }
+  const pgBin = process.env['PG_BIN'] ?? newestPostgresBin();
   const asPgUser = (bin: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', PG_OS_USER, '--', join(PG_BIN, bin), ...args]) : run(join(PG_BIN, bin), args);
+    asRoot ? run('runuser', ['-u', PG_OS_USER, '--', join(pgBin, bin), ...args]) : run(join(pgBin, bin), args);
 
   const port = await freePort();
   const serverOptions = [
@@ -71,16 +82,3 @@ const osUserIds = async (): Promise<{ uid: number; gid: number }> => {
   const [uid, gid] = await Promise.all([run('id', ['-u', PG_OS_USER]), run('id', ['-g', PG_OS_USER])]);
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
 };
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not determine a free port'));
-      });
-    });
-  });

@@ -70,7 +70,7 @@ export const reportCharColumns = (resultSet: SqlResultSet): SqlResultSet => {
   return { ...resultSet, columnTypes };
 };
 
-/** Routes a queryable's results through `reportCharColumns`. */
+/** Routes a queryable's results (an adapter's or a transaction's) through `reportCharColumns`. */
 export const withCharColumns = <T extends SqlQueryable>(queryable: T): T => {
   const queryRaw = queryable.queryRaw.bind(queryable);
   queryable.queryRaw = async (query) => reportCharColumns(await queryRaw(query));

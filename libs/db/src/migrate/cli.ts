@@ -46,13 +46,16 @@ const main = async (argv: string[]): Promise<number> => {
     ...(values.migrations === undefined ? {} : { migrationsDir: values.migrations }),
   });
   try {
-    return await run(migrator, command as Command, values.name ?? '', values.empty);
+    const schemaLabel = values.schema ?? 'prisma/schema.prisma';
+    return await run(migrator, command as Command, { name: values.name ?? '', empty: values.empty, schemaLabel });
   } finally {
     await migrator.close();
   }
 };
 
-const run = async (migrator: Migrator, command: Command, name: string, empty: boolean): Promise<number> => {
+type RunOptions = { name: string; empty: boolean; schemaLabel: string };
+
+const run = async (migrator: Migrator, command: Command, { name, empty, schemaLabel }: RunOptions): Promise<number> => {
   switch (command) {
     case 'deploy': {
       const applied = await migrator.deploy();
@@ -76,11 +79,11 @@ const run = async (migrator: Migrator, command: Command, name: string, empty: bo
     case 'check': {
       const report = await migrator.check();
       if (!report.drift) {
-        console.log('The migrations produce exactly prisma/schema.prisma.');
+        console.log(`The migrations produce exactly ${schemaLabel}.`);
         return 0;
       }
       console.error(
-        `prisma/schema.prisma differs from what the migrations produce:\n${report.summary}\n\n` +
+        `${schemaLabel} differs from what the migrations produce:\n${report.summary}\n\n` +
           'Create a migration for it: npm run db:migrate:create -- --name <what_changed>',
       );
       return 1;

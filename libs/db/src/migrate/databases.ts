@@ -32,7 +32,7 @@ export const ensureDatabaseExists = async (connection: PgConnection): Promise<vo
 
 /** Creates an empty, uniquely named database next to the one in `connection`; returns its name. */
 export const createTemporaryDatabase = async (connection: PgConnection): Promise<string> => {
-  const name = `tally_shadow_${randomUUID().replaceAll('-', '')}`;
+  const name = `tally_tmp_${randomUUID().replaceAll('-', '')}`;
   await withClient(connection, (client) => client.query(`CREATE DATABASE ${quoteIdentifier(name)}`));
   return name;
 };

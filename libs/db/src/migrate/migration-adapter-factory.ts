@@ -45,6 +45,8 @@ export class MigrationAdapterFactory implements SqlMigrationAwareDriverAdapterFa
     // stay on the connection that later statements use.
     const pool = { ...connection, max: 1, Client: CatalogAwareClient };
     const adapter = withCharColumns(await new PrismaPg(pool).connect());
+    const startTransaction = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (isolationLevel) => withCharColumns(await startTransaction(isolationLevel));
     // Send a migration script as one simple-protocol query (no parameters), as the native engine
     // does: adapter-pg splits on every `;`, breaking function bodies and literals containing one.
     // Going through executeRaw keeps adapter-pg's error mapping.

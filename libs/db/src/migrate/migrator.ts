@@ -1,22 +1,12 @@
 import { join } from 'node:path';
 import internals, { type SchemaContext } from '@prisma/internals';
-import pm, { type Migrate as MigrateInstance } from '@prisma/migrate';
-import { parseDatabaseUrl } from './connection.js';
-import { ensureDatabaseExists } from './databases.js';
-import { MigrationAdapterFactory } from './migration-adapter-factory.js';
+import { type PgConnection, parseDatabaseUrl, withDatabase } from './connection.js';
+import { createTemporaryDatabase, dropDatabase, ensureDatabaseExists } from './databases.js';
+import { type EngineSession, openEngineSession } from './engine-session.js';
 import { readMigrationsList } from './migrations-list.js';
 import { DEFAULT_MIGRATIONS_DIR, DEFAULT_SCHEMA_PATH } from './paths.js';
-import { loadSchemaEngine, type RawSchemaEngine, type SchemaEngine } from './schema-engine.js';
 
-const { Migrate } = pm;
 const { loadSchemaContext, createSchemaPathInput, toSchemasContainer } = internals;
-
-// TypeScript-private constructor; the public `setup` always spawns the native engine binary.
-const MigrateConstructor = Migrate as unknown as new (options: {
-  engine: SchemaEngine;
-  schemaContext: SchemaContext;
-  migrationsDirPath: string;
-}) => MigrateInstance;
 
 const NO_FILTER = { externalTables: [], externalEnums: [] };
 const DIFF_NOT_EMPTY = 2;
@@ -48,11 +38,10 @@ export type DriftReport = { drift: boolean; summary: string };
  */
 export class Migrator {
   private constructor(
-    private readonly migrate: MigrateInstance,
-    private readonly raw: RawSchemaEngine,
+    private readonly connection: PgConnection,
     private readonly schemaContext: SchemaContext,
     private readonly migrationsDir: string,
-    private readonly adapterFactory: MigrationAdapterFactory,
+    private readonly session: EngineSession,
   ) {}
 
   static async open(options: MigratorOptions): Promise<Migrator> {
@@ -63,37 +52,51 @@ export class Migrator {
       printLoadMessage: false,
     });
     await ensureDatabaseExists(connection);
-    const adapterFactory = new MigrationAdapterFactory(connection);
-    const { engine, raw } = await loadSchemaEngine(schemaContext.schemaFiles, adapterFactory);
-    const migrate = new MigrateConstructor({ engine, schemaContext, migrationsDirPath: migrationsDir });
-    return new Migrator(migrate, raw, schemaContext, migrationsDir, adapterFactory);
+    const session = await openEngineSession(connection, schemaContext, migrationsDir);
+    return new Migrator(connection, schemaContext, migrationsDir, session);
   }
 
   /** Applies pending migrations; returns the names applied (none when up to date). */
   async deploy(): Promise<string[]> {
-    const { appliedMigrationNames } = await this.migrate.applyMigrations();
+    const { appliedMigrationNames } = await this.session.migrate.applyMigrations();
     return appliedMigrationNames;
   }
 
   /**
-   * Writes a migration from the difference between the migrations (replayed on a temporary
-   * database) and the schema. Returns its folder, or undefined when there is no difference and
-   * `allowEmpty` is not set. Does not apply it.
+   * Writes a migration for the difference between what the migrations produce and the schema.
+   * Returns its folder, or undefined when there is no difference and `allowEmpty` is not set.
+   * Applies nothing to this database.
+   *
+   * The wasm engine's createMigration cannot open a shadow database itself; it reuses the schema
+   * that diagnoseMigrationHistory computed (on a shadow database) for the migrations applied to
+   * its main database. So it runs on a scratch database holding every migration, which also keeps
+   * the result independent of this database's state.
    */
   async createMigration(name: string, { allowEmpty = false } = {}): Promise<string | undefined> {
-    await this.migrate.diagnoseMigrationHistory({ optInToShadowDatabase: true });
-    const { generatedMigrationName } = await this.migrate.createMigration({
-      migrationName: toMigrationName(name),
-      draft: allowEmpty,
-      schema: this.migrate.getPrismaSchema(),
-    });
-    return generatedMigrationName === undefined ? undefined : join(this.migrationsDir, generatedMigrationName);
+    const scratchName = await createTemporaryDatabase(this.connection);
+    try {
+      const scratch = await openEngineSession(withDatabase(this.connection, scratchName), this.schemaContext, this.migrationsDir);
+      try {
+        await scratch.migrate.applyMigrations();
+        await scratch.migrate.diagnoseMigrationHistory({ optInToShadowDatabase: true });
+        const { generatedMigrationName } = await scratch.migrate.createMigration({
+          migrationName: toMigrationName(name),
+          draft: allowEmpty,
+          schema: scratch.migrate.getPrismaSchema(),
+        });
+        return generatedMigrationName === undefined ? undefined : join(this.migrationsDir, generatedMigrationName);
+      } finally {
+        await scratch.close();
+      }
+    } finally {
+      await dropDatabase(this.connection, scratchName);
+    }
   }
 
   async status(): Promise<MigrationStatus> {
     const [{ migrations }, diagnosis] = await Promise.all([
-      this.migrate.listMigrationDirectories(),
-      this.migrate.diagnoseMigrationHistory({ optInToShadowDatabase: false }),
+      this.session.migrate.listMigrationDirectories(),
+      this.session.migrate.diagnoseMigrationHistory({ optInToShadowDatabase: false }),
     ]);
     const history = diagnosis.history;
     return {
@@ -105,10 +108,10 @@ export class Migrator {
     };
   }
 
-  /** Compares what the migrations produce (on a temporary database) with the schema. */
+  /** Compares what the migrations produce (replayed on a temporary database) with the schema. */
   async check(): Promise<DriftReport> {
     const migrations = await readMigrationsList(this.migrationsDir);
-    const { exitCode, stdout } = await this.raw.diff({
+    const { exitCode, stdout } = await this.session.raw.diff({
       // Without any migration there is no lockfile, which the engine needs to replay a folder.
       from: migrations.migrationDirectories.length === 0 ? { tag: 'empty' } : { tag: 'migrations', ...migrations },
       to: { tag: 'schemaDatamodel', ...toSchemasContainer(this.schemaContext.schemaFiles) },
@@ -120,8 +123,7 @@ export class Migrator {
   }
 
   async close(): Promise<void> {
-    await this.migrate.stop();
-    await this.adapterFactory.close();
+    await this.session.close();
   }
 }
 
