@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prisma="$root/node_modules/.bin/prisma"
 if [[ ! -x "$prisma" ]]; then
-  echo "db-generate: $prisma not found; run npm ci first" >&2
+  echo "db-generate: $prisma not found; run npm install first" >&2
   exit 1
 fi
 
