@@ -1,1 +1,3 @@
 export * from './slot-ledger.js';
+export * from './capacity-ledger.js';
+export * from './admitter.js';

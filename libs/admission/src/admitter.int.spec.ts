@@ -1,0 +1,97 @@
+import { DEFAULT_MODEL, maxConcurrent, type NodeBudget } from '@tally/capacity';
+import { startRedis, type TestRedis } from '@tally/testing';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Admitter, type PoolSource } from './admitter.js';
+import { CapacityLedger } from './capacity-ledger.js';
+
+/** A 4 vCPU / 4 GB node: room for a handful of track-composite recordings. */
+const NODE: NodeBudget = { id: 'node-a', cpuMillicores: 4_000, ramMb: 4_096, nicMbps: 1_000, gpus: [] };
+
+describe(Admitter.name, () => {
+  let redis: TestRedis;
+  const connections: Redis[] = [];
+  let now = 1_000_000;
+
+  const admitter = (policies: PoolSource['appPolicies'], nodes: NodeBudget[] = [NODE]) => {
+    const connection = new Redis(redis.url);
+    connections.push(connection);
+    const ledger = new CapacityLedger(connection, () => now);
+    return { sut: new Admitter(ledger, { schedulableNodes: () => Promise.resolve(nodes), appPolicies: policies }, DEFAULT_MODEL), ledger };
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    connections.forEach((c) => c.disconnect());
+    await redis?.stop();
+  });
+
+  it('never passes a node budget or an app quota under 1000 concurrent reservations on separate connections', async () => {
+    const apps = ['app_a', 'app_b', 'app_c'];
+    const policies = () => Promise.resolve(apps.map((appId) => ({ appId, limits: { recordings: 3 } })));
+    const workers = Array.from({ length: 6 }, () => admitter(policies));
+    const fitOnNode = maxConcurrent('egress.track_composite', NODE);
+    expect(fitOnNode).toBeGreaterThan(3);
+    expect(fitOnNode).toBeLessThan(9);
+
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        workers[i % 6]!.sut.admit(`rec-${i}`, apps[i % 3]!, 'egress.track_composite', 1, 60_000).then((r) => ({ appId: apps[i % 3]!, r })),
+      ),
+    );
+
+    const admitted = results.filter((x) => x.r.ok);
+    expect(admitted.length).toBe(Math.min(fitOnNode, 9));
+    for (const appId of apps) expect(admitted.filter((x) => x.appId === appId).length).toBeLessThanOrEqual(3);
+    const resources = new Set(results.flatMap((x) => (x.r.ok ? [] : [x.r.refusal.resource])));
+    expect([...resources].every((r) => r === 'app.recordings' || r === 'node.ram' || r === 'node.cpu')).toBe(true);
+    const usage = await workers[0]!.ledger.usage([NODE.id], apps);
+    const headroom = await workers[0]!.sut.headroom();
+    expect(usage.nodes[NODE.id]!.load.ramMb).toBeLessThanOrEqual(headroom[0]!.allocatable.ramMb);
+    expect(usage.nodes[NODE.id]!.load.cpuMillicores).toBeLessThanOrEqual(headroom[0]!.allocatable.cpuMillicores);
+
+    for (const x of results) if (x.r.ok) await workers[1]!.ledger.release(`rec-${results.indexOf(x)}`);
+    const after = await workers[0]!.ledger.usage([NODE.id], apps);
+    expect(after.nodes[NODE.id]!.load).toEqual({ ramMb: 0, cpuMillicores: 0, nicKbps: 0 });
+    expect(Object.values(after.apps).every((a) => Object.values(a).every((n) => n === 0))).toBe(true);
+  });
+
+  it('names the resource that ran out', async () => {
+    const { sut } = admitter(() => Promise.resolve([{ appId: 'app_q', limits: { streams: 1 } }]));
+    expect((await sut.admit('s1', 'app_q', 'stream', 1, 60_000)).ok).toBe(true);
+
+    const refused = await sut.admit('s2', 'app_q', 'stream', 1, 60_000);
+
+    expect(refused).toEqual({ ok: false, refusal: { code: 'quota_exceeded', resource: 'app.streams', limit: 1, used: 1, requested: 1 } });
+    const tiny = admitter(
+      () => Promise.resolve([{ appId: 'app_t', limits: { recordings: 5, room_composites: 5 } }]),
+      [{ id: 'tiny', cpuMillicores: 8_000, ramMb: 2_500, nicMbps: 1_000, gpus: [] }],
+    );
+    const chrome = await tiny.sut.admit('rc1', 'app_t', 'egress.room_composite', 1, 60_000);
+    expect(chrome).toMatchObject({ ok: false, refusal: { code: 'capacity_exhausted', resource: 'node.ram', nodeId: 'tiny' } });
+  });
+
+  it('lets a reservation nobody confirmed lapse, keeps a confirmed one, and releases idempotently', async () => {
+    const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_l', limits: { streams: 5 } }]));
+    await sut.admit('lapsing', 'app_l', 'stream', 1, 1_000);
+    await sut.admit('kept', 'app_l', 'stream', 1, 1_000);
+    expect(await ledger.confirm('kept')).toBe(true);
+
+    now += 5_000;
+
+    expect((await sut.appUsage('app_l'))['streams']).toBe(1);
+    expect(await ledger.confirm('lapsing')).toBe(false);
+    expect(await ledger.release('kept')).toBe(true);
+    expect(await ledger.release('kept')).toBe(false);
+    expect((await sut.appUsage('app_l'))['streams']).toBe(0);
+  });
+
+  it('treats a repeated reservation id as the one it already holds', async () => {
+    const { sut } = admitter(() => Promise.resolve([{ appId: 'app_i', limits: { streams: 1 } }]));
+    expect((await sut.admit('same', 'app_i', 'stream', 1, 60_000)).ok).toBe(true);
+    expect((await sut.admit('same', 'app_i', 'stream', 1, 60_000)).ok).toBe(true);
+    expect((await sut.appUsage('app_i'))['streams']).toBe(1);
+  });
+});

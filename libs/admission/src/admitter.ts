@@ -1,0 +1,113 @@
+import {
+  type AppLimits,
+  type AppQuotaPolicy,
+  type CapacityModel,
+  deriveQuotas,
+  fits,
+  headroom,
+  type NodeBudget,
+  type NodeHeadroom,
+  type Refusal,
+  type WorkloadKind,
+} from '@tally/capacity';
+import { CapacityLedger } from './capacity-ledger.js';
+
+export type PoolSource = Readonly<{
+  /** The nodes that take new work now (live heartbeat, status active). */
+  schedulableNodes(): Promise<NodeBudget[]>;
+  /** Every app's quota policy: explicit limits, weight, egress mode. */
+  appPolicies(): Promise<AppQuotaPolicy[]>;
+}>;
+
+export type Admitted = Readonly<{ ok: true; nodeId: string }>;
+export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
+
+/** Placement decided on a snapshot can lose a race for the last unit of a node; it is decided again this often. */
+const ATTEMPTS = 4;
+
+/**
+ * Admission for any workload kind: the app's derived (or explicit) quota and
+ * one node's budget, decided by libs/capacity and applied atomically by the ledger.
+ */
+export class Admitter {
+  constructor(
+    private readonly ledger: CapacityLedger,
+    private readonly pool: PoolSource,
+    private readonly model: CapacityModel,
+  ) {}
+
+  async limitsFor(appId: string, nodes?: NodeBudget[]): Promise<AppLimits> {
+    const policies = await this.pool.appPolicies();
+    const all = policies.some((p) => p.appId === appId) ? policies : [...policies, { appId }];
+    const { limits } = deriveQuotas(nodes ?? (await this.pool.schedulableNodes()), all, { model: this.model });
+    const mine = limits[appId];
+    if (!mine) throw new Error(`no derived limits for ${appId}`);
+    return mine;
+  }
+
+  /** Takes `count` units of `kind` for the app under reservation `id`, or says which limit refused. */
+  async admit(id: string, appId: string, kind: WorkloadKind, count: number, lapseAfterMs: number): Promise<Admitted | Refused> {
+    const held = await this.ledger.held(id);
+    if (held) return { ok: true, nodeId: held.nodeId };
+    const nodes = await this.pool.schedulableNodes();
+    const limits = await this.limitsFor(appId, nodes);
+    for (let attempt = 1; ; attempt += 1) {
+      const usage = await this.ledger.usage(
+        nodes.map((n) => n.id),
+        [appId],
+      );
+      const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
+      if (!decision.ok) return { ok: false, refusal: decision.refusal };
+      const { placement } = decision;
+      const node = nodes.find((n) => n.id === placement.reservation.nodeId);
+      const outcome = await this.ledger.reserve(id, placement, limits, node?.gpus ?? [], lapseAfterMs);
+      if (outcome.ok) return { ok: true, nodeId: placement.reservation.nodeId };
+      if (outcome.code === 'quota_exceeded' || attempt === ATTEMPTS) {
+        const { code, limit, used, requested } = outcome;
+        const refusal =
+          outcome.code === 'quota_exceeded'
+            ? { code, resource: outcome.resource, limit, used, requested }
+            : {
+                code: 'capacity_exhausted' as const,
+                resource: outcome.resource as Extract<Refusal, { code: 'capacity_exhausted' }>['resource'],
+                limit,
+                used,
+                requested,
+                nodeId: outcome.nodeId,
+              };
+        return { ok: false, refusal: refusal as Refusal };
+      }
+    }
+  }
+
+  /** Would `count` units of `kind` be admitted for the app right now? Takes nothing. */
+  async check(
+    appId: string,
+    kind: WorkloadKind,
+    count: number,
+  ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
+    const nodes = await this.pool.schedulableNodes();
+    const limits = await this.limitsFor(appId, nodes);
+    const usage = await this.ledger.usage(
+      nodes.map((n) => n.id),
+      [appId],
+    );
+    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
+    return decision.ok ? { admitted: true, nodeId: decision.placement.reservation.nodeId } : { admitted: false, refusal: decision.refusal };
+  }
+
+  /** Per-node free capacity and how many more of each kind fit there now. */
+  async headroom(): Promise<NodeHeadroom[]> {
+    const nodes = await this.pool.schedulableNodes();
+    const usage = await this.ledger.usage(
+      nodes.map((n) => n.id),
+      [],
+    );
+    return headroom({ nodes, model: this.model, usage });
+  }
+
+  /** Units the app holds per quota class. */
+  async appUsage(appId: string): Promise<Readonly<Record<string, number>>> {
+    return (await this.ledger.usage([], [appId])).apps[appId] ?? {};
+  }
+}
