@@ -6,7 +6,8 @@
 # non-loopback address; a namespace with a veth pair gives one that never
 # routes anywhere. Postgres, Redis and the API all live on 127.0.0.1 inside it.
 #
-# Environment: TALLY_SKIP_PROVISION=1 skips provisioning; extra arguments go to vitest.
+# Environment: TALLY_SKIP_PROVISION=1 skips provisioning, TALLY_SKIP_INSTALL_TEST=1 the install.sh
+# test; extra arguments go to vitest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,6 +19,11 @@ source scripts/provision/lib.sh
 
 [[ -d node_modules ]] || npm install --no-audit --no-fund
 bash scripts/db-generate.sh
+
+# install.sh, the main way Tally is installed, end to end on this host (loopback only).
+if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
+  bash scripts/install.int.sh
+fi
 
 ns="tally-test-$$"
 node_ip="10.231.0.1"

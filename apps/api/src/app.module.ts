@@ -3,11 +3,13 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { Config } from '@tally/config';
 import { AppsModule } from './apps/apps.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
+import { CapacityModule } from './capacity/capacity.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { HealthModule } from './health/health.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { NodesModule } from './nodes/nodes.module.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
 import { StreamsModule } from './streams/streams.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -17,7 +19,17 @@ export class ApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(config), TenancyModule, AppsModule, KeysModule, StreamsModule, WebhooksModule, HealthModule],
+      imports: [
+        InfraModule.forRoot(config),
+        TenancyModule,
+        CapacityModule,
+        NodesModule,
+        AppsModule,
+        KeysModule,
+        StreamsModule,
+        WebhooksModule,
+        HealthModule,
+      ],
       controllers: [OpenApiController],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

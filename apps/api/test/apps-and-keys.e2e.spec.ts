@@ -6,17 +6,23 @@ describe('apps and keys', () => {
   let sut: ApiHarness;
 
   beforeAll(async () => {
-    sut = await startApiHarness({ TALLY_DEFAULT_MAX_STREAMS: '7' });
+    sut = await startApiHarness();
   });
   afterAll(async () => {
     await sut?.stop();
   });
 
-  it('creates an app with the default quota and lists it', async () => {
+  it('creates an app whose quotas are its share of the node pool, and lists it', async () => {
     const created = await sut.admin.post<AppView>('/v1/apps', { name: 'Acme Live' });
 
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'Acme Live', quotas: { maxStreams: 7 }, usage: { streams: 0 } });
+    // The stack's node is the 8 vCPU / 8 GB origin: a shared app's defaults are ≈10 streams, 2 Chrome recordings.
+    expect(created.body).toMatchObject({
+      name: 'Acme Live',
+      quotas: { maxStreams: 10, maxRoomComposites: 2 },
+      explicitQuotas: {},
+      usage: { streams: 0 },
+    });
     expect(created.body.id).toMatch(/^app_/);
     const list = await sut.admin.get<AppList>('/v1/apps');
     expect(list.body.items.map((a) => a.id)).toContain(created.body.id);
@@ -24,13 +30,16 @@ describe('apps and keys', () => {
 
   it('sets, reads back and resets a quota', async () => {
     const { app } = await createTenant(sut.admin, 'quota app');
+    const derived = (await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.quotas.maxStreams;
 
     const patched = await sut.admin.patch<AppView>(`/v1/apps/${app.id}`, { quotas: { maxStreams: 3 } });
     expect(patched.body.quotas.maxStreams).toBe(3);
+    expect(patched.body.explicitQuotas).toEqual({ maxStreams: 3 });
     expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.quotas.maxStreams).toBe(3);
 
     const reset = await sut.admin.patch<AppView>(`/v1/apps/${app.id}`, { quotas: { maxStreams: null } });
-    expect(reset.body.quotas.maxStreams).toBe(7);
+    expect(reset.body.quotas.maxStreams).toBe(derived);
+    expect(reset.body.explicitQuotas).toEqual({});
   });
 
   it('shows a key once, stores only its hash and lists it without the secret', async () => {

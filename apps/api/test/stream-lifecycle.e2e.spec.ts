@@ -13,7 +13,7 @@ describe('stream lifecycle driven by LiveKit', () => {
     await sut?.stop();
   });
 
-  it('ends a stream nobody joined when LiveKit closes its room, and frees the slot', async () => {
+  it('ends a stream nobody joined when LiveKit closes its room, and releases its reservation', async () => {
     const { app, client } = await createTenant(sut.admin, 'no-shows', { maxStreams: 1 });
     const stream = await createStream(client, app.id);
     expect((await client.post(`/v1/apps/${app.id}/streams`, { name: 'second' })).status).toBe(429);

@@ -1,8 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
+import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
+import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { Redis } from 'ioredis';
 import { Clock } from './clock.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
@@ -20,7 +21,22 @@ export class WorkerModule {
         { provide: CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         { provide: REDIS, useFactory: () => new Redis(config.redisUrl, { maxRetriesPerRequest: 3 }) },
-        { provide: SlotLedger, useFactory: (redis: Redis) => new SlotLedger(redis), inject: [REDIS] },
+        { provide: CapacityLedger, useFactory: (redis: Redis) => new CapacityLedger(redis), inject: [REDIS] },
+        { provide: NodeRegistry, useFactory: (redis: Redis) => new NodeRegistry(redis), inject: [REDIS] },
+        {
+          provide: Admitter,
+          useFactory: (ledger: CapacityLedger, registry: NodeRegistry, repository: ReconcileRepository) =>
+            new Admitter(
+              ledger,
+              {
+                liveNodes: async () => (await registry.list()).map(toNodeBudget),
+                schedulableNodes: async () => schedulableBudgets(await registry.list()),
+                appPolicies: () => repository.appPolicies(),
+              },
+              loadCapacityModel(config.capacityProfilePath),
+            ),
+          inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
+        },
         { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
         Clock,
         ReconcileRepository,

@@ -1,8 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppView, StreamView } from '@tally/contracts';
+import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
 import { ApiClient, freePort, startStack, type TestStack, waitFor } from '@tally/testing';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../../api/src/bootstrap.js';
 import { startWorker } from '../src/bootstrap.js';
@@ -11,6 +13,8 @@ describe('worker', () => {
   let stack: TestStack;
   let api: NestFastifyApplication | undefined;
   let sut: INestApplicationContext | undefined;
+  /** The API, on a port LiveKit's webhooks do not reach (so only the worker can repair). */
+  let reader: ApiClient;
 
   beforeAll(async () => {
     stack = await startStack({ env: { TALLY_SWEEP_INTERVAL_S: '1' } });
@@ -21,7 +25,7 @@ describe('worker', () => {
     await stack?.stop();
   });
 
-  it('ends a stream whose room LiveKit lost while its webhook went nowhere, and frees the slot', async () => {
+  it('ends a stream whose room LiveKit lost while its webhook went nowhere, and releases its reservation', async () => {
     api = await startApi(stack.config, { logger: false });
     const admin = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`, stack.adminKey);
     const app = (await admin.post<AppView>('/v1/apps', { name: 'reconciled' })).body;
@@ -34,7 +38,7 @@ describe('worker', () => {
     // On another port than LiveKit's webhook URL: LiveKit's retried room_finished never arrives.
     const elsewhere = await freePort();
     api = await startApi({ ...stack.config, http: { ...stack.config.http, port: elsewhere } }, { logger: false });
-    const reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
+    reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
 
     const ended = await waitFor(
       'the sweep to end the stream',
@@ -46,5 +50,22 @@ describe('worker', () => {
     );
     expect(ended.endReason).toBe('room_gone');
     expect((await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+  });
+
+  it('gives an open stream back the reservation Redis lost, within a sweep', async () => {
+    const app = (await reader.post<AppView>('/v1/apps', { name: 'restored' })).body;
+    const stream = (await reader.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: 'kept' })).body;
+    const redis = new Redis(stack.redis.url);
+    try {
+      expect(await new CapacityLedger(redis).release(stream.id)).toBe(true);
+      expect((await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+
+      await waitFor('the sweep to restore the reservation', async () =>
+        (await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams === 1 ? true : undefined,
+      );
+    } finally {
+      redis.disconnect();
+    }
+    expect((await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.status).toBe('created');
   });
 });

@@ -17,7 +17,14 @@ describe(Admitter.name, () => {
     const connection = new Redis(redis.url);
     connections.push(connection);
     const ledger = new CapacityLedger(connection, () => now);
-    return { sut: new Admitter(ledger, { schedulableNodes: () => Promise.resolve(nodes), appPolicies: policies }, DEFAULT_MODEL), ledger };
+    return {
+      sut: new Admitter(
+        ledger,
+        { liveNodes: () => Promise.resolve(nodes), schedulableNodes: () => Promise.resolve(nodes), appPolicies: policies },
+        DEFAULT_MODEL,
+      ),
+      ledger,
+    };
   };
 
   beforeAll(async () => {

@@ -8,11 +8,14 @@ import {
   type NodeBudget,
   type NodeHeadroom,
   type Refusal,
+  unlimited,
   type WorkloadKind,
 } from '@tally/capacity';
 import { CapacityLedger } from './capacity-ledger.js';
 
 export type PoolSource = Readonly<{
+  /** Every node with a live heartbeat: the pool that quotas are shares of (a drain does not shrink them). */
+  liveNodes(): Promise<NodeBudget[]>;
   /** The nodes that take new work now (live heartbeat, status active). */
   schedulableNodes(): Promise<NodeBudget[]>;
   /** Every app's quota policy: explicit limits, weight, egress mode. */
@@ -36,10 +39,10 @@ export class Admitter {
     private readonly model: CapacityModel,
   ) {}
 
-  async limitsFor(appId: string, nodes?: NodeBudget[]): Promise<AppLimits> {
+  async limitsFor(appId: string): Promise<AppLimits> {
     const policies = await this.pool.appPolicies();
     const all = policies.some((p) => p.appId === appId) ? policies : [...policies, { appId }];
-    const { limits } = deriveQuotas(nodes ?? (await this.pool.schedulableNodes()), all, { model: this.model });
+    const { limits } = deriveQuotas(await this.pool.liveNodes(), all, { model: this.model });
     const mine = limits[appId];
     if (!mine) throw new Error(`no derived limits for ${appId}`);
     return mine;
@@ -50,7 +53,7 @@ export class Admitter {
     const held = await this.ledger.held(id);
     if (held) return { ok: true, nodeId: held.nodeId };
     const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId, nodes);
+    const limits = await this.limitsFor(appId);
     for (let attempt = 1; ; attempt += 1) {
       const usage = await this.ledger.usage(
         nodes.map((n) => n.id),
@@ -80,6 +83,24 @@ export class Admitter {
     }
   }
 
+  /**
+   * Takes back a reservation for work that is already running (its reservation was lost, e.g. Redis
+   * restarted empty): no quota applies, since refusing would not stop it, but a node must hold it.
+   */
+  async restore(id: string, appId: string, kind: WorkloadKind, count: number): Promise<boolean> {
+    const nodes = await this.pool.schedulableNodes();
+    const usage = await this.ledger.usage(
+      nodes.map((n) => n.id),
+      [appId],
+    );
+    const limits = unlimited();
+    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
+    if (!decision.ok) return false;
+    const node = nodes.find((n) => n.id === decision.placement.reservation.nodeId);
+    const outcome = await this.ledger.reserve(id, decision.placement, limits, node?.gpus ?? [], 60_000);
+    return outcome.ok && (await this.ledger.confirm(id));
+  }
+
   /** Would `count` units of `kind` be admitted for the app right now? Takes nothing. */
   async check(
     appId: string,
@@ -87,7 +108,7 @@ export class Admitter {
     count: number,
   ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
     const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId, nodes);
+    const limits = await this.limitsFor(appId);
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],

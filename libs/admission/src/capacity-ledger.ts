@@ -33,6 +33,9 @@ type Commands = {
   tallyCapExpire(now: number): Promise<number>;
 };
 
+/** JSON has no Infinity; an unlimited class is checked against this. */
+const NO_LIMIT = 1e15;
+
 const NODE_RESOURCE: Readonly<Record<string, string>> = {
   ramMb: 'node.ram',
   cpuMillicores: 'node.cpu',
@@ -73,7 +76,7 @@ export class CapacityLedger {
       nodeId: reservation.nodeId,
       kind: reservation.kind,
       count: reservation.count,
-      classes: quotaClassesOf(reservation.kind).map((cls) => ({ cls, limit: limits[cls] })),
+      classes: quotaClassesOf(reservation.kind).map((cls) => ({ cls, limit: Number.isFinite(limits[cls]) ? limits[cls] : NO_LIMIT })),
       load: whole(placement.workload),
       allocatable: floor(placement.allocatable),
       ...(placement.runtime ? { runtime: { name: placement.runtime.name, idle: whole(placement.runtime.idle) } } : {}),

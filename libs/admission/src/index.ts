@@ -1,3 +1,4 @@
-export * from './slot-ledger.js';
 export * from './capacity-ledger.js';
 export * from './admitter.js';
+export * from './capacity-model.js';
+export * from './app-policy.js';

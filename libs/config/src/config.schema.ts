@@ -27,7 +27,7 @@ export const EnvSchema = z.object({
   LIVEKIT_PUBLIC_URL: url(['ws:', 'wss:']),
   LIVEKIT_API_KEY: z.string().min(3),
   LIVEKIT_API_SECRET: z.string().min(32, 'must be at least 32 characters'),
-  TALLY_DEFAULT_MAX_STREAMS: z.coerce.number().int().min(0).default(10),
+  TALLY_CAPACITY_PROFILE: z.string().min(1).optional(),
   TALLY_STREAM_JOIN_TIMEOUT_S: z.coerce.number().int().min(10).default(300),
   TALLY_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).default(30),
 });

@@ -19,7 +19,7 @@ describe(loadConfig.name, () => {
     const sut = loadConfig(valid);
 
     expect(sut.http.port).toBe(8080);
-    expect(sut.streams.defaultMaxStreams).toBe(10);
+    expect(sut.streams.joinTimeoutS).toBe(300);
     expect(sut.adminKey).toBeUndefined();
     expect(Object.isFrozen(sut) && Object.isFrozen(sut.livekit)).toBe(true);
   });

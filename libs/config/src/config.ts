@@ -10,7 +10,9 @@ export type Config = Readonly<{
   databaseUrl: string;
   redisUrl: string;
   livekit: Readonly<{ url: string; publicUrl: string; apiKey: string; apiSecret: string }>;
-  streams: Readonly<{ defaultMaxStreams: number; joinTimeoutS: number }>;
+  /** A capacity profile written by bench/capacity; the built-in measured defaults when absent. */
+  capacityProfilePath: string | undefined;
+  streams: Readonly<{ joinTimeoutS: number }>;
   sweepIntervalS: number;
 }>;
 
@@ -41,8 +43,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.LIVEKIT_API_KEY,
       apiSecret: e.LIVEKIT_API_SECRET,
     }),
+    capacityProfilePath: e.TALLY_CAPACITY_PROFILE,
     streams: Object.freeze({
-      defaultMaxStreams: e.TALLY_DEFAULT_MAX_STREAMS,
       joinTimeoutS: e.TALLY_STREAM_JOIN_TIMEOUT_S,
     }),
     sweepIntervalS: e.TALLY_SWEEP_INTERVAL_S,

@@ -1,15 +1,8 @@
 import { z } from 'zod';
 import { AppId } from './ids.js';
+import { AppQuotas, QuotaOverrides } from './quotas.js';
 
 const name = z.string().trim().min(1).max(100);
-
-export const AppQuotas = z
-  .object({
-    /** Concurrent streams (created or live). */
-    maxStreams: z.number().int().min(0).max(100_000),
-  })
-  .meta({ id: 'AppQuotas' });
-export type AppQuotas = z.infer<typeof AppQuotas>;
 
 export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
@@ -17,8 +10,7 @@ export type CreateAppBody = z.infer<typeof CreateAppBody>;
 export const UpdateAppBody = z
   .strictObject({
     name: name.optional(),
-    /** A null limit returns to the deployment default. */
-    quotas: z.strictObject({ maxStreams: AppQuotas.shape.maxStreams.nullable().optional() }).optional(),
+    quotas: QuotaOverrides.optional(),
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -29,6 +21,8 @@ export const AppView = z
     name: z.string(),
     createdAt: z.iso.datetime(),
     quotas: AppQuotas,
+    /** The limits the operator set; the others are the app's share of the node pool. */
+    explicitQuotas: QuotaOverrides,
     usage: z.object({ streams: z.number().int() }),
   })
   .meta({ id: 'App' });

@@ -36,6 +36,8 @@ export const LimitRefusal = z
       used: z.number(),
       requested: z.number(),
       retryAfterS: z.number().optional(),
+      /** The node that came closest to fitting, for capacity refusals. */
+      nodeId: z.string().optional(),
     }),
     requestId: z.string(),
   })

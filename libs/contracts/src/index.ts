@@ -5,3 +5,5 @@ export * from './keys.js';
 export * from './streams.js';
 export * from './health.js';
 export * from './jobs.js';
+export * from './nodes.js';
+export * from './quotas.js';

@@ -5,7 +5,11 @@ import { waitFor } from './ports.js';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 /** Runs an app's real entry point (apps/<name>/src/main.ts) as its own OS process. */
-export async function startAppProcess(name: 'api' | 'worker', env: Readonly<Record<string, string>>, logFile: string): Promise<Child> {
+export async function startAppProcess(
+  name: 'api' | 'worker' | 'agent',
+  env: Readonly<Record<string, string>>,
+  logFile: string,
+): Promise<Child> {
   const child = startChild(
     process.execPath,
     ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')],

@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Config, loadConfig } from '@tally/config';
+import { NodeRegistry } from '@tally/nodes';
+import { Redis } from 'ioredis';
+import type { Child } from './child.js';
 import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
-import { freePort } from './ports.js';
+import { freePort, waitFor } from './ports.js';
+import { startAppProcess } from './processes.js';
 import { startRedis, type TestRedis } from './redis.js';
 
 export type TestStack = Readonly<{
@@ -13,8 +19,14 @@ export type TestStack = Readonly<{
   adminKey: string;
   redis: TestRedis;
   livekit: TestLivekit;
+  /** The node the stack's agent heartbeats: the default 8 vCPU / 8 GB origin of the capacity model. */
+  nodeId: string;
+  agent: Child;
   stop(): Promise<void>;
 }>;
+
+/** The agent's budget overrides: the figures the capacity model's defaults are stated for. */
+export const TEST_NODE_BUDGET = { TALLY_NODE_CPU_MILLICORES: '8000', TALLY_NODE_RAM_MB: '8192', TALLY_NODE_NIC_MBPS: '1000' } as const;
 
 export type StackOptions = Readonly<{ env?: Record<string, string> }>;
 
@@ -43,16 +55,34 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     LIVEKIT_API_SECRET: livekit.apiSecret,
     ...options.env,
   };
+  const nodeId = `node-${randomBytes(4).toString('hex')}`;
+  const agent = await startAgent({ ...env, ...TEST_NODE_BUDGET, TALLY_NODE_ID: nodeId, TALLY_HEARTBEAT_INTERVAL_S: '1' }, nodeId);
   return {
     config: loadConfig(env),
     env,
     adminKey,
     redis,
     livekit,
+    nodeId,
+    agent,
     async stop() {
+      await agent.stop();
       await livekit.stop();
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);
     },
   };
+}
+
+/** The real node agent as its own process; resolves once its first heartbeat is in Redis. */
+async function startAgent(env: Record<string, string>, nodeId: string): Promise<Child> {
+  const agent = await startAppProcess('agent', env, join(tmpdir(), `tally-agent-${nodeId}.log`));
+  const redis = new Redis(env['REDIS_URL'] ?? '', { maxRetriesPerRequest: 1 });
+  try {
+    const registry = new NodeRegistry(redis);
+    await waitFor(`agent ${nodeId} heartbeat`, async () => ((await registry.get(nodeId)) ? true : undefined), 30_000);
+  } finally {
+    redis.disconnect();
+  }
+  return agent;
 }

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { AppQuotaPolicy } from '@tally/capacity';
 import { type App, PrismaService } from '@tally/db';
+import { type StoredLimits, toAppPolicy } from '@tally/admission';
 
 @Injectable()
 export class AppsRepository {
@@ -17,7 +19,7 @@ export class AppsRepository {
     return this.prisma.app.findUnique({ where: { id: appId } });
   }
 
-  async update(appId: string, changes: { name?: string; maxStreams?: number | null }): Promise<App | null> {
+  async update(appId: string, changes: { name?: string; limits?: StoredLimits }): Promise<App | null> {
     const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
     return count === 0 ? null : this.find(appId);
   }
@@ -25,5 +27,11 @@ export class AppsRepository {
   async delete(appId: string): Promise<boolean> {
     const { count } = await this.prisma.app.deleteMany({ where: { id: appId } });
     return count > 0;
+  }
+
+  /** Every app's quota policy for deriving fair shares. */
+  async policies(): Promise<AppQuotaPolicy[]> {
+    const rows = await this.prisma.app.findMany({ select: { id: true, limits: true } });
+    return rows.map(toAppPolicy);
   }
 }

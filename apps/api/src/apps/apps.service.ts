@@ -1,20 +1,19 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
-import { CONFIG, type Config } from '@tally/config';
+import { Injectable } from '@nestjs/common';
+import { Admitter, parseStoredLimits, type StoredLimits } from '@tally/admission';
 import type { AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
 import type { App } from '@tally/db';
 import { newId } from '../common/ids.js';
 import { NotFoundError } from '../common/domain-error.js';
 import { StreamsService } from '../streams/streams.service.js';
+import { mergeOverrides, toOverridesView, toQuotaView } from './app-limits.js';
 import { AppsRepository } from './apps.repository.js';
 
 @Injectable()
 export class AppsService {
   constructor(
     private readonly apps: AppsRepository,
-    private readonly slots: SlotLedger,
+    private readonly admitter: Admitter,
     private readonly streams: StreamsService,
-    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -30,9 +29,10 @@ export class AppsService {
   }
 
   async update(appId: string, body: UpdateAppBody): Promise<AppView> {
-    const changes: { name?: string; maxStreams?: number | null } = {};
+    const current = await this.require(appId);
+    const changes: { name?: string; limits?: StoredLimits } = {};
     if (body.name !== undefined) changes.name = body.name;
-    if (body.quotas?.maxStreams !== undefined) changes.maxStreams = body.quotas.maxStreams;
+    if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
     const app = await this.apps.update(appId, changes);
     if (!app) throw new NotFoundError('app');
     return this.toView(app);
@@ -43,7 +43,6 @@ export class AppsService {
     await this.require(appId);
     await this.streams.endAll(appId, 'app_deleted');
     await this.apps.delete(appId);
-    await this.slots.forgetApp(appId);
   }
 
   private async require(appId: string): Promise<App> {
@@ -57,8 +56,9 @@ export class AppsService {
       id: app.id,
       name: app.name,
       createdAt: app.createdAt.toISOString(),
-      quotas: { maxStreams: app.maxStreams ?? this.config.streams.defaultMaxStreams },
-      usage: { streams: await this.slots.usage(app.id, 'streams') },
+      quotas: toQuotaView(await this.admitter.limitsFor(app.id)),
+      explicitQuotas: toOverridesView(parseStoredLimits(app.limits)),
+      usage: { streams: (await this.admitter.appUsage(app.id))['streams'] ?? 0 },
     };
   }
 }

@@ -19,16 +19,25 @@ export class NotFoundError extends DomainError {
 
 export type LimitDetails = Readonly<{
   resource: string;
+  nodeId?: string;
   limit: number;
   used: number;
   requested: number;
   retryAfterS?: number;
 }>;
 
-/** An app's own limit was reached (429 quota_exceeded). */
-export class QuotaExceededError extends DomainError {
-  constructor(readonly limit: LimitDetails) {
-    super('quota_exceeded', `${limit.resource} quota reached: ${limit.used} of ${limit.limit} in use`);
+/** Admission refused: the app's quota (quota_exceeded) or the node pool (capacity_exhausted); a 429 naming the resource. */
+export class LimitRefusedError extends DomainError {
+  constructor(
+    code: 'quota_exceeded' | 'capacity_exhausted',
+    readonly limit: LimitDetails,
+  ) {
+    super(
+      code,
+      code === 'quota_exceeded'
+        ? `${limit.resource} quota reached: ${limit.used} of ${limit.limit} in use`
+        : `${limit.resource} exhausted: ${limit.used} of ${limit.limit} in use, ${limit.requested} more requested`,
+    );
   }
 }
 

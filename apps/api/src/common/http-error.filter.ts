@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, QuotaExceededError } from './domain-error.js';
+import { DomainError, LimitRefusedError } from './domain-error.js';
 
 const STATUS: Record<ErrorCode, number> = {
   validation_failed: 400,
@@ -26,7 +26,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const requestId = String(request.id);
 
-    if (exception instanceof QuotaExceededError) {
+    if (exception instanceof LimitRefusedError) {
       const { limit } = exception;
       if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
       void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });

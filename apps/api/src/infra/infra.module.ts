@@ -1,5 +1,4 @@
 import { type DynamicModule, Global, Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient, LivekitWebhookVerifier } from '@tally/livekit';
@@ -29,12 +28,11 @@ export class InfraModule {
         { provide: CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         RedisConnection,
-        { provide: SlotLedger, useFactory: (redis: RedisConnection) => new SlotLedger(redis), inject: [RedisConnection] },
         { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         Clock,
       ],
-      exports: [CONFIG, PrismaService, RedisConnection, SlotLedger, LivekitRoomClient, LivekitWebhookVerifier, Clock],
+      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
+import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
 import { Clock } from '../common/clock.js';
 import { StreamsRepository } from './streams.repository.js';
@@ -14,7 +14,7 @@ export class StreamPresenceService {
   constructor(
     private readonly streams: StreamsRepository,
     private readonly lifecycle: StreamsService,
-    private readonly slots: SlotLedger,
+    private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitRoomClient,
     private readonly clock: Clock,
   ) {}
@@ -27,7 +27,7 @@ export class StreamPresenceService {
     const counts = { participants: present.length, publishers: present.filter((p) => p.publishedTracks > 0).length };
     if (counts.participants > 0) {
       await this.streams.markLive(stream.id, this.clock.now());
-      await this.slots.confirm(stream.appId, 'streams', stream.id);
+      await this.ledger.confirm(stream.id);
     }
     await this.streams.setPresence(stream.id, counts);
   }

@@ -1,19 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
+import { Admitter, CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import type { CreateStreamBody, StreamStatus, StreamView } from '@tally/contracts';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { Clock } from '../common/clock.js';
-import { NotFoundError, QuotaExceededError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { refusalError } from '../capacity/refusal.js';
+import { NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
 import { StreamsRepository } from './streams.repository.js';
 import { roomName, toStreamView } from './stream.view.js';
 
 /** A room LiveKit closes once its last participant has been gone this long. */
 const DEPARTURE_TIMEOUT_S = 30;
-/** An unconfirmed slot outlives LiveKit's own empty-room timeout by this much, so a lost webhook cannot leak it. */
+/** An unconfirmed reservation outlives LiveKit's own empty-room timeout by this much, so a lost webhook cannot leak it. */
 const SLOT_GRACE_S = 60;
 
 @Injectable()
@@ -23,31 +24,31 @@ export class StreamsService {
   constructor(
     private readonly streams: StreamsRepository,
     private readonly apps: AppsRepository,
-    private readonly slots: SlotLedger,
+    private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitRoomClient,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  /** Takes a stream slot atomically before anything is created; over quota is a 429 naming `app.streams`. */
+  /**
+   * Admits the stream (app quota and node budget, atomically) before anything is created; a refusal
+   * is a 429 naming `app.streams` or the node resource that ran out. The stream id is the reservation id.
+   */
   async create(appId: string, body: CreateStreamBody): Promise<StreamView> {
-    const app = await this.apps.find(appId);
-    if (!app) throw new NotFoundError('app');
-    const limit = app.maxStreams ?? this.config.streams.defaultMaxStreams;
+    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
     const id = newId('str');
     const joinTimeoutS = this.config.streams.joinTimeoutS;
 
-    const reservation = await this.slots.reserve(appId, 'streams', id, limit, (joinTimeoutS + SLOT_GRACE_S) * 1000);
-    if (!reservation.granted) {
-      throw new QuotaExceededError({ resource: 'app.streams', limit, used: reservation.used, requested: 1 });
-    }
+    const admission = await this.admitter.admit(id, appId, 'stream', 1, (joinTimeoutS + SLOT_GRACE_S) * 1000);
+    if (!admission.ok) throw refusalError(admission.refusal);
 
     const room = roomName(appId, id);
     let stream: Stream;
     try {
       stream = await this.streams.create({ id, appId, name: body.name, room });
     } catch (error) {
-      await this.slots.release(appId, 'streams', id);
+      await this.ledger.release(id);
       throw error;
     }
     try {
@@ -67,7 +68,7 @@ export class StreamsService {
     return toStreamView(await this.require(appId, streamId));
   }
 
-  /** Removes the LiveKit room (disconnecting everyone) and frees the slot. Ending twice is harmless. */
+  /** Removes the LiveKit room (disconnecting everyone) and gives the reservation back. Ending twice is harmless. */
   async end(appId: string, streamId: string): Promise<StreamView> {
     const stream = await this.require(appId, streamId);
     if (stream.status !== 'ended') {
@@ -96,9 +97,9 @@ export class StreamsService {
     return stream;
   }
 
-  /** The row changes before the slot is freed: a crash in between holds a slot too long (the sweep frees it), never frees one too early. */
+  /** The row changes before the reservation is released: a crash in between holds capacity too long (the sweep frees it), never frees it too early. */
   async finish(stream: Stream, reason: string): Promise<void> {
     await this.streams.markEnded(stream.id, this.clock.now(), reason);
-    await this.slots.release(stream.appId, 'streams', stream.id);
+    await this.ledger.release(stream.id);
   }
 }

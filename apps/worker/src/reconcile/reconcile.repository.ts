@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { toAppPolicy } from '@tally/admission';
+import type { AppQuotaPolicy } from '@tally/capacity';
 import { PrismaService, type Stream } from '@tally/db';
 
 @Injectable()
@@ -17,7 +19,7 @@ export class ReconcileRepository {
     return count > 0;
   }
 
-  async appIds(): Promise<string[]> {
-    return (await this.prisma.app.findMany({ select: { id: true } })).map((a) => a.id);
+  async appPolicies(): Promise<AppQuotaPolicy[]> {
+    return (await this.prisma.app.findMany({ select: { id: true, limits: true } })).map(toAppPolicy);
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SlotLedger } from '@tally/admission';
+import { Admitter, CapacityLedger } from '@tally/admission';
+import { NodeRegistry } from '@tally/nodes';
 import { CONFIG, type Config } from '@tally/config';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
@@ -7,11 +8,16 @@ import { ReconcileRepository } from './reconcile.repository.js';
 
 const SETTLE_MS = 10_000;
 
-export type ReconcileReport = Readonly<{ endedRoomGone: number; endedNeverJoined: number; slotsFreed: number; slotsRestored: number }>;
+export type ReconcileReport = Readonly<{
+  endedRoomGone: number;
+  endedNeverJoined: number;
+  reservationsFreed: number;
+  reservationsRestored: number;
+}>;
 
 /**
- * LiveKit drops webhooks under load, so streams and slots are compared with
- * the rooms LiveKit really has, and both are repaired.
+ * LiveKit drops webhooks under load, so streams and reservations are compared
+ * with the rooms LiveKit really has and the nodes that are alive, and repaired.
  */
 @Injectable()
 export class StreamsReconciler {
@@ -19,7 +25,9 @@ export class StreamsReconciler {
 
   constructor(
     private readonly repository: ReconcileRepository,
-    private readonly slots: SlotLedger,
+    private readonly ledger: CapacityLedger,
+    private readonly admitter: Admitter,
+    private readonly registry: NodeRegistry,
     private readonly livekit: LivekitRoomClient,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -42,16 +50,16 @@ export class StreamsReconciler {
         stillOpen.push(stream);
       }
     }
-    const { freed, restored } = await this.repairSlots(stillOpen);
-    const report = { endedRoomGone, endedNeverJoined, slotsFreed: freed, slotsRestored: restored };
+    const { freed, restored } = await this.repairReservations(stillOpen);
+    const report = { endedRoomGone, endedNeverJoined, reservationsFreed: freed, reservationsRestored: restored };
     if (Object.values(report).some((n) => n > 0)) this.logger.log(`repaired ${JSON.stringify(report)}`);
     return report;
   }
 
-  /** Same order as the API: the row first, then the slot. */
+  /** Same order as the API: the row first, then the reservation. */
   private async end(stream: Stream, now: Date, reason: string): Promise<boolean> {
     const ended = await this.repository.markEnded(stream.id, now, reason);
-    await this.slots.release(stream.appId, 'streams', stream.id);
+    await this.ledger.release(stream.id);
     return ended;
   }
 
@@ -65,24 +73,25 @@ export class StreamsReconciler {
     return stream.status === 'created' && participants === 0 && now.getTime() > deadline;
   }
 
-  /** Slots follow the open streams: leaked ones are freed, lost ones (a Redis restart) are taken back. */
-  private async repairSlots(open: Stream[]): Promise<{ freed: number; restored: number }> {
+  /**
+   * Reservations follow the truth: those on nodes whose heartbeat expired and confirmed stream
+   * reservations with no open stream are released; open streams that lost theirs get one back.
+   * Unconfirmed reservations are left alone: their row may still be being written, and they lapse.
+   */
+  private async repairReservations(open: Stream[]): Promise<{ freed: number; restored: number }> {
+    const liveNodes = new Set((await this.registry.list()).map((n) => n.nodeId));
+    const openIds = new Set(open.map((s) => s.id));
+    const held = await this.ledger.list();
     let freed = 0;
+    for (const r of held) {
+      const leaked = !liveNodes.has(r.nodeId) || (r.kind === 'stream' && r.confirmed && !openIds.has(r.id));
+      if (leaked && (await this.ledger.release(r.id))) freed += 1;
+    }
+    const heldOn = new Map(held.map((r) => [r.id, r.nodeId]));
     let restored = 0;
-    for (const appId of await this.repository.appIds()) {
-      const wanted = new Set(open.filter((s) => s.appId === appId).map((s) => s.id));
-      const held = new Set(await this.slots.confirmedMembers(appId, 'streams'));
-      for (const member of held) {
-        if (wanted.has(member)) continue;
-        await this.slots.release(appId, 'streams', member);
-        freed += 1;
-      }
-      const anyHeld = new Set([...held, ...(await this.slots.unconfirmedMembers(appId, 'streams'))]);
-      for (const member of wanted) {
-        if (anyHeld.has(member)) continue;
-        await this.slots.restore(appId, 'streams', member);
-        restored += 1;
-      }
+    for (const stream of open) {
+      if (liveNodes.has(heldOn.get(stream.id) ?? '')) continue;
+      if (await this.admitter.restore(stream.id, stream.appId, 'stream', 1)) restored += 1;
     }
     return { freed, restored };
   }

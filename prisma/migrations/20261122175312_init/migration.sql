@@ -5,7 +5,7 @@ CREATE TYPE "StreamStatus" AS ENUM ('created', 'live', 'ended');
 CREATE TABLE "App" (
     "id" TEXT NOT NULL,
     "name" TEXT NOT NULL,
-    "maxStreams" INTEGER,
+    "limits" JSONB NOT NULL DEFAULT '{}',
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMP(3) NOT NULL,
 

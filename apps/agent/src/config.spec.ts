@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AgentConfigError, AgentEnvSchema, loadAgentConfig } from './config.js';
+
+const REDIS_URL = 'redis://10.0.0.1:6379';
+
+describe(loadAgentConfig.name, () => {
+  it('defaults to the hostname, the origin role and a 5 s beat that lives 15 s', () => {
+    const sut = loadAgentConfig({ REDIS_URL }, 'media-1.example');
+
+    expect(sut).toMatchObject({
+      nodeId: 'media-1.example',
+      role: 'origin',
+      heartbeat: { intervalS: 5, ttlS: 15 },
+      labels: {},
+      nvencUnlimitedCap: 32,
+    });
+    expect(sut.overrides).toEqual({ cpuMillicores: undefined, ramMb: undefined, nicMbps: undefined, nvencSessions: undefined });
+    expect(Object.isFrozen(sut) && Object.isFrozen(sut.heartbeat)).toBe(true);
+  });
+
+  it('reads overrides and labels; an empty variable counts as unset', () => {
+    const sut = loadAgentConfig(
+      {
+        REDIS_URL,
+        TALLY_NODE_ID: 'gpu-2',
+        TALLY_NODE_ROLE: 'worker',
+        TALLY_HEARTBEAT_INTERVAL_S: '2',
+        TALLY_NODE_CPU_MILLICORES: '3500',
+        TALLY_NODE_RAM_MB: '',
+        TALLY_NODE_NIC_MBPS: '2500',
+        TALLY_NODE_LABELS: 'zone=eu-west, gpu=l4,rack=',
+      },
+      'ignored',
+    );
+
+    expect(sut).toMatchObject({ nodeId: 'gpu-2', role: 'worker', heartbeat: { intervalS: 2, ttlS: 6 } });
+    expect(sut.overrides).toMatchObject({ cpuMillicores: 3_500, ramMb: undefined, nicMbps: 2_500 });
+    expect(sut.labels).toEqual({ zone: 'eu-west', gpu: 'l4', rack: '' });
+  });
+
+  it('names every invalid variable', () => {
+    const attempt = () =>
+      loadAgentConfig({ REDIS_URL: 'http://nope', TALLY_NODE_ROLE: 'edge', TALLY_NODE_LABELS: 'zone', TALLY_NODE_RAM_MB: '-1' }, 'h');
+
+    expect(attempt).toThrow(AgentConfigError);
+    for (const name of ['REDIS_URL', 'TALLY_NODE_ROLE', 'TALLY_NODE_LABELS', 'TALLY_NODE_RAM_MB']) expect(attempt).toThrow(name);
+  });
+
+  it('refuses a hostname that cannot be a node id unless TALLY_NODE_ID is set', () => {
+    expect(() => loadAgentConfig({ REDIS_URL }, 'bad host')).toThrow(/TALLY_NODE_ID/);
+    expect(loadAgentConfig({ REDIS_URL, TALLY_NODE_ID: 'n1' }, 'bad host').nodeId).toBe('n1');
+  });
+});
+
+describe('.env.example', () => {
+  it('documents every variable the agent reads', () => {
+    const example = readFileSync(join(import.meta.dirname, '..', '..', '..', '.env.example'), 'utf8');
+    const documented = new Set([...example.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]));
+
+    expect(Object.keys(AgentEnvSchema.shape).filter((name) => !documented.has(name))).toEqual([]);
+  });
+});

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodeRegistry } from '@tally/nodes';
+import { Redis } from 'ioredis';
+import { startAgent } from './agent.js';
+import { AgentConfigError, loadAgentConfig } from './config.js';
+import { LinuxHostProbe } from './probe/host-probe.js';
+
+const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+
+try {
+  const config = loadAgentConfig();
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  redis.on('error', (error: Error) => console.error(`redis: ${error.message}`));
+  const registry = new NodeRegistry(redis);
+  const agent = await startAgent({
+    config,
+    probe: new LinuxHostProbe({ nvencUnlimitedCap: config.nvencUnlimitedCap }),
+    registry,
+    version,
+  });
+  console.log(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
+
+  const leave = (signal: NodeJS.Signals) => {
+    console.log(`${signal}: leaving the node pool`);
+    agent
+      .shutdown()
+      .catch((error: unknown) => console.error('could not remove the heartbeat; it will expire', error))
+      .finally(() => {
+        redis.disconnect();
+      });
+  };
+  process.once('SIGTERM', leave);
+  process.once('SIGINT', leave);
+} catch (error) {
+  console.error(error instanceof AgentConfigError ? error.message : error);
+  process.exit(1);
+}

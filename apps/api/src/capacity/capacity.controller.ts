@@ -1,0 +1,33 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { AppParams, type AppUsageView, CapacityCheckBody, type CapacityCheckResult, type CapacityView } from '@tally/contracts';
+import type { z } from 'zod';
+import { AdminOnly } from '../auth/principal.js';
+import { ZodPipe } from '../common/zod.pipe.js';
+import { CapacityService } from './capacity.service.js';
+
+type AppScope = z.infer<typeof AppParams>;
+
+@Controller('v1')
+export class CapacityController {
+  constructor(private readonly capacity: CapacityService) {}
+
+  @Get('capacity')
+  @AdminOnly()
+  pool(): Promise<CapacityView> {
+    return this.capacity.pool();
+  }
+
+  @Post('apps/:appId/capacity/check')
+  @HttpCode(200)
+  check(
+    @Param(new ZodPipe(AppParams)) p: AppScope,
+    @Body(new ZodPipe(CapacityCheckBody)) body: CapacityCheckBody,
+  ): Promise<CapacityCheckResult> {
+    return this.capacity.check(p.appId, body);
+  }
+
+  @Get('apps/:appId/usage')
+  usage(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<AppUsageView> {
+    return this.capacity.usage(p.appId);
+  }
+}

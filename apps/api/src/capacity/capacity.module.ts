@@ -1,0 +1,28 @@
+import { Global, Module } from '@nestjs/common';
+import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
+import { CONFIG, type Config } from '@tally/config';
+import { NodeRegistry } from '@tally/nodes';
+import { RedisConnection } from '../infra/infra.module.js';
+import { CapacityController } from './capacity.controller.js';
+import { CapacityService } from './capacity.service.js';
+import { PoolSourceAdapter } from './pool-source.js';
+
+/** Admission for every workload kind, and the capacity and usage routes that explain it. */
+@Global()
+@Module({
+  controllers: [CapacityController],
+  providers: [
+    { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
+    { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
+    PoolSourceAdapter,
+    {
+      provide: Admitter,
+      useFactory: (ledger: CapacityLedger, pool: PoolSourceAdapter, config: Config) =>
+        new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath)),
+      inject: [CapacityLedger, PoolSourceAdapter, CONFIG],
+    },
+    CapacityService,
+  ],
+  exports: [Admitter, CapacityLedger, NodeRegistry],
+})
+export class CapacityModule {}

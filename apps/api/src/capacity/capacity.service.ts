@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
+import { WORKLOAD_KINDS } from '@tally/capacity';
+import {
+  type AppUsageView,
+  type CapacityCheckBody,
+  type CapacityCheckResult,
+  type CapacityView,
+  QUOTA_FIELD_NAMES,
+  QUOTA_FIELDS,
+} from '@tally/contracts';
+import { AppsRepository } from '../apps/apps.repository.js';
+import { toQuotaView } from '../apps/app-limits.js';
+import { NotFoundError } from '../common/domain-error.js';
+
+type LoadView = CapacityView['total']['free'];
+
+@Injectable()
+export class CapacityService {
+  constructor(
+    private readonly admitter: Admitter,
+    private readonly apps: AppsRepository,
+  ) {}
+
+  async pool(): Promise<CapacityView> {
+    const nodes = (await this.admitter.headroom()).map((h) => ({
+      nodeId: h.nodeId,
+      allocatable: h.allocatable,
+      reserved: h.used,
+      free: h.free,
+      nvencFree: [...h.nvencFree],
+      fits: { ...h.units },
+    }));
+    const sum = (pick: (n: (typeof nodes)[number]) => LoadView): LoadView => ({
+      ramMb: nodes.reduce((t, n) => t + pick(n).ramMb, 0),
+      cpuMillicores: nodes.reduce((t, n) => t + pick(n).cpuMillicores, 0),
+      nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
+    });
+    const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
+    return { nodes, total: { allocatable: sum((n) => n.allocatable), reserved: sum((n) => n.reserved), free: sum((n) => n.free), fits } };
+  }
+
+  /** The what-if: would this be admitted now, and if not, which limit says no. Reserves nothing. */
+  async check(appId: string, body: CapacityCheckBody): Promise<CapacityCheckResult> {
+    await this.requireApp(appId);
+    const result = await this.admitter.check(appId, body.kind, body.count);
+    if (result.admitted) return { admitted: true, nodeId: result.nodeId };
+    const { code, resource, limit, used, requested } = result.refusal;
+    return { admitted: false, code, resource, limit, used, requested };
+  }
+
+  async usage(appId: string): Promise<AppUsageView> {
+    await this.requireApp(appId);
+    const limits = toQuotaView(await this.admitter.limitsFor(appId));
+    const used = await this.admitter.appUsage(appId);
+    return { items: QUOTA_FIELD_NAMES.map((quota) => ({ quota, used: used[QUOTA_FIELDS[quota]] ?? 0, limit: limits[quota] })) };
+  }
+
+  private async requireApp(appId: string): Promise<void> {
+    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+  }
+}

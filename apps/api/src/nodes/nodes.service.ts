@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { CapacityLedger } from '@tally/admission';
+import type { NodeList, NodeView, UpdateNodeBody } from '@tally/contracts';
+import { NodeRegistry } from '@tally/nodes';
+import { NotFoundError } from '../common/domain-error.js';
+
+@Injectable()
+export class NodesService {
+  constructor(
+    private readonly registry: NodeRegistry,
+    private readonly ledger: CapacityLedger,
+  ) {}
+
+  async list(): Promise<NodeList> {
+    const nodes = await this.registry.list();
+    const usage = await this.ledger.usage(
+      nodes.map((n) => n.nodeId),
+      [],
+    );
+    return { items: nodes.map((n) => ({ ...n, reserved: usage.nodes[n.nodeId]?.load ?? { ramMb: 0, cpuMillicores: 0, nicKbps: 0 } })) };
+  }
+
+  /** Draining and disabled nodes keep what runs on them but take no new work. */
+  async setStatus(nodeId: string, body: UpdateNodeBody): Promise<NodeView> {
+    if (!(await this.registry.get(nodeId))) throw new NotFoundError('node');
+    await this.registry.setStatus(nodeId, body.status);
+    const node = await this.registry.get(nodeId);
+    if (!node) throw new NotFoundError('node');
+    return node;
+  }
+}

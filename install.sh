@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Installs and starts Tally on this host (Debian 12 / Ubuntu, as root); idempotent.
+#   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
+#   ./install.sh --stop --home DIR
+# ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/install/lib.sh
+source "$here/scripts/install/lib.sh"      # logging, dry-run, files, ports
+# shellcheck source=scripts/install/args.sh
+source "$here/scripts/install/args.sh"     # command line
+# shellcheck source=scripts/install/host.sh
+source "$here/scripts/install/host.sh"     # preflight, provision, npm, service user, sysctl
+# shellcheck source=scripts/install/config.sh
+source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
+# shellcheck source=scripts/install/postgres.sh
+source "$here/scripts/install/postgres.sh" # cluster, role, database, migrations
+# shellcheck source=scripts/install/redis.sh
+source "$here/scripts/install/redis.sh"
+# shellcheck source=scripts/install/services.sh
+source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
+# shellcheck source=scripts/install/health.sh
+source "$here/scripts/install/health.sh"   # /healthz, summary
+
+# One installer at a time per home.
+take_lock() {
+  dry && return 0
+  local lock
+  lock="/run/lock/tally-install-$(printf '%s' "$HOME_DIR" | sha).lock"
+  [[ -d /run/lock ]] || lock="/tmp/${lock##*/}"
+  exec 9>"$lock"
+  flock -n 9 || die "another install.sh is working on $HOME_DIR"
+}
+
+main() {
+  parse_args "$@"
+  if dry; then log "dry run: nothing will be changed"; fi
+  take_lock
+  if [[ "$ACTION" == stop ]]; then
+    stop_home
+    return 0
+  fi
+  local started=$SECONDS
+
+  step "preflight"
+  preflight
+
+  step "system packages and LiveKit binaries"
+  provision_host
+
+  step "node dependencies and Prisma client"
+  install_node_deps
+
+  step "service user"
+  ensure_service_user
+
+  step "configuration in $HOME_DIR"
+  load_existing_env
+  select_service_mode
+  select_pg_bin
+  resolve_ports
+  resolve_network
+  resolve_secrets
+  write_config
+
+  step "kernel UDP buffers"
+  tune_kernel
+
+  step "PostgreSQL"
+  start_postgres
+
+  step "Redis"
+  start_redis
+
+  step "database migrations"
+  migrate_db
+
+  step "livekit-server, api, worker"
+  start_app_services
+
+  step "health"
+  wait_healthy
+
+  if dry; then
+    log "dry run finished: nothing was changed"
+    return 0
+  fi
+  log "done in $((SECONDS - started))s"
+  print_summary
+}
+
+main "$@"

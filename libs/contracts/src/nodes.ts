@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/** Hostname-like, so it is safe inside a Redis key and a metric label. */
+export const NodeId = z
+  .string()
+  .max(253)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . - only, starting with a letter or digit');
+export type NodeId = z.infer<typeof NodeId>;
+
+/** `origin` runs the control plane (api, worker, Redis, PostgreSQL); a `worker` node joined one. */
+export const NodeRole = z.enum(['origin', 'worker']);
+export type NodeRole = z.infer<typeof NodeRole>;
+
+/**
+ * Set by an operator. `draining` and `disabled` both take no new work; `draining` also asks for
+ * what runs there to finish or move so the node can be taken down.
+ */
+export const NodeStatus = z.enum(['active', 'draining', 'disabled']);
+export type NodeStatus = z.infer<typeof NodeStatus>;
+
+const count = z.number().int().min(0);
+
+/** The node budget @tally/capacity takes (without its id, which is `nodeId`). */
+export const NodeBudgetReport = z.object({
+  cpuMillicores: count,
+  ramMb: count,
+  nicMbps: count,
+  gpus: z.array(z.object({ name: z.string().optional(), nvencSessions: count })),
+});
+export type NodeBudgetReport = z.infer<typeof NodeBudgetReport>;
+
+export const NodeHeartbeat = z
+  .object({
+    nodeId: NodeId,
+    role: NodeRole,
+    /** What Tally may use on this node: measured, then operator overrides applied. */
+    budget: NodeBudgetReport,
+    /** What the whole host uses right now, Tally or not. */
+    used: z.object({ cpuMillicores: count, ramMb: count }),
+    labels: z.record(z.string(), z.string()),
+    /** The agent's version. */
+    version: z.string(),
+    startedAt: z.iso.datetime(),
+    sentAt: z.iso.datetime(),
+  })
+  .meta({ id: 'NodeHeartbeat' });
+export type NodeHeartbeat = z.infer<typeof NodeHeartbeat>;
+
+export const NodeView = NodeHeartbeat.extend({ status: NodeStatus }).meta({ id: 'Node' });
+export type NodeView = z.infer<typeof NodeView>;
+
+export const NodeParams = z.object({ nodeId: NodeId });
+export const UpdateNodeBody = z.strictObject({ status: NodeStatus }).meta({ id: 'UpdateNodeBody' });
+export type UpdateNodeBody = z.infer<typeof UpdateNodeBody>;
+
+export const NodeList = z
+  .object({
+    items: z.array(
+      NodeView.extend({
+        /** What admitted work holds on this node now, in the capacity model's units. */
+        reserved: z.object({ ramMb: z.number(), cpuMillicores: z.number(), nicKbps: z.number() }),
+      }),
+    ),
+  })
+  .meta({ id: 'NodeList' });
+export type NodeList = z.infer<typeof NodeList>;

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+
+/** API field → the capacity model's quota class it limits. */
+export const QUOTA_FIELDS = {
+  maxStreams: 'streams',
+  maxViewers: 'viewers',
+  maxRecordings: 'recordings',
+  maxRoomComposites: 'room_composites',
+  maxIngresses: 'ingresses',
+  maxTranscodes: 'transcodes',
+  maxCameras: 'cameras',
+} as const;
+export type QuotaField = keyof typeof QUOTA_FIELDS;
+export type QuotaClassName = (typeof QUOTA_FIELDS)[QuotaField];
+export const QUOTA_FIELD_NAMES = Object.keys(QUOTA_FIELDS) as QuotaField[];
+
+const limit = z.number().int().min(0).max(1_000_000);
+
+/** Effective limits: the operator's explicit ones, the rest derived from the node pool. */
+export const AppQuotas = z
+  .object({
+    maxStreams: limit,
+    maxViewers: limit,
+    maxRecordings: limit,
+    maxRoomComposites: limit,
+    maxIngresses: limit,
+    maxTranscodes: limit,
+    maxCameras: limit,
+  })
+  .meta({ id: 'AppQuotas' });
+export type AppQuotas = z.infer<typeof AppQuotas>;
+
+/** What PATCH accepts: a number sets an explicit limit, null returns the class to its derived share. */
+export const QuotaOverrides = z.strictObject(
+  Object.fromEntries(QUOTA_FIELD_NAMES.map((f) => [f, limit.nullable().optional()])) as Record<
+    QuotaField,
+    z.ZodOptional<z.ZodNullable<typeof limit>>
+  >,
+);
+export type QuotaOverrides = z.infer<typeof QuotaOverrides>;
+
+export const WorkloadKind = z.enum([
+  'stream',
+  'viewer.webrtc',
+  'ingress.rtmp',
+  'ingress.whip',
+  'egress.room_composite',
+  'egress.track_composite',
+  'egress.track',
+  'transcode.cpu',
+  'transcode.nvenc',
+  'camera.mjpeg',
+]);
+export type WorkloadKind = z.infer<typeof WorkloadKind>;
+
+export const CapacityCheckBody = z
+  .strictObject({ kind: WorkloadKind, count: z.number().int().min(1).max(10_000).default(1) })
+  .meta({ id: 'CapacityCheckBody' });
+export type CapacityCheckBody = z.infer<typeof CapacityCheckBody>;
+
+export const CapacityCheckResult = z
+  .union([
+    z.object({ admitted: z.literal(true), nodeId: z.string() }),
+    z.object({
+      admitted: z.literal(false),
+      code: z.enum(['quota_exceeded', 'capacity_exhausted']),
+      resource: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      requested: z.number(),
+    }),
+  ])
+  .meta({ id: 'CapacityCheckResult' });
+export type CapacityCheckResult = z.infer<typeof CapacityCheckResult>;
+
+export const AppUsageView = z
+  .object({
+    items: z.array(z.object({ quota: z.enum(QUOTA_FIELD_NAMES as [QuotaField, ...QuotaField[]]), used: z.number(), limit: z.number() })),
+  })
+  .meta({ id: 'AppUsage' });
+export type AppUsageView = z.infer<typeof AppUsageView>;
+
+const LoadView = z.object({ ramMb: z.number(), cpuMillicores: z.number(), nicKbps: z.number() });
+
+export const CapacityView = z
+  .object({
+    nodes: z.array(
+      z.object({
+        nodeId: z.string(),
+        allocatable: LoadView,
+        reserved: LoadView,
+        free: LoadView,
+        nvencFree: z.array(z.number()),
+        /** How many more of each kind this node takes now. */
+        fits: z.record(z.string(), z.number()),
+      }),
+    ),
+    total: z.object({ allocatable: LoadView, reserved: LoadView, free: LoadView, fits: z.record(z.string(), z.number()) }),
+  })
+  .meta({ id: 'Capacity' });
+export type CapacityView = z.infer<typeof CapacityView>;

@@ -1,0 +1,2 @@
+export * from './node-registry.js';
+export * from './pool.js';

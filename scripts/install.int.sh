@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Integration test of ./install.sh on this host (root; background mode, no systemd needed).
+# Installs into a temp home on free non-default ports (never 5432/6379/7880/8080), then checks:
+#   dry run changes nothing; /healthz 200; config files and modes; POST /v1/apps -> 201;
+#   a re-run keeps secrets, data and unchanged services; the supervisor restarts a killed api;
+#   --stop leaves no process and frees every port; install after --stop brings back the
+#   same data and keys.
+# Exits non-zero on the first failed check (logs of the home are printed). Takes ~1 min.
+#
+# Usage: bash scripts/install.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
+# Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing,
+# the system user `tally`, net.core.{r,w}mem_max = 16 MB and /etc/sysctl.d/60-tally.conf.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# The services run the checkout as an unprivileged user. A clone under a private directory
+# (say /root) is unreadable to it, as install.sh would say; test from a readable copy instead.
+if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps/api/src/main.ts" 2>/dev/null; then
+  copy="$(mktemp -d /tmp/tally-install-src.XXXXXX)"
+  chmod 755 "$copy"
+  echo "[install.int] $PWD is private; testing from a copy in $copy"
+  cp -a "$PWD/." "$copy/"
+  cd "$copy"
+fi
+
+say() { printf '[install.int] %s\n' "$*"; }
+fail() {
+  printf '[install.int] FAIL: %s\n' "$*" >&2
+  exit 1
+}
+check() { # check DESCRIPTION CMD...
+  local what="$1"
+  shift
+  "$@" || fail "$what"
+  say "ok: $what"
+}
+
+[[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
+
+declare -A used_ports=()
+# free_port -> a port with no TCP or UDP listener, not handed out before (20000-59999).
+free_port() {
+  local port tries=0
+  while ((tries++ < 500)); do
+    port=$((20000 + RANDOM % 40000))
+    [[ -z "${used_ports[$port]:-}" ]] || continue
+    [[ -z "$(ss -Htuln "sport = :$port")" ]] || continue
+    used_ports[$port]=1
+    printf '%s' "$port"
+    return 0
+  done
+  fail "no free port found"
+}
+
+home="$(mktemp -d /tmp/tally-install-int.XXXXXX)"
+api_port="$(free_port)"
+pg_port="$(free_port)"
+redis_port="$(free_port)"
+lk_port="$(free_port)"
+rtc_tcp_port="$(free_port)"
+rtc_udp_port="$(free_port)"
+tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
+install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
+  --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
+  --offline --no-systemd)
+base="http://127.0.0.1:$api_port"
+
+cleanup() {
+  local rc=$?
+  if [[ -f "$home/run/mode" ]]; then
+    ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
+  fi
+  if [[ $rc -ne 0 && -d "$home/log" ]]; then
+    local f
+    for f in "$home"/log/*.log; do
+      printf '[install.int] ---- %s (last 30 lines)\n' "$f" >&2
+      tail -n 30 "$f" >&2 || true
+    done
+  fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
+  if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
+  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+}
+trap cleanup EXIT
+
+# timed_install LABEL ARGS...: runs install.sh, keeping its output in $home.out.LABEL.
+timed_install() {
+  local label="$1" start=$SECONDS
+  shift
+  if ! ./install.sh "$@" >"$home.out.$label" 2>&1; then
+    cat "$home.out.$label" >&2
+    rm -f "$home.out.$label"
+    fail "install.sh ($label) exited non-zero"
+  fi
+  say "install.sh ($label) took $((SECONDS - start))s"
+  rm -f "$home.out.$label"
+}
+
+http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
+admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"; }
+healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
+env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
+file_mode() { [[ "$(stat -c %a "$1")" == "$2" ]]; }
+listening() { [[ -n "$(ss -Htln "sport = :$1")" ]]; }
+udp_listening() { [[ -n "$(ss -Huln "sport = :$1")" ]]; }
+eventually() { # eventually SECONDS CMD...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
+app_listed() { [[ "$(admin "$base/v1/apps")" == *"\"id\":\"$app_id\""* ]]; }
+fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
+pid_of() { cat "$home/run/$1.pid"; }
+# home_pids: this home's supervisors and all their descendants (postgres backends included).
+home_pids() {
+  local -a queue=() table
+  local f pid line
+  for f in "$home"/run/*.pid; do
+    [[ "$f" == *.child.pid ]] || queue+=("$(cat "$f")")
+  done
+  mapfile -t table < <(ps -eo pid=,ppid=)
+  while [[ ${#queue[@]} -gt 0 ]]; do
+    pid="${queue[0]}"
+    queue=("${queue[@]:1}")
+    printf '%s\n' "$pid"
+    for line in "${table[@]}"; do
+      read -r child parent <<<"$line"
+      [[ "$parent" == "$pid" ]] && queue+=("$child")
+    done
+  done
+}
+# alive PID: running (zombies, which PID 1 here may reap late, do not count)
+alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state" != Z* ]]; }
+# shellcheck disable=SC2009 # ps, not pgrep: the process states are needed
+no_process_mentions_home() { [[ "$(ps -eo stat=,args= | grep -v '^Z' | grep -F -- "$home" | grep -v grep || true)" == "" ]]; }
+
+say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port"
+
+# 1. --dry-run on a new home changes nothing.
+start=$SECONDS
+./install.sh --dry-run "${install_args[@]}" --home "$home/dry" >/dev/null || fail "--dry-run exited non-zero"
+check "--dry-run created nothing ($((SECONDS - start))s)" test ! -e "$home/dry"
+
+# 2. Fresh install.
+timed_install first "${install_args[@]}"
+check "GET /healthz answers 200" healthz_is_200
+check "tally.env has mode 600" file_mode "$home/tally.env" 600
+check "admin.key has mode 600" file_mode "$home/admin.key" 600
+for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET; do
+  [[ -n "$(env_value "$key")" ]] || fail "tally.env lacks $key"
+done
+say "ok: tally.env has every required variable"
+check "DATABASE_URL uses the chosen port" grep -q "@127.0.0.1:$pg_port/tally\$" "$home/tally.env"
+check "LIVEKIT_API_SECRET has >= 32 characters" test "$(env_value LIVEKIT_API_SECRET | tr -d '\n' | wc -c)" -ge 32
+check "livekit.yaml: one UDP mux port" yaml_has "^  udp_port: $rtc_udp_port\$"
+check "livekit.yaml: rtc.tcp_port" yaml_has "^  tcp_port: $rtc_tcp_port\$"
+check "livekit.yaml: offline (use_external_ip false)" yaml_has '^  use_external_ip: false$'
+check "livekit.yaml: local STUN only" yaml_has '^    - 127\.0\.0\.1:3478$'
+check "livekit.yaml: webhook to the api" yaml_has "^    - http://127\.0\.0\.1:$api_port/webhooks/livekit\$"
+check "livekit.yaml: redis address" yaml_has "^  address: 127\.0\.0\.1:$redis_port\$"
+check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.conf"
+check "postgres cluster under DIR/postgres" test -f "$home/postgres/data/PG_VERSION"
+for port in "${tcp_ports[@]}"; do listening "$port" || fail "nothing listens on tcp $port"; done
+check "livekit listens on its UDP mux port" udp_listening "$rtc_udp_port"
+
+# 3. The admin key works.
+response="$(admin -w '\n%{http_code}' -X POST "$base/v1/apps" -H 'Content-Type: application/json' -d '{"name":"x"}')"
+[[ "${response##*$'\n'}" == 201 ]] || fail "POST /v1/apps answered: $response"
+app_id="$(sed -n 's/.*"id":"\([^"]*\)".*/\1/p' <<<"${response%$'\n'*}")"
+[[ -n "$app_id" ]] || fail "no app id in: $response"
+say "ok: POST /v1/apps -> 201 ($app_id)"
+# The agent reports this node, so a stream is admitted against its budget.
+response="$(admin -w '\n%{http_code}' -X POST "$base/v1/apps/$app_id/streams" -H 'Content-Type: application/json' -d '{"name":"s"}')"
+[[ "${response##*$'\n'}" == 201 ]] || fail "POST /v1/apps/$app_id/streams answered: $response"
+say "ok: a stream is admitted on the agent's node"
+
+# 4. --dry-run on the installed home changes nothing.
+before="$(fingerprint_of_config)"
+./install.sh --dry-run "${install_args[@]}" >/dev/null || fail "--dry-run on the installed home exited non-zero"
+check "--dry-run left config and processes alone" test "$(fingerprint_of_config)" == "$before"
+
+# 5. Re-run: same secrets, same data; unchanged services keep running, api is restarted.
+admin_key="$(cat "$home/admin.key")"
+lk_secret="$(env_value LIVEKIT_API_SECRET)"
+db_url="$(env_value DATABASE_URL)"
+pg_pid="$(pid_of postgres)" api_pid="$(pid_of api)"
+timed_install rerun "${install_args[@]}"
+check "healthz 200 after the re-run" healthz_is_200
+check "admin key unchanged" test "$(cat "$home/admin.key")" == "$admin_key"
+check "LiveKit secret unchanged" test "$(env_value LIVEKIT_API_SECRET)" == "$lk_secret"
+check "DATABASE_URL unchanged" test "$(env_value DATABASE_URL)" == "$db_url"
+check "the app is still there" app_listed
+check "postgres kept running (unchanged config)" test "$(pid_of postgres)" == "$pg_pid"
+check "api was restarted" test "$(pid_of api)" != "$api_pid"
+
+# 6. The supervisor restarts a crashed api.
+kill -KILL "$(cat "$home/run/api.child.pid")"
+sleep 1
+check "api restarted by its supervisor after kill -9" eventually 45 healthz_is_200
+
+# 7. --stop stops exactly this home's processes and frees the ports.
+mapfile -t pids < <(home_pids)
+((${#pids[@]} >= 17)) || fail "expected >= 17 processes (6 supervisors, services, postgres helpers), found ${#pids[@]}: ${pids[*]}"
+start=$SECONDS
+./install.sh --stop --home "$home" >/dev/null || fail "--stop exited non-zero"
+say "install.sh --stop took $((SECONDS - start))s"
+for pid in "${pids[@]}"; do
+  ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)) survived --stop"
+done
+say "ok: all ${#pids[@]} processes are gone"
+check "no process mentions $home" no_process_mentions_home
+for port in "${tcp_ports[@]}"; do ! listening "$port" || fail "tcp $port still in use after --stop"; done
+! udp_listening "$rtc_udp_port" || fail "udp $rtc_udp_port still in use after --stop"
+say "ok: every port is free"
+check "healthz no longer answers" test "$(http_code "$base/healthz")" == 000
+
+# 8. Install after --stop: same data and keys.
+timed_install after-stop "${install_args[@]}"
+check "healthz 200 after restart" healthz_is_200
+check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"
+check "the app survived stop/start" app_listed
+
+start=$SECONDS
+./install.sh --stop --home "$home" >/dev/null || fail "second --stop exited non-zero"
+check "second --stop ($((SECONDS - start))s) left nothing running" no_process_mentions_home
+for port in "${tcp_ports[@]}"; do ! listening "$port" || fail "tcp $port still in use after the second --stop"; done

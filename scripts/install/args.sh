@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Command line of install.sh. Source it; do not execute it.
+# shellcheck disable=SC2034 # globals read by the other scripts/install files
+
+TALLY_USAGE="Usage:
+  ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline|--online] [--no-systemd]
+               [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
+               [--rtc-tcp-port N] [--rtc-udp-port N] [--dry-run]
+  ./install.sh --stop [--home DIR] [--dry-run]
+
+Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
+binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
+of its own under DIR, livekit-server, the API and the worker. Re-running keeps every secret,
+the data and the chosen ports; it restarts the API and worker (picking up new code).
+
+Options:
+  --home DIR          where config, data and logs live (default \$TALLY_HOME or /var/lib/tally)
+  --port N            API port (default \$TALLY_PORT or 8080)
+  --node-ip IP        address announced for WebRTC media (default: remembered, else detected
+                      from the routing table without sending traffic, else 127.0.0.1)
+  --offline           no public STUN: use_external_ip false, stun_servers 127.0.0.1:3478
+                      (remembered; --online reverts)
+  --no-systemd        run services as supervised background processes even under systemd
+  --no-sysctl         leave the kernel UDP buffer sizes alone
+  --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N
+                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP; a taken default port
+                      is replaced by a free one; a taken explicit one is an error).
+                      Also: \$TALLY_PG_PORT \$TALLY_REDIS_PORT \$TALLY_LIVEKIT_PORT
+                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT
+  --dry-run           print what would be done; change nothing
+  --stop              stop everything this home started and wait for it to exit
+
+Environment: TALLY_ADMIN_KEY (>= 24 chars) is used as the admin key when DIR/admin.key does
+not exist yet; otherwise one is generated there once."
+
+# Results (globals read by the other install files).
+ACTION=install
+HOME_DIR="${TALLY_HOME:-/var/lib/tally}"
+NODE_IP_ARG=""
+OFFLINE_ARG="" # "", 1 (--offline) or 0 (--online)
+USE_SYSTEMD_ARG=1
+DO_SYSCTL=1
+# Explicit ports (flag or environment); empty = not given.
+declare -A PORT_ARG=(
+  [api]="${TALLY_PORT:-}"
+  [pg]="${TALLY_PG_PORT:-}"
+  [redis]="${TALLY_REDIS_PORT:-}"
+  [livekit]="${TALLY_LIVEKIT_PORT:-}"
+  [rtc-tcp]="${TALLY_RTC_TCP_PORT:-}"
+  [rtc-udp]="${TALLY_RTC_UDP_PORT:-}"
+)
+
+parse_args() {
+  local home_given=0 key
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --home)
+        need_value "$@"
+        HOME_DIR="$2" home_given=1
+        shift
+        ;;
+      --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
+      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port)
+        need_value "$@"
+        key="${1#--}"            # --rtc-udp-port -> rtc-udp-port
+        key="${key%port}"        # -> rtc-udp-
+        key="${key%-}"           # -> rtc-udp   (--port -> "" -> api)
+        PORT_ARG[${key:-api}]="$2"
+        shift
+        ;;
+      --node-ip)
+        need_value "$@"
+        NODE_IP_ARG="$2"
+        shift
+        ;;
+      --offline) OFFLINE_ARG=1 ;;
+      --online) OFFLINE_ARG=0 ;;
+      --no-systemd) USE_SYSTEMD_ARG=0 ;;
+      --no-sysctl) DO_SYSCTL=0 ;;
+      --dry-run) DRY_RUN=1 ;;
+      --stop) ACTION=stop ;;
+      -h | --help)
+        printf '%s\n' "$TALLY_USAGE"
+        exit 0
+        ;;
+      *) die "unknown argument: $1 (see --help)" ;;
+    esac
+    shift
+  done
+
+  [[ "$HOME_DIR" == /* ]] || HOME_DIR="$(pwd)/$HOME_DIR"
+  HOME_DIR="${HOME_DIR%/}"
+  [[ -n "$HOME_DIR" && "$HOME_DIR" != / ]] || die "--home must not be /"
+  [[ "$HOME_DIR" != *[[:space:]\'\"\\\$\`]* ]] || die "--home must not contain spaces or quotes: $HOME_DIR"
+  # The PostgreSQL socket lives in DIR/postgres; a unix socket path has at most 107 bytes.
+  ((${#HOME_DIR} <= 70)) || die "--home path is too long (max 70 characters): $HOME_DIR"
+  if [[ "$ACTION" == stop && "$home_given" == 0 && -z "${TALLY_HOME:-}" ]]; then
+    log "--stop without --home: using $HOME_DIR"
+  fi
+
+  for key in "${!PORT_ARG[@]}"; do
+    local value="${PORT_ARG[$key]}"
+    if [[ -n "$value" ]] && ! [[ "$value" =~ ^[0-9]+$ && "$value" -ge 1 && "$value" -le 65535 ]]; then
+      die "invalid port for $key: $value"
+    fi
+  done
+  if [[ -n "$NODE_IP_ARG" ]] && ! is_ipv4 "$NODE_IP_ARG"; then
+    die "--node-ip must be an IPv4 address, got: $NODE_IP_ARG"
+  fi
+}
+
+# need_value "$@": dies unless the option in $1 is followed by a value.
+need_value() {
+  [[ $# -ge 2 && -n "$2" && "$2" != --* ]] || die "$1 needs a value (see --help)"
+}
+
+is_ipv4() {
+  local IFS=. part
+  # shellcheck disable=SC2206 # splitting on dots is the point
+  local parts=($1)
+  [[ "$1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ && ${#parts[@]} -eq 4 ]] || return 1
+  for part in "${parts[@]}"; do
+    ((10#$part <= 255)) || return 1
+  done
+}

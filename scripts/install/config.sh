@@ -1,0 +1,336 @@
+#!/usr/bin/env bash
+# Configuration under DIR: tally.env, livekit.yaml, admin.key, the layout of DIR, ports and
+# the media address. Source it; do not execute it.
+#
+# DIR/tally.env is the source of truth on re-runs: secrets, ports, the node IP and tunables
+# found there are kept; only what flags change is rewritten.
+
+declare -A OLD=()          # KEY=VALUE lines of an existing DIR/tally.env
+declare -a OLD_EXTRA=()    # its lines this script does not manage (kept verbatim)
+declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp)
+declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882)
+declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS_PORT
+  [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT)
+declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit)
+PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp)
+
+# Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
+# libs/config/src/config.schema.ts still declares are written (see tunable_keys).
+declare -A TUNABLE_DEFAULT=([TALLY_HOST]=0.0.0.0 [TALLY_LOG_LEVEL]=info [TALLY_DEFAULT_MAX_STREAMS]=10
+  [TALLY_STREAM_JOIN_TIMEOUT_S]=300 [TALLY_SWEEP_INTERVAL_S]=30)
+TUNABLE_KEYS=()
+# Everything else install.sh writes into tally.env.
+MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
+  LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT TALLY_REDIS_PORT
+  TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT)
+
+ENV_FILE=""
+NODE_IP=""
+NODE_IP_SOURCE=""
+OFFLINE=0
+PG_BIN=""
+DB_PASSWORD=""
+REDIS_PASSWORD=""
+LIVEKIT_API_KEY=""
+LIVEKIT_API_SECRET=""
+
+# tunable_keys: the keys of TUNABLE_DEFAULT that the config schema still declares.
+tunable_keys() {
+  local schema="$TALLY_REPO/libs/config/src/config.schema.ts" key
+  TUNABLE_KEYS=()
+  for key in TALLY_HOST TALLY_LOG_LEVEL TALLY_DEFAULT_MAX_STREAMS TALLY_STREAM_JOIN_TIMEOUT_S TALLY_SWEEP_INTERVAL_S; do
+    if grep -q "^[[:space:]]*$key:" "$schema"; then TUNABLE_KEYS+=("$key"); fi
+  done
+}
+
+# load_existing_env: reads DIR/tally.env into OLD / OLD_EXTRA (lines not managed here).
+load_existing_env() {
+  tunable_keys
+  ENV_FILE="$HOME_DIR/tally.env"
+  [[ -f "$ENV_FILE" ]] || return 0
+  [[ -r "$ENV_FILE" ]] || die "$ENV_FILE exists but is not readable (run as root)"
+  local line key value managed
+  managed=" ${TUNABLE_KEYS[*]} ${MANAGED_KEYS[*]} "
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ "$line" =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then
+      key="${BASH_REMATCH[1]}" value="${BASH_REMATCH[2]}"
+      # Accept values an operator quoted by hand.
+      if [[ "$value" =~ ^\"(.*)\"$ || "$value" =~ ^\'(.*)\'$ ]]; then value="${BASH_REMATCH[1]}"; fi
+      OLD[$key]="$value"
+      [[ "$managed" == *" $key "* ]] || OLD_EXTRA+=("$line")
+    fi
+  done <"$ENV_FILE"
+  log "    found $ENV_FILE: keeping its secrets, ports and settings"
+}
+
+# select_pg_bin: the PostgreSQL binaries to use. An existing cluster keeps its major version;
+# a new one gets the newest installed major (TALLY_PG_BIN overrides).
+select_pg_bin() {
+  local version_file="$HOME_DIR/postgres/data/PG_VERSION"
+  if [[ -n "${TALLY_PG_BIN:-}" ]]; then
+    PG_BIN="$TALLY_PG_BIN"
+  elif [[ -f "$version_file" ]]; then
+    PG_BIN="/usr/lib/postgresql/$(cat "$version_file")/bin"
+    [[ -x "$PG_BIN/postgres" ]] || dry ||
+      die "the cluster in $HOME_DIR/postgres/data was created by PostgreSQL $(cat "$version_file"), which is not installed (apt-get install postgresql-$(cat "$version_file"))"
+  else
+    PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
+  fi
+  if [[ -z "$PG_BIN" || ! -x "$PG_BIN/initdb" ]]; then
+    dry || die "no PostgreSQL server binaries found (/usr/lib/postgresql/*/bin); scripts/provision.sh installs them"
+    PG_BIN="${PG_BIN:-/usr/lib/postgresql/<newest>/bin}"
+  fi
+  log "    postgres binaries: $PG_BIN"
+}
+
+# port_busy KEY PORT -> 0 when PORT (tcp, or udp for rtc-udp) has a listener.
+port_busy() {
+  if [[ "$1" == rtc-udp ]]; then udp_port_busy "$2"; else tcp_port_busy "$2"; fi
+}
+
+port_flag() {
+  if [[ "$1" == api ]]; then printf -- '--port'; else printf -- '--%s-port' "$1"; fi
+}
+
+# resolve_ports: explicit (flag/env) > recorded in tally.env > default. A port held by this
+# home's own running service is fine; a taken default/recorded port moves to the next free one;
+# a taken explicit port is an error.
+resolve_ports() {
+  local key explicit recorded want taken other
+  for key in "${PORT_KEYS[@]}"; do
+    explicit="${PORT_ARG[$key]}"
+    recorded="${OLD[${PORT_ENV_KEY[$key]}]:-}"
+    want="${explicit:-${recorded:-${PORT_DEFAULT[$key]}}}"
+    while :; do
+      taken=""
+      for other in "${!PORT[@]}"; do
+        [[ "${PORT[$other]}" == "$want" ]] && taken="already used for $other"
+      done
+      if [[ -z "$taken" ]] && port_busy "$key" "$want"; then
+        if [[ "$want" == "$recorded" ]] && service_running "${PORT_SERVICE[$key]}"; then
+          : # ours
+        else
+          taken="in use by another process"
+        fi
+      fi
+      [[ -n "$taken" ]] || break
+      [[ -z "$explicit" ]] || die "port $want for $key is $taken (choose another with $(port_flag "$key"))"
+      log "    port $want for $key is $taken; trying $((want + 1))"
+      want=$((want + 1))
+      ((want <= 65535)) || die "no free port for $key"
+    done
+    PORT[$key]="$want"
+  done
+  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}"
+}
+
+# detect_node_ip: the source address of the default route. `ip route get` only consults the
+# routing table (no packet is sent). Fallback: `hostname -I`; else 127.0.0.1.
+detect_node_ip() {
+  local ip="" candidate
+  if command -v ip >/dev/null 2>&1; then
+    ip="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -n1 || true)"
+  fi
+  if [[ -z "$ip" || "$ip" == 127.* ]]; then
+    ip=""
+    for candidate in $(hostname -I 2>/dev/null || true); do
+      if is_ipv4 "$candidate" && [[ "$candidate" != 127.* && "$candidate" != 169.254.* ]]; then
+        ip="$candidate"
+        break
+      fi
+    done
+  fi
+  printf '%s' "${ip:-127.0.0.1}"
+}
+
+resolve_network() {
+  if [[ -n "$NODE_IP_ARG" ]]; then
+    NODE_IP="$NODE_IP_ARG" NODE_IP_SOURCE="--node-ip"
+  elif [[ -n "${OLD[TALLY_NODE_IP]:-}" ]]; then
+    NODE_IP="${OLD[TALLY_NODE_IP]}" NODE_IP_SOURCE="recorded in tally.env"
+  else
+    NODE_IP="$(detect_node_ip)" NODE_IP_SOURCE="detected"
+  fi
+  OFFLINE="${OFFLINE_ARG:-${OLD[TALLY_OFFLINE]:-0}}"
+  log "    media address (rtc.node_ip): $NODE_IP ($NODE_IP_SOURCE)"
+  if [[ "$OFFLINE" == 1 ]]; then
+    log "    offline: no public STUN (use_external_ip: false, stun_servers: 127.0.0.1:3478)"
+  else
+    log "    online: livekit-server discovers its external IP via public STUN (--offline to disable)"
+  fi
+}
+
+# resolve_secrets: keeps every secret found in tally.env, generates the missing ones.
+resolve_secrets() {
+  local old_db="${OLD[DATABASE_URL]:-}" old_redis="${OLD[REDIS_URL]:-}"
+  if [[ "$old_db" =~ ^postgres(ql)?://tally:([A-Za-z0-9]+)@ ]]; then
+    DB_PASSWORD="${BASH_REMATCH[2]}"
+  else
+    DB_PASSWORD="$(random_secret 16)"
+  fi
+  if [[ "$old_redis" =~ ^redis://:([A-Za-z0-9]+)@ ]]; then
+    REDIS_PASSWORD="${BASH_REMATCH[1]}"
+  else
+    REDIS_PASSWORD="$(random_secret 16)"
+  fi
+  LIVEKIT_API_KEY="${OLD[LIVEKIT_API_KEY]:-}"
+  [[ "$LIVEKIT_API_KEY" =~ ^[A-Za-z0-9_]{3,}$ ]] || LIVEKIT_API_KEY="tally$(random_secret 6)"
+  LIVEKIT_API_SECRET="${OLD[LIVEKIT_API_SECRET]:-}"
+  [[ "$LIVEKIT_API_SECRET" =~ ^[A-Za-z0-9]{32,}$ ]] || LIVEKIT_API_SECRET="$(random_secret 24)"
+}
+
+# prepare_home: the directory layout. DIR is root:tally 0750 so services (user tally) can
+# reach their own files while tally.env (root, 0600) stays root-only.
+prepare_home() {
+  ensure_dir "$HOME_DIR" 750 "root:$TALLY_USER"
+  ensure_dir "$HOME_DIR/run" 755 root
+  ensure_dir "$HOME_DIR/log" 750 "root:$TALLY_USER"
+  ensure_dir "$HOME_DIR/bin" 755 root
+  ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_USER"
+  ensure_dir "$HOME_DIR/redis" 700 "$TALLY_USER"
+}
+
+tally_env_content() {
+  local key host="$NODE_IP"
+  cat <<EOF
+# Tally configuration, written by install.sh. Re-running install.sh keeps the secrets, ports
+# and tunables below; edit tunables here and re-run it (or restart the services).
+TALLY_HOME=$HOME_DIR
+TALLY_PORT=${PORT[api]}
+TALLY_PUBLIC_URL=${TALLY_PUBLIC_URL:-http://$host:${PORT[api]}}
+DATABASE_URL=postgresql://tally:$DB_PASSWORD@127.0.0.1:${PORT[pg]}/tally
+REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:${PORT[redis]}
+LIVEKIT_URL=http://127.0.0.1:${PORT[livekit]}
+LIVEKIT_PUBLIC_URL=${LIVEKIT_PUBLIC_URL:-ws://$host:${PORT[livekit]}}
+LIVEKIT_API_KEY=$LIVEKIT_API_KEY
+LIVEKIT_API_SECRET=$LIVEKIT_API_SECRET
+# The admin key is read from $HOME_DIR/admin.key (TALLY_ADMIN_KEY here would take precedence).
+EOF
+  for key in "${TUNABLE_KEYS[@]}"; do
+    printf '%s=%s\n' "$key" "${OLD[$key]:-${TUNABLE_DEFAULT[$key]}}"
+  done
+  cat <<EOF
+# Installer settings (install.sh reads them on re-runs; the apps ignore them).
+TALLY_NODE_IP=$NODE_IP
+TALLY_OFFLINE=$OFFLINE
+TALLY_PG_PORT=${PORT[pg]}
+TALLY_REDIS_PORT=${PORT[redis]}
+TALLY_LIVEKIT_PORT=${PORT[livekit]}
+TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
+TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
+EOF
+  if [[ ${#OLD_EXTRA[@]} -gt 0 ]]; then
+    echo "# Other settings (kept as found)"
+    printf '%s\n' "${OLD_EXTRA[@]}"
+  fi
+}
+
+livekit_yaml_content() {
+  cat <<EOF
+# livekit-server configuration, written by install.sh (re-running it rewrites this file;
+# keys and ports come from $HOME_DIR/tally.env).
+port: ${PORT[livekit]}
+rtc:
+  tcp_port: ${PORT[rtc-tcp]}
+  # one UDP port multiplexes all media
+  udp_port: ${PORT[rtc-udp]}
+  node_ip: $NODE_IP
+EOF
+  if [[ "$OFFLINE" == 1 ]]; then
+    cat <<EOF
+  use_external_ip: false
+  # never hand clients public STUN servers
+  stun_servers:
+    - 127.0.0.1:3478
+EOF
+  else
+    echo "  use_external_ip: true"
+  fi
+  cat <<EOF
+redis:
+  address: 127.0.0.1:${PORT[redis]}
+  password: $REDIS_PASSWORD
+keys:
+  $LIVEKIT_API_KEY: $LIVEKIT_API_SECRET
+webhook:
+  api_key: $LIVEKIT_API_KEY
+  urls:
+    - http://127.0.0.1:${PORT[api]}/webhooks/livekit
+logging:
+  level: info
+EOF
+}
+
+redis_conf_content() {
+  cat <<EOF
+# redis-server configuration for Tally, written by install.sh.
+bind 127.0.0.1
+protected-mode yes
+port ${PORT[redis]}
+requirepass $REDIS_PASSWORD
+dir $HOME_DIR/redis
+appendonly yes
+appendfsync everysec
+daemonize no
+supervised no
+logfile ""
+EOF
+}
+
+# ensure_admin_key: DIR/admin.key (mode 600) is created once - from TALLY_ADMIN_KEY when set,
+# else generated - and never overwritten.
+ensure_admin_key() {
+  ADMIN_KEY_FILE="$HOME_DIR/admin.key"
+  if [[ -s "$ADMIN_KEY_FILE" ]]; then
+    if [[ -n "${TALLY_ADMIN_KEY:-}" && "$(tr -d '[:space:]' <"$ADMIN_KEY_FILE")" != "$TALLY_ADMIN_KEY" ]]; then
+      die "TALLY_ADMIN_KEY differs from the existing $ADMIN_KEY_FILE, which is never overwritten (delete it first to replace the key)"
+    fi
+    log "    $ADMIN_KEY_FILE: kept"
+    if ! dry; then
+      chown "$TALLY_USER:$TALLY_USER" "$ADMIN_KEY_FILE"
+      chmod 600 "$ADMIN_KEY_FILE"
+    fi
+    return 0
+  fi
+  local key source="generated"
+  if [[ -n "${TALLY_ADMIN_KEY:-}" ]]; then
+    ((${#TALLY_ADMIN_KEY} >= 24)) || die "TALLY_ADMIN_KEY must be at least 24 characters"
+    [[ "$TALLY_ADMIN_KEY" != *[[:space:]]* ]] || die "TALLY_ADMIN_KEY must not contain whitespace"
+    key="$TALLY_ADMIN_KEY" source="from TALLY_ADMIN_KEY"
+  else
+    key="tally_admin_$(random_secret 24)"
+  fi
+  # The api (user tally) reads it at startup.
+  write_file "$ADMIN_KEY_FILE" 600 "$TALLY_USER" <<<"$key"
+  log "    admin key $source"
+}
+
+# install_livekit_binary: copies the provisioned livekit-server into DIR/bin (the service user
+# cannot read root's tool cache). Replaced by rename, so a running server is not disturbed.
+install_livekit_binary() {
+  local src dst="$HOME_DIR/bin/livekit-server"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  src="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s" "$TALLY_BIN_DIR"' _ "$TALLY_REPO")/livekit-server"
+  if [[ -x "$dst" ]] && cmp -s "$src" "$dst"; then
+    log "    $dst: unchanged"
+    return 0
+  fi
+  if dry; then
+    log "    would copy $src to $dst"
+    return 0
+  fi
+  [[ -x "$src" ]] || die "$src is missing: scripts/provision.sh should have built it"
+  cp "$src" "$dst.tmp"
+  chmod 755 "$dst.tmp"
+  mv -f "$dst.tmp" "$dst"
+  log "    installed $dst ($("$dst" --version 2>&1 | head -n1))"
+}
+
+write_config() {
+  prepare_home
+  write_file "$HOME_DIR/tally.env" 600 root < <(tally_env_content)
+  write_file "$HOME_DIR/livekit.yaml" 600 "$TALLY_USER" < <(livekit_yaml_content)
+  write_file "$HOME_DIR/redis/redis.conf" 600 "$TALLY_USER" < <(redis_conf_content)
+  ensure_admin_key
+  install_livekit_binary
+}

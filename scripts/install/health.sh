@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Waits for the API's /healthz and prints where things are. Source it; do not execute it.
+
+HEALTH_TIMEOUT="${TALLY_HEALTH_TIMEOUT:-60}"
+
+api_healthy() {
+  [[ "$(http_status "http://127.0.0.1:${PORT[api]}/healthz")" == 200 ]]
+}
+
+# wait_healthy: GET /healthz must answer 200 within HEALTH_TIMEOUT seconds; otherwise prints
+# what /healthz said and the logs of the services involved, and exits non-zero.
+wait_healthy() {
+  local url="http://127.0.0.1:${PORT[api]}/healthz" start=$SECONDS
+  if dry; then
+    log "    would wait up to ${HEALTH_TIMEOUT}s for GET $url -> 200"
+    return 0
+  fi
+  log "    waiting for GET $url (up to ${HEALTH_TIMEOUT}s) ..."
+  if ! wait_until "$HEALTH_TIMEOUT" "api /healthz" api_healthy; then
+    local body name
+    body="$(curl -s -m 5 "$url" 2>/dev/null || true)"
+    warn "GET $url answered: ${body:-nothing (connection refused or timed out)}"
+    for name in api livekit redis postgres; do
+      # The api's log always; the others when /healthz names them as failing.
+      if [[ "$name" == api || "$body" == *"\"$name\":{\"ok\":false"* ]]; then
+        if [[ "$SERVICE_MODE" == systemd ]]; then
+          journalctl -u "tally-$name.service" -n 40 --no-pager >&2 || true
+        else
+          tail_log "$(log_file "$name")"
+        fi
+      fi
+    done
+    die "the API did not become healthy; services are left running for inspection (stop: ./install.sh --stop --home $HOME_DIR)"
+  fi
+  log "    healthy after $((SECONDS - start))s"
+  if ! wait_until 30 worker worker_ready; then
+    service_fail worker
+  fi
+  log "    worker: running"
+}
+
+print_summary() {
+  local local_url="http://127.0.0.1:${PORT[api]}" public_url
+  public_url="$(sed -n 's/^TALLY_PUBLIC_URL=//p' "$HOME_DIR/tally.env" 2>/dev/null || true)"
+  cat <<EOF
+[install] Tally is running.
+[install]   API:        $local_url   (public: ${public_url:-http://$NODE_IP:${PORT[api]}})
+[install]   Admin key:  $HOME_DIR/admin.key
+[install]   Config:     $HOME_DIR/tally.env, $HOME_DIR/livekit.yaml
+[install]   Logs:       $(if [[ "$SERVICE_MODE" == systemd ]]; then echo "journalctl -u 'tally-*'"; else echo "$HOME_DIR/log/*.log"; fi)
+[install]   Media:      livekit ws://$NODE_IP:${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, udp ${PORT[rtc-udp]} (open these in the firewall)
+[install]   Stop:       ./install.sh --stop --home $HOME_DIR
+[install] Try it:
+  curl -X POST $local_url/v1/apps \\
+    -H "Authorization: Bearer \$(cat $HOME_DIR/admin.key)" \\
+    -H 'Content-Type: application/json' -d '{"name":"my-app"}'
+EOF
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Host preparation: preflight checks, packages and binaries (scripts/provision.sh), npm
+# dependencies, the service user, kernel UDP buffers. Source it; do not execute it.
+
+MIN_NODE_VERSION="20.19"
+SYSCTL_CONF="${TALLY_SYSCTL_CONF:-/etc/sysctl.d/60-tally.conf}"
+UDP_BUFFER_BYTES=16777216
+
+preflight() {
+  if ! dry && [[ "$(id -u)" -ne 0 ]]; then
+    die "run as root (it installs packages, creates the user '$TALLY_USER' and starts services); --dry-run works without"
+  fi
+  command -v dpkg-query >/dev/null 2>&1 || die "this installer supports Debian 12 / Ubuntu hosts only"
+  NODE_BIN="$(command -v node || true)"
+  [[ -n "$NODE_BIN" ]] || die "Node.js >= $MIN_NODE_VERSION is required (not found on PATH)"
+  local version
+  version="$("$NODE_BIN" --version)"
+  version="${version#v}"
+  [[ "$(printf '%s\n%s\n' "$MIN_NODE_VERSION" "$version" | sort -V | head -n1)" == "$MIN_NODE_VERSION" ]] ||
+    die "Node.js >= $MIN_NODE_VERSION is required, found $version at $NODE_BIN"
+  log "    node $version ($NODE_BIN), repository $TALLY_REPO, home $HOME_DIR"
+}
+
+provision_host() {
+  log "    bash scripts/provision.sh (apt packages; livekit-server and lk builds are skipped when current)"
+  if dry; then
+    log "    would run: bash $TALLY_REPO/scripts/provision.sh"
+    return 0
+  fi
+  bash "$TALLY_REPO/scripts/provision.sh" | sed 's/^/[install]     /'
+}
+
+# install_node_deps: `npm install` (the lock cannot list other platforms' optional binaries the
+# registry mirror lacks, so `npm ci` refuses it) when node_modules is missing or older than package-lock.json,
+# then the Prisma client (always: it is quick and follows the schema).
+install_node_deps() {
+  local marker="$TALLY_REPO/node_modules/.package-lock.json"
+  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
+    log "    node_modules missing or stale: npm install"
+    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
+  else
+    log "    node_modules: up to date"
+  fi
+  log "    bash scripts/db-generate.sh"
+  if dry; then
+    log "    would run: bash $TALLY_REPO/scripts/db-generate.sh"
+  else
+    bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
+  fi
+}
+
+ensure_service_user() {
+  if id -u "$TALLY_USER" >/dev/null 2>&1; then
+    log "    user $TALLY_USER: present"
+  else
+    log "    creating system user $TALLY_USER"
+    run useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$TALLY_USER"
+  fi
+  dry && return 0
+  # The services run the code from the checkout as that user.
+  setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- test -r "$TALLY_REPO/apps/api/src/main.ts" ||
+    die "user $TALLY_USER cannot read $TALLY_REPO (a parent directory is private?); put the checkout somewhere like /opt/tally"
+}
+
+# tune_kernel: net.core.rmem_max / wmem_max >= 16 MB for WebRTC media (never lowered),
+# persisted in /etc/sysctl.d. Skipped with the reason where the kernel does not allow it
+# (containers usually mount /proc/sys read-only).
+tune_kernel() {
+  if [[ "$DO_SYSCTL" == 0 ]]; then
+    log "    kernel UDP buffers: skipped (--no-sysctl)"
+    return 0
+  fi
+  local key current error lines=()
+  for key in net.core.rmem_max net.core.wmem_max; do
+    if ! current="$(sysctl -n "$key" 2>&1)"; then
+      log "    kernel UDP buffers: skipped, cannot read $key: $current"
+      return 0
+    fi
+    if ((current >= UDP_BUFFER_BYTES)); then
+      log "    $key = $current (>= $UDP_BUFFER_BYTES, kept)"
+      lines+=("$key = $current")
+      continue
+    fi
+    if dry; then
+      log "    would set $key = $UDP_BUFFER_BYTES (now $current)"
+      lines+=("$key = $UDP_BUFFER_BYTES")
+      continue
+    fi
+    if ! error="$(sysctl -q -w "$key=$UDP_BUFFER_BYTES" 2>&1)"; then
+      log "    kernel UDP buffers: skipped, the kernel refused $key=$UDP_BUFFER_BYTES (${error:-permission denied}; containers cannot change it - set it on the host)"
+      return 0
+    fi
+    log "    $key = $UDP_BUFFER_BYTES (was $current)"
+    lines+=("$key = $UDP_BUFFER_BYTES")
+  done
+  write_file "$SYSCTL_CONF" 644 root < <(
+    echo "# Written by Tally's install.sh: UDP buffers for WebRTC media (livekit-server)."
+    printf '%s\n' "${lines[@]}"
+  )
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Shared helpers for install.sh. Source it; do not execute it.
+# shellcheck disable=SC2034 # globals read by the other scripts/install files
+
+TALLY_INSTALL_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TALLY_REPO="$(cd "$TALLY_INSTALL_LIB/../.." && pwd)"
+# The unprivileged system user every service runs as (initdb refuses root).
+TALLY_USER="${TALLY_USER:-tally}"
+# What a service's environment starts from (services never inherit the installer's environment).
+TALLY_SERVICE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Services in start order; stop goes in reverse.
+TALLY_SERVICES=(postgres redis livekit agent api worker)
+
+DRY_RUN="${DRY_RUN:-0}"
+
+log() { printf '[install] %s\n' "$*"; }
+warn() { printf '[install] WARNING: %s\n' "$*" >&2; }
+die() {
+  printf '[install] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+STEP_NO=0
+step() {
+  STEP_NO=$((STEP_NO + 1))
+  printf '[install] (%d) %s\n' "$STEP_NO" "$*"
+}
+
+dry() { [[ "$DRY_RUN" == 1 ]]; }
+
+# run CMD...: runs a state-changing command, or only prints it with --dry-run.
+run() {
+  if dry; then
+    printf '[install]     would run: %s\n' "${*}"
+  else
+    "$@"
+  fi
+}
+
+# write_file PATH MODE OWNER[:GROUP] < content
+# Atomically writes PATH (temp file + rename) when its content, mode or owner differ.
+# Prints whether it changed anything; with --dry-run only says what it would do.
+write_file() {
+  local path="$1" mode="$2" owner="$3" content
+  content="$(cat)"
+  if [[ -f "$path" ]] && [[ "$(cat "$path")" == "$content" ]] &&
+    [[ "$(stat -c '%a %U:%G' "$path")" == "$mode $(owner_with_group "$owner")" ]]; then
+    log "    $path: unchanged"
+    return 0
+  fi
+  if dry; then
+    log "    would write $path (mode $mode, owner $owner)"
+    return 0
+  fi
+  local tmp
+  tmp="$(mktemp "$path.XXXXXX")"
+  printf '%s\n' "$content" >"$tmp"
+  chmod "$mode" "$tmp"
+  chown "$(owner_with_group "$owner")" "$tmp"
+  mv -f "$tmp" "$path"
+  log "    wrote $path (mode $mode)"
+}
+
+owner_with_group() {
+  if [[ "$1" == *:* ]]; then printf '%s' "$1"; else printf '%s:%s' "$1" "$1"; fi
+}
+
+# ensure_dir PATH MODE OWNER[:GROUP]
+ensure_dir() {
+  local path="$1" mode="$2" owner="$3"
+  if [[ -d "$path" ]] && [[ "$(stat -c '%a %U:%G' "$path")" == "$mode $(owner_with_group "$owner")" ]]; then
+    return 0
+  fi
+  if dry; then
+    log "    would create $path (mode $mode, owner $owner)"
+    return 0
+  fi
+  mkdir -p "$path"
+  chmod "$mode" "$path"
+  chown "$(owner_with_group "$owner")" "$path"
+}
+
+# random_secret BYTES -> 2*BYTES hex characters from /dev/urandom.
+random_secret() {
+  od -An -v -tx1 -N"$1" /dev/urandom | tr -d ' \n'
+}
+
+sha() { sha256sum | cut -c1-16; }
+
+# tcp_port_busy PORT / udp_port_busy PORT -> 0 when something listens on it (any address).
+tcp_port_busy() {
+  if command -v ss >/dev/null 2>&1; then
+    [[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]]
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  fi
+}
+udp_port_busy() {
+  command -v ss >/dev/null 2>&1 || return 1
+  [[ -n "$(ss -Huln "sport = :$1" 2>/dev/null)" ]]
+}
+
+# http_status URL -> prints the HTTP status code (000 when nothing answers).
+http_status() {
+  curl -s -o /dev/null -m 5 -w '%{http_code}' "$1" 2>/dev/null || true
+}
+
+# wait_until SECONDS DESCRIPTION CMD...: polls CMD every 0.5 s; 1 on timeout.
+wait_until() {
+  local timeout="$1" what="$2" deadline
+  shift 2
+  deadline=$((SECONDS + timeout))
+  until "$@"; do
+    if ((SECONDS >= deadline)); then
+      warn "$what: not ready after ${timeout}s"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# tail_log FILE [LINES]: prints the end of a log for a failure report.
+tail_log() {
+  local file="$1" lines="${2:-40}"
+  if [[ -f "$file" ]]; then
+    printf '[install] ---- last %d lines of %s ----\n' "$lines" "$file" >&2
+    tail -n "$lines" "$file" >&2
+    printf '[install] ----\n' >&2
+  else
+    printf '[install] (no log at %s)\n' "$file" >&2
+  fi
+}

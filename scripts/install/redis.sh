@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Tally's own redis-server: config DIR/redis/redis.conf (written by config.sh: bind 127.0.0.1,
+# requirepass, appendonly yes), data in DIR/redis. Source it; do not execute it.
+
+redis_ready() {
+  [[ "$(REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -h 127.0.0.1 -p "${PORT[redis]}" ping 2>/dev/null)" == PONG ]]
+}
+
+start_redis() {
+  service_start redis
+  dry && return 0
+  wait_until 30 redis redis_ready || service_fail redis
+  log "    redis: answering on 127.0.0.1:${PORT[redis]} (appendonly, password in tally.env)"
+}
