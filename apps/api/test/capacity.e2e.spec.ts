@@ -33,6 +33,7 @@ describe('capacity-aware admission', () => {
     const after = (await sut.admin.get<CapacityView>('/v1/capacity')).body;
 
     expect(after.total.allocatable.ramMb).toBeGreaterThan(6000);
+    expect(after.total.baseLoad.ramMb + after.total.allocatable.ramMb).toBe(8192);
     expect(after.total.free.ramMb).toBeLessThan(before.total.free.ramMb);
     expect(after.total.fits['egress.room_composite']).toBeGreaterThanOrEqual(4);
     expect(after.total.fits['egress.room_composite']).toBeLessThanOrEqual(5);

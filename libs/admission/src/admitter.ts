@@ -1,7 +1,9 @@
 import {
   type AppLimits,
   type AppQuotaPolicy,
+  baseLoadOf,
   type CapacityModel,
+  type Load,
   deriveQuotas,
   fits,
   headroom,
@@ -10,6 +12,7 @@ import {
   type Refusal,
   unlimited,
   type WorkloadKind,
+  ZERO_LOAD,
 } from '@tally/capacity';
 import { CapacityLedger } from './capacity-ledger.js';
 
@@ -117,14 +120,15 @@ export class Admitter {
     return decision.ok ? { admitted: true, nodeId: decision.placement.reservation.nodeId } : { admitted: false, refusal: decision.refusal };
   }
 
-  /** Per-node free capacity and how many more of each kind fit there now. */
-  async headroom(): Promise<NodeHeadroom[]> {
+  /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */
+  async headroom(): Promise<(NodeHeadroom & Readonly<{ baseLoad: Load }>)[]> {
     const nodes = await this.pool.schedulableNodes();
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [],
     );
-    return headroom({ nodes, model: this.model, usage });
+    const baseLoads = new Map(nodes.map((n) => [n.id, baseLoadOf(n, this.model)]));
+    return headroom({ nodes, model: this.model, usage }).map((h) => ({ ...h, baseLoad: baseLoads.get(h.nodeId) ?? ZERO_LOAD }));
   }
 
   /** Units the app holds per quota class. */

@@ -87,6 +87,8 @@ export const CapacityView = z
     nodes: z.array(
       z.object({
         nodeId: z.string(),
+        /** What the node spends before any workload (system, livekit-server, redis, …). */
+        baseLoad: LoadView,
         allocatable: LoadView,
         reserved: LoadView,
         free: LoadView,
@@ -95,7 +97,13 @@ export const CapacityView = z
         fits: z.record(z.string(), z.number()),
       }),
     ),
-    total: z.object({ allocatable: LoadView, reserved: LoadView, free: LoadView, fits: z.record(z.string(), z.number()) }),
+    total: z.object({
+      baseLoad: LoadView,
+      allocatable: LoadView,
+      reserved: LoadView,
+      free: LoadView,
+      fits: z.record(z.string(), z.number()),
+    }),
   })
   .meta({ id: 'Capacity' });
 export type CapacityView = z.infer<typeof CapacityView>;

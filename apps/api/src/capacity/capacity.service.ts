@@ -25,6 +25,7 @@ export class CapacityService {
   async pool(): Promise<CapacityView> {
     const nodes = (await this.admitter.headroom()).map((h) => ({
       nodeId: h.nodeId,
+      baseLoad: h.baseLoad,
       allocatable: h.allocatable,
       reserved: h.used,
       free: h.free,
@@ -37,7 +38,16 @@ export class CapacityService {
       nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
     });
     const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
-    return { nodes, total: { allocatable: sum((n) => n.allocatable), reserved: sum((n) => n.reserved), free: sum((n) => n.free), fits } };
+    return {
+      nodes,
+      total: {
+        baseLoad: sum((n) => n.baseLoad),
+        allocatable: sum((n) => n.allocatable),
+        reserved: sum((n) => n.reserved),
+        free: sum((n) => n.free),
+        fits,
+      },
+    };
   }
 
   /** The what-if: would this be admitted now, and if not, which limit says no. Reserves nothing. */
