@@ -1,3 +1,4 @@
+import { WORKLOAD_KINDS } from '@tally/capacity';
 import { z } from 'zod';
 
 /** API field → the capacity model's quota class it limits. */
@@ -39,18 +40,8 @@ export const QuotaOverrides = z.strictObject(
 );
 export type QuotaOverrides = z.infer<typeof QuotaOverrides>;
 
-export const WorkloadKind = z.enum([
-  'stream',
-  'viewer.webrtc',
-  'ingress.rtmp',
-  'ingress.whip',
-  'egress.room_composite',
-  'egress.track_composite',
-  'egress.track',
-  'transcode.cpu',
-  'transcode.nvenc',
-  'camera.mjpeg',
-]);
+/** The capacity model's workload kinds, as the API accepts them. */
+export const WorkloadKind = z.enum(WORKLOAD_KINDS);
 export type WorkloadKind = z.infer<typeof WorkloadKind>;
 
 export const CapacityCheckBody = z
