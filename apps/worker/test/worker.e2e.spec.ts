@@ -17,7 +17,7 @@ describe('worker', () => {
   let reader: ApiClient;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { TALLY_SWEEP_INTERVAL_S: '1' } });
+    stack = await startStack({ env: { TALLY_SWEEP_INTERVAL_S: '3600' } });
   });
   afterAll(async () => {
     await sut?.close();
@@ -40,9 +40,15 @@ describe('worker', () => {
     api = await startApi({ ...stack.config, http: { ...stack.config.http, port: elsewhere } }, { logger: false });
     reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
 
+    // Sweeps are asked for (the schedule is hourly here); a stream is judged once it is 10 s old.
+    let askedAt = 0;
     const ended = await waitFor(
-      'the sweep to end the stream',
+      'a sweep to end the stream',
       async () => {
+        if (Date.now() - askedAt > 1_000) {
+          askedAt = Date.now();
+          expect((await reader.post('/v1/reconcile')).status).toBe(202);
+        }
         const s = (await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
         return s.status === 'ended' ? s : undefined;
       },
@@ -60,7 +66,8 @@ describe('worker', () => {
       expect(await new CapacityLedger(redis).release(stream.id)).toBe(true);
       expect((await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
 
-      await waitFor('the sweep to restore the reservation', async () =>
+      expect((await reader.post<{ jobId: string }>('/v1/reconcile')).status).toBe(202);
+      await waitFor('the sweep asked for to restore the reservation', async () =>
         (await reader.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams === 1 ? true : undefined,
       );
     } finally {

@@ -4,17 +4,29 @@ import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CapacityService } from './capacity.service.js';
+import { ReconcileQueue } from './reconcile.queue.js';
 
 type AppScope = z.infer<typeof AppParams>;
 
 @Controller('v1')
 export class CapacityController {
-  constructor(private readonly capacity: CapacityService) {}
+  constructor(
+    private readonly capacity: CapacityService,
+    private readonly reconcileQueue: ReconcileQueue,
+  ) {}
 
   @Get('capacity')
   @AdminOnly()
   pool(): Promise<CapacityView> {
     return this.capacity.pool();
+  }
+
+  /** A reconciliation sweep now, instead of at the next interval (after an incident, say). */
+  @Post('reconcile')
+  @AdminOnly()
+  @HttpCode(202)
+  async reconcile(): Promise<{ jobId: string }> {
+    return { jobId: await this.reconcileQueue.requestSweep() };
   }
 
   @Post('apps/:appId/capacity/check')

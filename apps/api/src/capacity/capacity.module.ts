@@ -6,6 +6,7 @@ import { RedisConnection } from '../infra/infra.module.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
 import { PoolSourceAdapter } from './pool-source.js';
+import { ReconcileQueue } from './reconcile.queue.js';
 
 /** Admission for every workload kind, and the capacity and usage routes that explain it. */
 @Global()
@@ -22,6 +23,7 @@ import { PoolSourceAdapter } from './pool-source.js';
       inject: [CapacityLedger, PoolSourceAdapter, CONFIG],
     },
     CapacityService,
+    ReconcileQueue,
   ],
   exports: [Admitter, CapacityLedger, NodeRegistry],
 })

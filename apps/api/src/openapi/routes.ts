@@ -169,6 +169,13 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: { 200: CapacityView, 401: ErrorBody },
   },
   {
+    method: 'post',
+    path: '/v1/reconcile',
+    summary: 'Run a reconciliation sweep now (streams and reservations against LiveKit and live nodes)',
+    auth: 'admin',
+    responses: { 202: null, 401: ErrorBody },
+  },
+  {
     method: 'get',
     path: '/v1/nodes',
     summary: "Nodes from their agents' heartbeats: budget, status, reserved",
