@@ -43,12 +43,17 @@ export class Admitter {
   ) {}
 
   async limitsFor(appId: string): Promise<AppLimits> {
-    const policies = await this.pool.appPolicies();
-    const all = policies.some((p) => p.appId === appId) ? policies : [...policies, { appId }];
-    const { limits } = deriveQuotas(await this.pool.liveNodes(), all, { model: this.model });
-    const mine = limits[appId];
+    const mine = (await this.limitsForAll([appId]))[appId];
     if (!mine) throw new Error(`no derived limits for ${appId}`);
     return mine;
+  }
+
+  /** Every app's effective limits in one derivation (the shares depend on all apps at once). */
+  async limitsForAll(include: readonly string[] = []): Promise<Readonly<Record<string, AppLimits>>> {
+    const policies = await this.pool.appPolicies();
+    const known = new Set(policies.map((p) => p.appId));
+    const all = [...policies, ...include.filter((id) => !known.has(id)).map((appId) => ({ appId }))];
+    return deriveQuotas(await this.pool.liveNodes(), all, { model: this.model }).limits;
   }
 
   /** Takes `count` units of `kind` for the app under reservation `id`, or says which limit refused. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Admitter, parseStoredLimits, type StoredLimits } from '@tally/admission';
 import type { AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
+import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
 import { newId } from '../common/ids.js';
 import { NotFoundError } from '../common/domain-error.js';
@@ -21,7 +22,8 @@ export class AppsService {
   }
 
   async list(): Promise<AppView[]> {
-    return Promise.all((await this.apps.list()).map((app) => this.toView(app)));
+    const limits = await this.admitter.limitsForAll();
+    return Promise.all((await this.apps.list()).map((app) => this.toView(app, limits[app.id])));
   }
 
   async get(appId: string): Promise<AppView> {
@@ -51,12 +53,12 @@ export class AppsService {
     return app;
   }
 
-  private async toView(app: App): Promise<AppView> {
+  private async toView(app: App, limits?: AppLimits): Promise<AppView> {
     return {
       id: app.id,
       name: app.name,
       createdAt: app.createdAt.toISOString(),
-      quotas: toQuotaView(await this.admitter.limitsFor(app.id)),
+      quotas: toQuotaView(limits ?? (await this.admitter.limitsFor(app.id))),
       explicitQuotas: toOverridesView(parseStoredLimits(app.limits)),
       usage: { streams: (await this.admitter.appUsage(app.id))['streams'] ?? 0 },
     };
