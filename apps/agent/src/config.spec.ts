@@ -57,7 +57,7 @@ describe(loadAgentConfig.name, () => {
 describe('.env.example', () => {
   it('documents every variable the agent reads', () => {
     const example = readFileSync(join(import.meta.dirname, '..', '..', '..', '.env.example'), 'utf8');
-    const documented = new Set([...example.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]));
+    const documented = new Set([...example.matchAll(/^([A-Z0-9_]+)=/gm)].map((m) => m[1]));
 
     expect(Object.keys(AgentEnvSchema.shape).filter((name) => !documented.has(name))).toEqual([]);
   });

@@ -30,5 +30,24 @@ export const EnvSchema = z.object({
   TALLY_CAPACITY_PROFILE: z.string().min(1).optional(),
   TALLY_STREAM_JOIN_TIMEOUT_S: z.coerce.number().int().min(10).default(300),
   TALLY_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).default(30),
+  TALLY_SECRETS_KEY: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'must be 64 hex characters (32 bytes)')
+    .optional(),
+  TALLY_RECORDINGS_DIR: z.string().min(1).optional(),
+  TALLY_S3_BUCKET: z.string().min(1).optional(),
+  TALLY_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  TALLY_S3_REGION: z.string().min(1).default('us-east-1'),
+  TALLY_S3_ACCESS_KEY: z.string().min(1).optional(),
+  TALLY_S3_SECRET_KEY: z.string().min(1).optional(),
+  TALLY_S3_FORCE_PATH_STYLE: z.stringbool().default(true),
+  TALLY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(20),
+  TALLY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).default(10_000),
+  TALLY_WEBHOOK_MAX_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(6 * 3_600_000),
+  TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -14,6 +14,24 @@ export type Config = Readonly<{
   capacityProfilePath: string | undefined;
   streams: Readonly<{ joinTimeoutS: number }>;
   sweepIntervalS: number;
+  /** Seals secrets Tally must read back (webhook signing secrets); absent, those features refuse to start. */
+  secretsKey: Buffer | undefined;
+  recordings: Readonly<{
+    /** Finished local recordings: `<dir>/<appId>/<recordingId>.<ext>`; egress writes into `<dir>/.incoming/` first. */
+    dir: string;
+    /** When set, egress uploads to this S3-compatible bucket instead of the local directory. */
+    s3: S3Config | undefined;
+  }>;
+  webhooks: Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number; timeoutMs: number }>;
+}>;
+
+export type S3Config = Readonly<{
+  bucket: string;
+  endpoint: string | undefined;
+  region: string;
+  accessKey: string;
+  secretKey: string;
+  forcePathStyle: boolean;
 }>;
 
 export class ConfigError extends Error {}
@@ -48,6 +66,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       joinTimeoutS: e.TALLY_STREAM_JOIN_TIMEOUT_S,
     }),
     sweepIntervalS: e.TALLY_SWEEP_INTERVAL_S,
+    secretsKey: e.TALLY_SECRETS_KEY === undefined ? undefined : Buffer.from(e.TALLY_SECRETS_KEY, 'hex'),
+    recordings: Object.freeze({ dir: e.TALLY_RECORDINGS_DIR ?? join(e.TALLY_HOME, 'recordings'), s3: s3Config(e) }),
+    webhooks: Object.freeze({
+      maxAttempts: e.TALLY_WEBHOOK_MAX_ATTEMPTS,
+      backoffMs: e.TALLY_WEBHOOK_BACKOFF_MS,
+      maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
+      timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
+    }),
+  });
+}
+
+function s3Config(e: Env): S3Config | undefined {
+  if (e.TALLY_S3_BUCKET === undefined) return undefined;
+  if (e.TALLY_S3_ACCESS_KEY === undefined || e.TALLY_S3_SECRET_KEY === undefined) {
+    throw new ConfigError('invalid configuration:\n  TALLY_S3_ACCESS_KEY, TALLY_S3_SECRET_KEY: required when TALLY_S3_BUCKET is set');
+  }
+  return Object.freeze({
+    bucket: e.TALLY_S3_BUCKET,
+    endpoint: e.TALLY_S3_ENDPOINT,
+    region: e.TALLY_S3_REGION,
+    accessKey: e.TALLY_S3_ACCESS_KEY,
+    secretKey: e.TALLY_S3_SECRET_KEY,
+    forcePathStyle: e.TALLY_S3_FORCE_PATH_STYLE,
   });
 }
 

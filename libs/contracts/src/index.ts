@@ -7,3 +7,5 @@ export * from './health.js';
 export * from './jobs.js';
 export * from './nodes.js';
 export * from './quotas.js';
+export * from './recordings.js';
+export * from './webhooks.js';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '@tally/config';
@@ -53,6 +54,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     LIVEKIT_PUBLIC_URL: livekit.wsUrl,
     LIVEKIT_API_KEY: livekit.apiKey,
     LIVEKIT_API_SECRET: livekit.apiSecret,
+    TALLY_SECRETS_KEY: randomBytes(32).toString('hex'),
+    TALLY_RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'tally-recordings-')),
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;

@@ -1,13 +1,14 @@
+import { QUEUES } from '@tally/contracts';
 import { describe, expect, it } from 'vitest';
 import { assertEveryJobHandled, jobKeyByName } from './job-handlers.js';
 
 describe(assertEveryJobHandled.name, () => {
-  it('refuses a handler map that misses a declared job', () => {
-    expect(() => assertEveryJobHandled({})).toThrow(/no handler for job\(s\): reconcileStreams/);
+  it('refuses a handler map that misses a job declared on the queue', () => {
+    expect(() => assertEveryJobHandled(QUEUES.maintenance, {})).toThrow(/no handler for job\(s\) of tally-maintenance: reconcileStreams/);
   });
 
-  it('accepts a complete map', () => {
-    expect(() => assertEveryJobHandled({ reconcileStreams: () => Promise.resolve() })).not.toThrow();
+  it('accepts a map complete for its queue, whatever other queues declare', () => {
+    expect(() => assertEveryJobHandled(QUEUES.maintenance, { reconcileStreams: () => Promise.resolve() })).not.toThrow();
   });
 });
 

@@ -4,13 +4,13 @@ import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
 import { Clock } from '../clock.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
-import { assertEveryJobHandled, type JobHandlers, jobKeyByName } from './job-handlers.js';
+import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
 export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MaintenanceRunner.name);
-  private readonly handlers: JobHandlers;
+  private readonly handlers: JobHandlers<typeof QUEUES.maintenance>;
   private queue: Queue | undefined;
   private worker: Worker | undefined;
 
@@ -25,7 +25,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
         return reconciler.run(clock.now());
       },
     };
-    assertEveryJobHandled(handlers);
+    assertEveryJobHandled(QUEUES.maintenance, handlers);
     this.handlers = handlers;
   }
 
@@ -40,9 +40,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     this.worker = new Worker(
       QUEUES.maintenance,
       async (job) => {
-        const key = jobKeyByName(QUEUES.maintenance, job.name);
-        if (!key) throw new Error(`unknown job ${job.name}`);
-        return this.handlers[key](job.data);
+        return handlerFor(QUEUES.maintenance, this.handlers, job.name)(job.data);
       },
       { connection, concurrency: 1 },
     );

@@ -1,0 +1,60 @@
+import { EGRESS_MODES } from '@tally/capacity';
+import { z } from 'zod';
+import { AppId, RecordingId, StreamId } from './ids.js';
+
+export const RecordingMode = z.enum(EGRESS_MODES);
+export type RecordingMode = z.infer<typeof RecordingMode>;
+
+/** An app's recording setting: `auto` picks a mode per recording, a mode forces it. */
+export const RecordingModeSetting = z.enum(['auto', ...EGRESS_MODES]);
+export type RecordingModeSetting = z.infer<typeof RecordingModeSetting>;
+
+export const RecordingStatus = z.enum(['starting', 'active', 'ending', 'complete', 'failed']);
+export type RecordingStatus = z.infer<typeof RecordingStatus>;
+
+export const StartRecordingBody = z
+  .strictObject({
+    mode: RecordingModeSetting.default('auto'),
+    /** A composition layout (room-composite only): grid, speaker, single-speaker, or a custom template's name. */
+    layout: z
+      .string()
+      .regex(/^[a-z0-9-]{1,40}$/, 'lowercase letters, digits and - only')
+      .optional(),
+  })
+  .meta({ id: 'StartRecordingBody' });
+export type StartRecordingBody = z.infer<typeof StartRecordingBody>;
+
+export const RecordingCodec = z.object({ type: z.enum(['video', 'audio']), codec: z.string() });
+
+export const RecordingView = z
+  .object({
+    id: RecordingId,
+    appId: AppId,
+    streamId: StreamId,
+    mode: RecordingMode,
+    status: RecordingStatus,
+    /** Why this mode was chosen, and what a fallback gave up. */
+    reason: z.string(),
+    layout: z.string().nullable(),
+    /** `local`: a file under the app's recordings directory; `s3`: an object key in the configured bucket. */
+    storage: z.enum(['local', 's3']),
+    location: z.string(),
+    createdAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().nullable(),
+    endedAt: z.iso.datetime().nullable(),
+    durationS: z.number().nullable(),
+    sizeBytes: z.number().int().nullable(),
+    sha256: z.string().nullable(),
+    codecs: z.array(RecordingCodec).nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'Recording' });
+export type RecordingView = z.infer<typeof RecordingView>;
+
+export const RecordingList = z.object({ items: z.array(RecordingView) }).meta({ id: 'RecordingList' });
+export type RecordingList = z.infer<typeof RecordingList>;
+
+export const RecordingListQuery = z.strictObject({ status: RecordingStatus.optional(), streamId: StreamId.optional() });
+export type RecordingListQuery = z.infer<typeof RecordingListQuery>;
+
+export const RecordingParams = z.object({ appId: AppId, recordingId: RecordingId });
