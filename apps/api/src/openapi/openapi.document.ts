@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ROUTES, type RouteSpec } from './routes.js';
+import type { RouteSpec } from './route-spec.js';
+import { ROUTES } from './routes.js';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -26,23 +26,11 @@ import {
   StreamView,
   UpdateAppBody,
 } from '@tally/contracts';
-import type { z } from 'zod';
+import { errors, type RouteSpec } from './route-spec.js';
+import { RECORDING_ROUTES } from './routes.recordings.js';
+import { WEBHOOK_ROUTES } from './routes.webhooks.js';
 
-export type RouteSpec = Readonly<{
-  method: 'get' | 'post' | 'patch' | 'delete';
-  path: string;
-  summary: string;
-  auth: 'admin' | 'app' | 'public' | 'livekit';
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  responses: Readonly<Record<number, z.ZodType | null>>;
-}>;
-
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } as const;
-
-/** Every public route, with the same zod schemas the controllers validate with. */
-export const ROUTES: readonly RouteSpec[] = [
+const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps',
@@ -206,3 +194,6 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: { 200: Health, 503: Health },
   },
 ];
+
+/** Every public route, with the same zod schemas the controllers validate with. */
+export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...WEBHOOK_ROUTES];

@@ -1,0 +1,15 @@
+import { ErrorBody } from '@tally/contracts';
+import type { z } from 'zod';
+
+export type RouteSpec = Readonly<{
+  method: 'get' | 'post' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  auth: 'admin' | 'app' | 'public' | 'livekit';
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  responses: Readonly<Record<number, z.ZodType | null>>;
+}>;
+
+export const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } as const;

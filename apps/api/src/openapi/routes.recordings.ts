@@ -1,0 +1,3 @@
+import type { RouteSpec } from './route-spec.js';
+
+export const RECORDING_ROUTES: readonly RouteSpec[] = [];

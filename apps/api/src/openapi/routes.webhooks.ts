@@ -1,0 +1,3 @@
+import type { RouteSpec } from './route-spec.js';
+
+export const WEBHOOK_ROUTES: readonly RouteSpec[] = [];
