@@ -23,5 +23,21 @@ export default tseslint.config(
     files: ['**/*.spec.ts', '**/test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off', '@typescript-eslint/unbound-method': 'off' },
   },
+  {
+    // The dashboard runs in the browser (DOM types come from its own tsconfig): no Node built-ins,
+    // and the server's packages only as types, so nothing node-only reaches the bundle.
+    files: ['apps/dashboard/src/**/*.{ts,tsx}'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'dashboard code runs in the browser: no Node built-ins' },
+            { group: ['@tally/*'], allowTypeImports: true, message: 'server packages carry node-only code: import their types only' },
+          ],
+        },
+      ],
+    },
+  },
   { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
 );

@@ -21,6 +21,8 @@ source "$here/scripts/install/postgres.sh" # cluster, role, database, migrations
 source "$here/scripts/install/redis.sh"
 # shellcheck source=scripts/install/services.sh
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
+# shellcheck source=scripts/install/egress.sh
+source "$here/scripts/install/egress.sh"   # egress.yaml from the capacity model, the egress service
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
 
@@ -77,7 +79,7 @@ main() {
   step "database migrations"
   migrate_db
 
-  step "livekit-server, api, worker"
+  step "livekit-server, agent, egress, api, worker"
   start_app_services
 
   step "health"

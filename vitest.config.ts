@@ -20,8 +20,8 @@ export default defineConfig({
         plugins: [swcPlugin()],
         test: {
           name: 'unit',
-          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts'],
-          exclude: [...exclude, '**/*.int.spec.ts'],
+          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'apps/dashboard/test/**/*.spec.ts'],
+          exclude: [...exclude, '**/*.int.spec.ts', '**/*.e2e.spec.ts'],
         },
       },
       {
@@ -30,7 +30,8 @@ export default defineConfig({
           name: 'integration',
           include: ['apps/*/src/**/*.int.spec.ts', 'libs/*/src/**/*.int.spec.ts', 'apps/*/test/**/*.e2e.spec.ts'],
           exclude,
-          globalSetup: ['libs/testing/src/global-setup.ts'],
+          // The dashboard's browser tests load the real build from apps/dashboard/dist (built here when stale).
+          globalSetup: ['libs/testing/src/global-setup.ts', 'apps/dashboard/test/build-dashboard.ts'],
           // Each file starts its own Redis and livekit-server; two cores run them one file at a time.
           fileParallelism: false,
           testTimeout: 60_000,

@@ -2,7 +2,9 @@
 # Integration test of ./install.sh on this host (root; background mode, no systemd needed).
 # Installs into a temp home on free non-default ports (never 5432/6379/7880/8080), then checks:
 #   dry run changes nothing; /healthz 200; config files and modes; POST /v1/apps -> 201;
-#   a re-run keeps secrets, data and unchanged services; the supervisor restarts a killed api;
+#   egress answers with a config derived from the capacity model;
+#   a re-run keeps secrets, data and unchanged services; the supervisor restarts a killed api
+#   and an egress that exited by itself;
 #   --stop leaves no process and frees every port; install after --stop brings back the
 #   same data and keys.
 # Exits non-zero on the first failed check (logs of the home are printed). Takes ~1 min.
@@ -59,10 +61,12 @@ redis_port="$(free_port)"
 lk_port="$(free_port)"
 rtc_tcp_port="$(free_port)"
 rtc_udp_port="$(free_port)"
-tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
+egress_port="$(free_port)"
+egress_template_port="$(free_port)"
+tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port" "$egress_port" "$egress_template_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
-  --offline --no-systemd)
+  --egress-port "$egress_port" --egress-template-port "$egress_template_port" --offline --no-systemd)
 base="http://127.0.0.1:$api_port"
 
 cleanup() {
@@ -99,6 +103,12 @@ timed_install() {
 http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
 admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"; }
 healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
+dashboard_is_200() { [[ "$(http_code "$base/dashboard/")" == 200 ]]; }
+egress_is_up() { [[ "$(http_code "http://127.0.0.1:$egress_port/")" == 200 ]]; }
+egress_yaml_has() { grep -qE "$1" "$home/egress.yaml"; }
+# egress_pid: the egress binary (a child of egress-run.sh, which the supervisor started).
+egress_pid() { pgrep -P "$(cat "$home/run/egress.child.pid" 2>/dev/null || echo 0)" -x egress; }
+egress_running() { egress_pid >/dev/null; }
 env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
 file_mode() { [[ "$(stat -c %a "$1")" == "$2" ]]; }
 listening() { [[ -n "$(ss -Htln "sport = :$1")" ]]; }
@@ -113,7 +123,7 @@ eventually() { # eventually SECONDS CMD...
 }
 yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
 app_listed() { [[ "$(admin "$base/v1/apps")" == *"\"id\":\"$app_id\""* ]]; }
-fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
+fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/egress.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
 pid_of() { cat "$home/run/$1.pid"; }
 # home_pids: this home's supervisors and all their descendants (postgres backends included).
 home_pids() {
@@ -138,7 +148,7 @@ alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state"
 # shellcheck disable=SC2009 # ps, not pgrep: the process states are needed
 no_process_mentions_home() { [[ "$(ps -eo stat=,args= | grep -v '^Z' | grep -F -- "$home" | grep -v grep || true)" == "" ]]; }
 
-say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port"
+say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port egress $egress_port/$egress_template_port"
 
 # 1. --dry-run on a new home changes nothing.
 start=$SECONDS
@@ -148,14 +158,16 @@ check "--dry-run created nothing ($((SECONDS - start))s)" test ! -e "$home/dry"
 # 2. Fresh install.
 timed_install first "${install_args[@]}"
 check "GET /healthz answers 200" healthz_is_200
+check "GET /dashboard/ serves the built dashboard" dashboard_is_200
 check "tally.env has mode 600" file_mode "$home/tally.env" 600
 check "admin.key has mode 600" file_mode "$home/admin.key" 600
-for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET; do
+for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY; do
   [[ -n "$(env_value "$key")" ]] || fail "tally.env lacks $key"
 done
 say "ok: tally.env has every required variable"
 check "DATABASE_URL uses the chosen port" grep -q "@127.0.0.1:$pg_port/tally\$" "$home/tally.env"
 check "LIVEKIT_API_SECRET has >= 32 characters" test "$(env_value LIVEKIT_API_SECRET | tr -d '\n' | wc -c)" -ge 32
+check "TALLY_SECRETS_KEY is 64 hex characters" grep -qE '^TALLY_SECRETS_KEY=[0-9a-f]{64}$' "$home/tally.env"
 check "livekit.yaml: one UDP mux port" yaml_has "^  udp_port: $rtc_udp_port\$"
 check "livekit.yaml: rtc.tcp_port" yaml_has "^  tcp_port: $rtc_tcp_port\$"
 check "livekit.yaml: offline (use_external_ip false)" yaml_has '^  use_external_ip: false$'
@@ -166,6 +178,12 @@ check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.con
 check "postgres cluster under DIR/postgres" test -f "$home/postgres/data/PG_VERSION"
 for port in "${tcp_ports[@]}"; do listening "$port" || fail "nothing listens on tcp $port"; done
 check "livekit listens on its UDP mux port" udp_listening "$rtc_udp_port"
+check "egress answers on its health port" egress_is_up
+check "egress process is running" egress_running
+check "egress.yaml has mode 600" file_mode "$home/egress.yaml" 600
+check "egress.yaml: livekit-server through its Redis" egress_yaml_has "\"address\": \"127\\.0\\.0\\.1:$redis_port\""
+check "egress.yaml: admission from the capacity model" egress_yaml_has '"track_composite_cpu_cost": [0-9.e-]+,'
+check "egress.yaml: the chosen health port" egress_yaml_has "\"health_port\": $egress_port,"
 
 # 3. The admin key works.
 response="$(admin -w '\n%{http_code}' -X POST "$base/v1/apps" -H 'Content-Type: application/json' -d '{"name":"x"}')"
@@ -186,12 +204,15 @@ check "--dry-run left config and processes alone" test "$(fingerprint_of_config)
 # 5. Re-run: same secrets, same data; unchanged services keep running, api is restarted.
 admin_key="$(cat "$home/admin.key")"
 lk_secret="$(env_value LIVEKIT_API_SECRET)"
+secrets_key="$(env_value TALLY_SECRETS_KEY)"
 db_url="$(env_value DATABASE_URL)"
-pg_pid="$(pid_of postgres)" api_pid="$(pid_of api)"
+pg_pid="$(pid_of postgres)" api_pid="$(pid_of api)" egress_supervisor="$(pid_of egress)" egress_before="$(egress_pid)"
 timed_install rerun "${install_args[@]}"
 check "healthz 200 after the re-run" healthz_is_200
 check "admin key unchanged" test "$(cat "$home/admin.key")" == "$admin_key"
 check "LiveKit secret unchanged" test "$(env_value LIVEKIT_API_SECRET)" == "$lk_secret"
+check "TALLY_SECRETS_KEY unchanged" test "$(env_value TALLY_SECRETS_KEY)" == "$secrets_key"
+check "egress kept running (same budget, same config)" test "$(pid_of egress)/$(egress_pid)" == "$egress_supervisor/$egress_before"
 check "DATABASE_URL unchanged" test "$(env_value DATABASE_URL)" == "$db_url"
 check "the app is still there" app_listed
 check "postgres kept running (unchanged config)" test "$(pid_of postgres)" == "$pg_pid"
@@ -201,10 +222,15 @@ check "api was restarted" test "$(pid_of api)" != "$api_pid"
 kill -KILL "$(cat "$home/run/api.child.pid")"
 sleep 1
 check "api restarted by its supervisor after kill -9" eventually 45 healthz_is_200
+# egress v1.8.6 shuts itself down after a recording's internal error; SIGTERM makes it exit the same way.
+egress_before="$(egress_pid)"
+kill -TERM "$egress_before"
+egress_replaced() { local pid; pid="$(egress_pid)" && [[ "$pid" != "$egress_before" ]] && egress_is_up; }
+check "egress restarted by its supervisor after it exited by itself" eventually 45 egress_replaced
 
 # 7. --stop stops exactly this home's processes and frees the ports.
 mapfile -t pids < <(home_pids)
-((${#pids[@]} >= 17)) || fail "expected >= 17 processes (6 supervisors, services, postgres helpers), found ${#pids[@]}: ${pids[*]}"
+((${#pids[@]} >= 20)) || fail "expected >= 20 processes (7 supervisors, services, egress-run.sh and PulseAudio, postgres helpers), found ${#pids[@]}: ${pids[*]}"
 start=$SECONDS
 ./install.sh --stop --home "$home" >/dev/null || fail "--stop exited non-zero"
 say "install.sh --stop took $((SECONDS - start))s"
@@ -221,6 +247,7 @@ check "healthz no longer answers" test "$(http_code "$base/healthz")" == 000
 # 8. Install after --stop: same data and keys.
 timed_install after-stop "${install_args[@]}"
 check "healthz 200 after restart" healthz_is_200
+check "egress up after restart" egress_is_up
 check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"
 check "the app survived stop/start" app_listed
 

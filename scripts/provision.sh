@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Provisions a Tally dev/CI host: system packages (apt) and the pinned LiveKit binaries.
+# Provisions a Tally dev/CI host: system packages (apt) and the pinned LiveKit binaries
+# (livekit-server, lk, egress).
 # Idempotent; a second run takes seconds.
 #
 # Usage: bash scripts/provision.sh [--skip-apt] [--force-rebuild]
 #   --skip-apt        do not check/install apt packages (hosts known to have them)
-#   --force-rebuild   rebuild livekit-server and lk even if their stamps match
+#   --force-rebuild   rebuild livekit-server, lk and egress even if their stamps match
 # Afterwards put the tools on PATH:  export PATH="$TALLY_TOOLS_DIR/bin:$PATH"
 set -euo pipefail
 # shellcheck source=scripts/provision/lib.sh
@@ -16,7 +17,7 @@ for arg in "$@"; do
     --skip-apt) skip_apt=1 ;;
     --force-rebuild) export TALLY_FORCE_REBUILD=1 ;;
     -h | --help)
-      sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) die "unknown argument: $arg (see --help)" ;;
@@ -24,14 +25,18 @@ for arg in "$@"; do
 done
 
 total_start=$SECONDS
+skip_apt_arg=()
 if [[ "$skip_apt" == 1 ]]; then
+  skip_apt_arg=(--skip-apt)
   log "system packages: skipped (--skip-apt)"
 else
   bash "$TALLY_PROVISION_DIR/system.sh"
 fi
 bash "$TALLY_PROVISION_DIR/livekit.sh"
+bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
 
 log "done in $(fmt_duration $((SECONDS - total_start)))"
 echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"
 echo "livekit-server: $("$TALLY_BIN_DIR/livekit-server" --version 2>&1)"
 echo "lk: $("$TALLY_BIN_DIR/lk" --version 2>&1)"
+echo "egress: $("$TALLY_BIN_DIR/egress" --version 2>&1)"

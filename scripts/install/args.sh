@@ -5,13 +5,15 @@
 TALLY_USAGE="Usage:
   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline|--online] [--no-systemd]
                [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
-               [--rtc-tcp-port N] [--rtc-udp-port N] [--dry-run]
+               [--rtc-tcp-port N] [--rtc-udp-port N] [--egress-port N]
+               [--egress-template-port N] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
 
 Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
-of its own under DIR, livekit-server, the API and the worker. Re-running keeps every secret,
-the data and the chosen ports; it restarts the API and worker (picking up new code).
+of its own under DIR, livekit-server, the node agent, LiveKit egress (recordings), the API and
+the worker. Re-running keeps every secret, the data and the chosen ports; it restarts the
+agent, API and worker (picking up new code).
 
 Options:
   --home DIR          where config, data and logs live (default \$TALLY_HOME or /var/lib/tally)
@@ -22,16 +24,19 @@ Options:
                       (remembered; --online reverts)
   --no-systemd        run services as supervised background processes even under systemd
   --no-sysctl         leave the kernel UDP buffer sizes alone
-  --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N
-                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP; a taken default port
-                      is replaced by a free one; a taken explicit one is an error).
+  --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N,
+  --egress-port N (egress health), --egress-template-port N (egress web template, localhost)
+                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP, 7890, 7980; a taken
+                      default port is replaced by a free one; a taken explicit one is an error).
                       Also: \$TALLY_PG_PORT \$TALLY_REDIS_PORT \$TALLY_LIVEKIT_PORT
-                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT
+                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_EGRESS_PORT
+                      \$TALLY_EGRESS_TEMPLATE_PORT
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
 
 Environment: TALLY_ADMIN_KEY (>= 24 chars) is used as the admin key when DIR/admin.key does
-not exist yet; otherwise one is generated there once."
+not exist yet; otherwise one is generated there once. TALLY_SECRETS_KEY (64 hex chars) likewise
+seeds the key that seals stored secrets when DIR/tally.env has none yet."
 
 # Results (globals read by the other install files).
 ACTION=install
@@ -48,6 +53,8 @@ declare -A PORT_ARG=(
   [livekit]="${TALLY_LIVEKIT_PORT:-}"
   [rtc-tcp]="${TALLY_RTC_TCP_PORT:-}"
   [rtc-udp]="${TALLY_RTC_UDP_PORT:-}"
+  [egress]="${TALLY_EGRESS_PORT:-}"
+  [egress-template]="${TALLY_EGRESS_TEMPLATE_PORT:-}"
 )
 
 parse_args() {
@@ -60,9 +67,9 @@ parse_args() {
         shift
         ;;
       --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
-      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port)
+      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --egress-port | --egress-template-port)
         need_value "$@"
-        key="${1#--}"            # --rtc-udp-port -> rtc-udp-port
+        key="${1#--}"            # --rtc-udp-port -> rtc-udp-port (--egress-template-port likewise)
         key="${key%port}"        # -> rtc-udp-
         key="${key%-}"           # -> rtc-udp   (--port -> "" -> api)
         PORT_ARG[${key:-api}]="$2"

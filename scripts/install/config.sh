@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Configuration under DIR: tally.env, livekit.yaml, admin.key, the layout of DIR, ports and
-# the media address. Source it; do not execute it.
+# the media address (egress.yaml is rendered later, by scripts/install/egress.sh, once the agent
+# reports this node's budget). Source it; do not execute it.
 #
 # DIR/tally.env is the source of truth on re-runs: secrets, ports, the node IP and tunables
 # found there are kept; only what flags change is rewritten.
 
 declare -A OLD=()          # KEY=VALUE lines of an existing DIR/tally.env
 declare -a OLD_EXTRA=()    # its lines this script does not manage (kept verbatim)
-declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp)
-declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882)
+declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp egress egress-template)
+declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882
+  [egress]=7890 [egress-template]=7980)
 declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS_PORT
-  [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT)
-declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit)
-PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp)
+  [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT
+  [egress]=TALLY_EGRESS_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
+declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
+  [egress]=egress [egress-template]=egress)
+PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
 # libs/config/src/config.schema.ts still declares are written (see tunable_keys).
@@ -21,8 +25,9 @@ declare -A TUNABLE_DEFAULT=([TALLY_HOST]=0.0.0.0 [TALLY_LOG_LEVEL]=info [TALLY_D
 TUNABLE_KEYS=()
 # Everything else install.sh writes into tally.env.
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
-  LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT TALLY_REDIS_PORT
-  TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT)
+  LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
+  TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
+  TALLY_EGRESS_TEMPLATE_PORT)
 
 ENV_FILE=""
 NODE_IP=""
@@ -33,6 +38,8 @@ DB_PASSWORD=""
 REDIS_PASSWORD=""
 LIVEKIT_API_KEY=""
 LIVEKIT_API_SECRET=""
+SECRETS_KEY=""
+SECRETS_KEY_SOURCE=""
 
 # tunable_keys: the keys of TUNABLE_DEFAULT that the config schema still declares.
 tunable_keys() {
@@ -121,7 +128,7 @@ resolve_ports() {
     done
     PORT[$key]="$want"
   done
-  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}"
+  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress ${PORT[egress]} (template ${PORT[egress-template]})"
 }
 
 # detect_node_ip: the source address of the default route. `ip route get` only consults the
@@ -177,6 +184,28 @@ resolve_secrets() {
   [[ "$LIVEKIT_API_KEY" =~ ^[A-Za-z0-9_]{3,}$ ]] || LIVEKIT_API_KEY="tally$(random_secret 6)"
   LIVEKIT_API_SECRET="${OLD[LIVEKIT_API_SECRET]:-}"
   [[ "$LIVEKIT_API_SECRET" =~ ^[A-Za-z0-9]{32,}$ ]] || LIVEKIT_API_SECRET="$(random_secret 24)"
+  resolve_secrets_key
+}
+
+# resolve_secrets_key: TALLY_SECRETS_KEY seals stored secrets (webhook signing secrets): set once
+# - from the environment when given, else generated - and never replaced, since a new key makes
+# every sealed secret unreadable.
+resolve_secrets_key() {
+  local old="${OLD[TALLY_SECRETS_KEY]:-}"
+  if [[ -n "$old" ]]; then
+    [[ "$old" =~ ^[0-9a-f]{64}$ ]] ||
+      die "TALLY_SECRETS_KEY in $ENV_FILE is not 64 lowercase hex characters; fix it by hand (it is never replaced: sealed secrets depend on it)"
+    if [[ -n "${TALLY_SECRETS_KEY:-}" && "$TALLY_SECRETS_KEY" != "$old" ]]; then
+      die "TALLY_SECRETS_KEY differs from the one in $ENV_FILE, which is never replaced (sealed secrets depend on it)"
+    fi
+    SECRETS_KEY="$old" SECRETS_KEY_SOURCE="kept"
+  elif [[ -n "${TALLY_SECRETS_KEY:-}" ]]; then
+    [[ "$TALLY_SECRETS_KEY" =~ ^[0-9a-f]{64}$ ]] || die "TALLY_SECRETS_KEY must be 64 lowercase hex characters (32 bytes)"
+    SECRETS_KEY="$TALLY_SECRETS_KEY" SECRETS_KEY_SOURCE="from TALLY_SECRETS_KEY"
+  else
+    SECRETS_KEY="$(random_secret 32)" SECRETS_KEY_SOURCE="generated"
+  fi
+  log "    secrets key (TALLY_SECRETS_KEY): $SECRETS_KEY_SOURCE"
 }
 
 # prepare_home: the directory layout. DIR is root:tally 0750 so services (user tally) can
@@ -188,6 +217,8 @@ prepare_home() {
   ensure_dir "$HOME_DIR/bin" 755 root
   ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_USER"
   ensure_dir "$HOME_DIR/redis" 700 "$TALLY_USER"
+  # egress's HOME, PulseAudio runtime dir and scratch space (scripts/install/egress-run.sh).
+  ensure_dir "$HOME_DIR/egress" 700 "$TALLY_USER"
 }
 
 tally_env_content() {
@@ -204,6 +235,8 @@ LIVEKIT_URL=http://127.0.0.1:${PORT[livekit]}
 LIVEKIT_PUBLIC_URL=${LIVEKIT_PUBLIC_URL:-ws://$host:${PORT[livekit]}}
 LIVEKIT_API_KEY=$LIVEKIT_API_KEY
 LIVEKIT_API_SECRET=$LIVEKIT_API_SECRET
+# Seals stored secrets (AES-256-GCM). Never change it: what it sealed could not be read anymore.
+TALLY_SECRETS_KEY=$SECRETS_KEY
 # The admin key is read from $HOME_DIR/admin.key (TALLY_ADMIN_KEY here would take precedence).
 EOF
   for key in "${TUNABLE_KEYS[@]}"; do
@@ -218,6 +251,8 @@ TALLY_REDIS_PORT=${PORT[redis]}
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
+TALLY_EGRESS_PORT=${PORT[egress]}
+TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
 EOF
   if [[ ${#OLD_EXTRA[@]} -gt 0 ]]; then
     echo "# Other settings (kept as found)"
@@ -305,12 +340,12 @@ ensure_admin_key() {
   log "    admin key $source"
 }
 
-# install_livekit_binary: copies the provisioned livekit-server into DIR/bin (the service user
-# cannot read root's tool cache). Replaced by rename, so a running server is not disturbed.
-install_livekit_binary() {
-  local src dst="$HOME_DIR/bin/livekit-server"
+# install_tool_binary NAME: copies a provisioned binary (livekit-server, egress) into DIR/bin (the
+# service user cannot read root's tool cache). Replaced by rename, so a running one is not disturbed.
+install_tool_binary() {
+  local name="$1" src dst="$HOME_DIR/bin/$1"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  src="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s" "$TALLY_BIN_DIR"' _ "$TALLY_REPO")/livekit-server"
+  src="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s" "$TALLY_BIN_DIR"' _ "$TALLY_REPO")/$name"
   if [[ -x "$dst" ]] && cmp -s "$src" "$dst"; then
     log "    $dst: unchanged"
     return 0
@@ -332,5 +367,7 @@ write_config() {
   write_file "$HOME_DIR/livekit.yaml" 600 "$TALLY_USER" < <(livekit_yaml_content)
   write_file "$HOME_DIR/redis/redis.conf" 600 "$TALLY_USER" < <(redis_conf_content)
   ensure_admin_key
-  install_livekit_binary
+  install_tool_binary livekit-server
+  # egress execs `egress run-handler` per recording: DIR/bin goes on its PATH (egress-run.sh).
+  install_tool_binary egress
 }

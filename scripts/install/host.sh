@@ -32,7 +32,8 @@ provision_host() {
 
 # install_node_deps: `npm install` (the lock cannot list other platforms' optional binaries the
 # registry mirror lacks, so `npm ci` refuses it) when node_modules is missing or older than package-lock.json,
-# then the Prisma client (always: it is quick and follows the schema).
+# then the Prisma client (always: it is quick and follows the schema) and the dashboard build
+# (served at /dashboard).
 install_node_deps() {
   local marker="$TALLY_REPO/node_modules/.package-lock.json"
   if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
@@ -47,6 +48,8 @@ install_node_deps() {
   else
     bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
   fi
+  log "    npm run build:dashboard"
+  run bash -c 'cd "$1" && npm run --silent build:dashboard >/dev/null' _ "$TALLY_REPO"
 }
 
 ensure_service_user() {

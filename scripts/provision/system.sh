@@ -22,6 +22,7 @@ TALLY_APT_PACKAGES=(
   ffmpeg
   portaudio19-dev
   libasound2-dev
+  chromium fonts-liberation # the dashboard's browser tests (playwright-core drives Debian's Chromium)
 )
 
 log "system packages: ${TALLY_APT_PACKAGES[*]}"

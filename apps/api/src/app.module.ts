@@ -1,16 +1,19 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { Config } from '@tally/config';
+import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { CapacityModule } from './capacity/capacity.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
+import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { NodesModule } from './nodes/nodes.module.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
+import { RecordingsModule } from './recordings/recordings.module.js';
 import { StreamsModule } from './streams/streams.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -27,8 +30,11 @@ export class ApiModule {
         AppsModule,
         KeysModule,
         StreamsModule,
+        RecordingsModule,
         WebhooksModule,
+        AppWebhooksModule,
         HealthModule,
+        DashboardModule,
       ],
       controllers: [OpenApiController],
       providers: [

@@ -22,15 +22,17 @@ const SAMPLE_RATE = 48_000;
 export type Publisher = Readonly<{ room: Room; stop(): Promise<void> }>;
 
 /** A real LiveKit participant joining with a given token and publishing generated video and audio. */
-export async function joinAndPublish(url: string, token: string): Promise<Publisher> {
+export async function joinAndPublish(url: string, token: string, options: { video?: boolean } = {}): Promise<Publisher> {
   const room = new Room();
   await room.connect(url, token, { autoSubscribe: false, dynacast: false });
   const video = new VideoSource(WIDTH, HEIGHT);
   const audio = new AudioSource(SAMPLE_RATE, 1);
-  await room.localParticipant!.publishTrack(
-    LocalVideoTrack.createVideoTrack('camera', video),
-    new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA, simulcast: false }),
-  );
+  if (options.video !== false) {
+    await room.localParticipant!.publishTrack(
+      LocalVideoTrack.createVideoTrack('camera', video),
+      new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA, simulcast: false }),
+    );
+  }
   await room.localParticipant!.publishTrack(
     LocalAudioTrack.createAudioTrack('microphone', audio),
     new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),

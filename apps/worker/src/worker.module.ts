@@ -5,10 +5,13 @@ import { PrismaService } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { Redis } from 'ioredis';
+import { WebhookOutbox } from '@tally/webhooks';
 import { Clock } from './clock.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
+import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
+import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
 const REDIS = Symbol('redis');
 
@@ -17,6 +20,9 @@ export class WorkerModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: WorkerModule,
+      // Global, so the feature modules it imports share its adapters.
+      global: true,
+      imports: [RecordingsWorkerModule],
       providers: [
         { provide: CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
@@ -42,7 +48,9 @@ export class WorkerModule {
         ReconcileRepository,
         StreamsReconciler,
         MaintenanceRunner,
+        ...webhooksProviders(config),
       ],
+      exports: [CONFIG, PrismaService, CapacityLedger, Admitter, NodeRegistry, Clock, WebhookOutbox],
     };
   }
 }

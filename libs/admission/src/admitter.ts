@@ -39,7 +39,7 @@ export class Admitter {
   constructor(
     private readonly ledger: CapacityLedger,
     private readonly pool: PoolSource,
-    private readonly model: CapacityModel,
+    readonly model: CapacityModel,
   ) {}
 
   async limitsFor(appId: string): Promise<AppLimits> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { admit, type PoolState } from './admission.js';
 import type { AppLimits } from './app-limits.js';
 import { DEFAULT_NODE_BUDGET, type NodeBudget } from './budget.js';
-import { chooseEgressMode, planRecording, type RecordingRequest, type RecordingShape } from './egress-mode.js';
+import { chooseEgressMode, planRecording, recordingCandidates, type RecordingRequest, type RecordingShape } from './egress-mode.js';
 import { DEFAULT_MODEL } from './model.js';
 import { baseLoadOf } from './pool.js';
 import { EMPTY_USAGE } from './usage.js';
@@ -98,5 +98,39 @@ describe(planRecording.name, () => {
       record({ shape: { publishers: 2, videoTracks: 2, audioTracks: 2 }, policy: { mode: 'track', allowFallback: true } }),
     );
     expect(sut).toMatchObject({ ok: false, code: 'egress_mode_unsupported' });
+  });
+});
+
+describe(recordingCandidates.name, () => {
+  it('offers only the chosen mode when the app does not allow falling back', () => {
+    expect(recordingCandidates(DEFAULT_MODEL, { ...solo, layout: 'grid' }, { mode: 'auto', allowFallback: false })).toEqual({
+      ok: true,
+      candidates: [{ mode: 'room_composite', reason: 'auto: the layout "grid" needs composing' }],
+    });
+  });
+
+  it('falls back from Chrome to track-composite for one publisher, saying the layout is lost', () => {
+    const result = recordingCandidates(DEFAULT_MODEL, { ...solo, layout: 'grid' }, { mode: 'auto', allowFallback: true });
+    expect(result.ok && result.candidates.map((c) => [c.mode, c.fellBackFrom])).toEqual([
+      ['room_composite', undefined],
+      ['track_composite', 'room_composite'],
+    ]);
+    expect(result.ok && result.candidates[1]?.reason).toBe('room_composite refused; fell back to track_composite without the layout');
+  });
+
+  it('has nothing cheaper to offer two publishers than room-composite', () => {
+    const result = recordingCandidates(
+      DEFAULT_MODEL,
+      { publishers: 2, videoTracks: 2, audioTracks: 2 },
+      { mode: 'auto', allowFallback: true },
+    );
+    expect(result.ok && result.candidates.map((c) => c.mode)).toEqual(['room_composite']);
+  });
+
+  it('refuses a forced mode that cannot record the room, with the reason', () => {
+    expect(recordingCandidates(DEFAULT_MODEL, solo, { mode: 'track', allowFallback: true })).toEqual({
+      ok: false,
+      reason: "track (forced by the app's setting) cannot record one publisher with 1 video and 1 audio track(s)",
+    });
   });
 });

@@ -36,15 +36,22 @@ export function canRecord(mode: EgressMode, shape: RecordingShape): boolean {
 
 export type ModeChoice = Readonly<{ ok: true; mode: EgressMode; reason: string }> | Readonly<{ ok: false; reason: string }>;
 
-export function chooseEgressMode(shape: RecordingShape, setting: EgressModeSetting = 'auto'): ModeChoice {
+/** Who forced a mode, for the reason text: the app's setting unless said otherwise. */
+export type ModeSource = 'the request' | "the app's setting";
+
+export function chooseEgressMode(
+  shape: RecordingShape,
+  setting: EgressModeSetting = 'auto',
+  forcedBy: ModeSource = "the app's setting",
+): ModeChoice {
   const counts = { publishers: shape.publishers, videoTracks: shape.videoTracks, audioTracks: shape.audioTracks };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   }
   if (setting !== 'auto') {
     return canRecord(setting, shape)
-      ? { ok: true, mode: setting, reason: `${setting} forced by the app's setting` }
-      : { ok: false, reason: `${setting} (forced by the app's setting) cannot record ${describe(shape)}` };
+      ? { ok: true, mode: setting, reason: `${setting} forced by ${forcedBy}` }
+      : { ok: false, reason: `${setting} (forced by ${forcedBy}) cannot record ${describe(shape)}` };
   }
   if (shape.layout !== undefined) {
     return { ok: true, mode: 'room_composite', reason: `auto: the layout "${shape.layout}" needs composing` };
@@ -61,7 +68,7 @@ export function chooseEgressMode(shape: RecordingShape, setting: EgressModeSetti
   return { ok: true, mode: 'room_composite', reason: `auto: ${describe(shape)} needs composing` };
 }
 
-export type RecordingPolicy = Readonly<{ mode: EgressModeSetting; allowFallback: boolean }>;
+export type RecordingPolicy = Readonly<{ mode: EgressModeSetting; allowFallback: boolean; forcedBy?: ModeSource }>;
 
 export type RecordingRequest = Readonly<{
   appId: string;
@@ -76,13 +83,41 @@ export type RecordingPlan =
   | Readonly<{ ok: false; code: 'egress_mode_unsupported'; reason: string }>
   | Readonly<{ ok: false; code: 'refused'; refusal: Refusal; reason: string }>;
 
+export type ModeCandidate = Readonly<{ mode: EgressMode; reason: string; fellBackFrom?: EgressMode }>;
+
+/**
+ * The modes to try, in order: the chosen one, then (when the app allows falling back) each cheaper
+ * mode that can still record the room, dearest first. Each says why it would be used.
+ */
+export function recordingCandidates(
+  model: CapacityModel,
+  shape: RecordingShape,
+  policy: RecordingPolicy,
+): Readonly<{ ok: true; candidates: readonly ModeCandidate[] }> | Readonly<{ ok: false; reason: string }> {
+  const choice = chooseEgressMode(shape, policy.mode, policy.forcedBy);
+  if (!choice.ok) return { ok: false, reason: choice.reason };
+  const first: ModeCandidate = { mode: choice.mode, reason: choice.reason };
+  if (!policy.allowFallback) return { ok: true, candidates: [first] };
+  const cheaper = EGRESS_MODES.filter((m) => canRecord(m, shape) && isCheaper(model, m, choice.mode)).sort(
+    (a, b) => Number(isCheaper(model, a, b)) - Number(isCheaper(model, b, a)),
+  );
+  const lost = shape.layout !== undefined && choice.mode === 'room_composite' ? ' without the layout' : '';
+  return {
+    ok: true,
+    candidates: [
+      first,
+      ...cheaper.map((mode) => ({ mode, fellBackFrom: choice.mode, reason: `${choice.mode} refused; fell back to ${mode}${lost}` })),
+    ],
+  };
+}
+
 /**
  * Picks the recording's mode and admits it. When the mode is refused and the app allows it, the
  * dearest cheaper mode that can still record the room is tried, and the reason says what was lost.
  */
 export function planRecording(pool: PoolState, request: RecordingRequest): RecordingPlan {
-  const choice = chooseEgressMode(request.shape, request.policy.mode);
-  if (!choice.ok) return { ok: false, code: 'egress_mode_unsupported', reason: choice.reason };
+  const options = recordingCandidates(pool.model, request.shape, request.policy);
+  if (!options.ok) return { ok: false, code: 'egress_mode_unsupported', reason: options.reason };
 
   const attempt = (mode: EgressMode) =>
     fits(pool, {
@@ -92,24 +127,20 @@ export function planRecording(pool: PoolState, request: RecordingRequest): Recor
       ...(request.nodeId === undefined ? {} : { nodeId: request.nodeId }),
     });
 
-  const first = attempt(choice.mode);
-  if (first.ok) return { ok: true, mode: choice.mode, placement: first.placement, reason: choice.reason };
-  const refused = `${choice.mode} refused: ${explain(first.refusal)}`;
-  if (!request.policy.allowFallback) return { ok: false, code: 'refused', refusal: first.refusal, reason: refused };
-
-  const cheaper = EGRESS_MODES.filter((m) => canRecord(m, request.shape) && isCheaper(pool.model, m, choice.mode)).sort(
-    (a, b) => Number(isCheaper(pool.model, a, b)) - Number(isCheaper(pool.model, b, a)),
-  );
-  for (const mode of cheaper) {
-    const next = attempt(mode);
+  const [chosen, ...fallbacks] = options.candidates;
+  if (!chosen) throw new Error('no candidate mode');
+  const first = attempt(chosen.mode);
+  if (first.ok) return { ok: true, mode: chosen.mode, placement: first.placement, reason: chosen.reason };
+  const refused = `${chosen.mode} refused: ${explainRefusal(first.refusal)}`;
+  for (const candidate of fallbacks) {
+    const next = attempt(candidate.mode);
     if (!next.ok) continue;
-    const lost = request.shape.layout !== undefined && choice.mode === 'room_composite' ? ' without the layout' : '';
     return {
       ok: true,
-      mode,
+      mode: candidate.mode,
       placement: next.placement,
-      fellBackFrom: choice.mode,
-      reason: `${refused}; fell back to ${mode}${lost}`,
+      fellBackFrom: chosen.mode,
+      reason: candidate.reason.replace(`${chosen.mode} refused`, refused),
     };
   }
   return { ok: false, code: 'refused', refusal: first.refusal, reason: refused };
@@ -122,7 +153,8 @@ function isCheaper(model: CapacityModel, a: EgressMode, b: EgressMode): boolean 
   return ca.ramMb !== cb.ramMb ? ca.ramMb < cb.ramMb : ca.cpuMillicores < cb.cpuMillicores;
 }
 
-function explain(r: Refusal): string {
+/** One line naming the limit and the figures, for reasons and logs. */
+export function explainRefusal(r: Refusal): string {
   return `${r.resource} (used ${r.used} + requested ${r.requested} > limit ${r.limit})`;
 }
 

@@ -11,3 +11,5 @@ export * from './admission.js';
 export * from './headroom.js';
 export * from './quotas.js';
 export * from './egress-mode.js';
+export * from './egress-config.js';
+export * from './egress-service-config.js';

@@ -1,16 +1,31 @@
 import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
+import { RecordingModeSetting } from './recordings.js';
 
 const name = z.string().trim().min(1).max(100);
+
+/** Where the app's webhooks are POSTed: an absolute http(s) URL. */
+export const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
 
 export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
+/** Fields only the admin key may change; an app's own key may change the others. */
+export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas'] as const;
+
 export const UpdateAppBody = z
   .strictObject({
+    /** Admin only. */
     name: name.optional(),
+    /** Admin only. */
     quotas: QuotaOverrides.optional(),
+    /** Where webhooks go; null stops them (events are still recorded). */
+    webhookUrl: WebhookUrl.nullable().optional(),
+    /** `auto` picks an egress mode per recording; a mode forces it. */
+    recordingMode: RecordingModeSetting.optional(),
+    /** Whether a recording whose mode does not fit may fall back to a cheaper mode. */
+    recordingFallback: z.boolean().optional(),
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -24,6 +39,11 @@ export const AppView = z
     /** The limits the operator set; the others are the app's share of the node pool. */
     explicitQuotas: QuotaOverrides,
     usage: z.object({ streams: z.number().int() }),
+    webhookUrl: z.string().nullable(),
+    /** Whether a webhook signing secret was set; the secret itself is shown only when rotated. */
+    webhookSecretSet: z.boolean(),
+    recordingMode: RecordingModeSetting,
+    recordingFallback: z.boolean(),
   })
   .meta({ id: 'App' });
 export type AppView = z.infer<typeof AppView>;

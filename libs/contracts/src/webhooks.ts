@@ -51,6 +51,7 @@ export const WebhookDeliveryView = z
 export type WebhookDeliveryView = z.infer<typeof WebhookDeliveryView>;
 
 export const WebhookDeliveryList = z.object({ items: z.array(WebhookDeliveryView) }).meta({ id: 'WebhookDeliveryList' });
+export type WebhookDeliveryList = z.infer<typeof WebhookDeliveryList>;
 
 export const WebhookDeliveryListQuery = z.strictObject({
   status: WebhookDeliveryStatus.optional(),
@@ -62,3 +63,4 @@ export const WebhookDeliveryParams = z.object({ appId: AppId, deliveryId: Webhoo
 
 /** Shown once, when rotated. */
 export const WebhookSecretView = z.object({ secret: z.string() }).meta({ id: 'WebhookSecret' });
+export type WebhookSecretView = z.infer<typeof WebhookSecretView>;

@@ -2,3 +2,4 @@ export * from './livekit.types.js';
 export * from './room.client.js';
 export * from './tokens.js';
 export * from './webhook.verifier.js';
+export * from './egress.client.js';

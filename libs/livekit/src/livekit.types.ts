@@ -1,10 +1,49 @@
 export type LivekitCredentials = Readonly<{ url: string; apiKey: string; apiSecret: string }>;
 
+export type PublishedTrack = Readonly<{ sid: string; kind: 'audio' | 'video'; mimeType: string }>;
+
 export type ParticipantSummary = Readonly<{
   identity: string;
   /** Tracks this participant currently publishes. */
   publishedTracks: number;
+  tracks: readonly PublishedTrack[];
 }>;
+
+export type EgressState = 'starting' | 'active' | 'ending' | 'complete' | 'failed' | 'aborted' | 'limit_reached';
+
+/** What Tally reads from LiveKit's EgressInfo. */
+export type EgressSummary = Readonly<{
+  egressId: string;
+  room: string;
+  /** The path or object key the egress was asked to write (names the recording it belongs to). */
+  requestedPath: string | undefined;
+  state: EgressState;
+  /** LiveKit's error text for failed / aborted egresses. */
+  error: string | undefined;
+  startedAt: Date | undefined;
+  endedAt: Date | undefined;
+  /** The output file, once egress knows it: where it is, seconds, bytes. */
+  file: Readonly<{ location: string; durationS: number; sizeBytes: number }> | undefined;
+}>;
+
+/** Where an egress writes: a path on the egress host, or an object in an S3-compatible bucket. */
+export type EgressDestination =
+  | Readonly<{ kind: 'file'; path: string }>
+  | Readonly<{
+      kind: 's3';
+      key: string;
+      bucket: string;
+      region: string;
+      endpoint: string | undefined;
+      accessKey: string;
+      secretKey: string;
+      forcePathStyle: boolean;
+    }>;
+
+export type EgressRequest =
+  | Readonly<{ mode: 'track_composite'; room: string; videoTrackSid: string | undefined; audioTrackSid: string | undefined }>
+  | Readonly<{ mode: 'track'; room: string; trackSid: string }>
+  | Readonly<{ mode: 'room_composite'; room: string; layout: string }>;
 
 export type RoomSummary = Readonly<{ name: string; participants: number; publishers: number }>;
 
@@ -15,6 +54,8 @@ export type LivekitEvent = Readonly<{
   event: string;
   room: string | undefined;
   participantIdentity: string | undefined;
+  /** Set on egress_started / egress_updated / egress_ended. */
+  egress: EgressSummary | undefined;
   createdAt: Date;
 }>;
 

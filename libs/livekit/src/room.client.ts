@@ -1,4 +1,4 @@
-import { RoomServiceClient, TwirpError } from 'livekit-server-sdk';
+import { RoomServiceClient, TrackType, TwirpError } from 'livekit-server-sdk';
 import type { LivekitCredentials, ParticipantSummary, RoomSummary } from './livekit.types.js';
 
 /** The adapter in front of LiveKit's RoomService. */
@@ -36,7 +36,14 @@ export class LivekitRoomClient {
   async listParticipants(room: string): Promise<ParticipantSummary[]> {
     try {
       const participants = await this.client.listParticipants(room);
-      return participants.map((p) => ({ identity: p.identity, publishedTracks: p.tracks.length }));
+      return participants.map((p) => ({
+        identity: p.identity,
+        publishedTracks: p.tracks.length,
+        tracks: p.tracks.flatMap((t) => {
+          const kind = t.type === TrackType.AUDIO ? 'audio' : t.type === TrackType.VIDEO ? 'video' : undefined;
+          return kind ? [{ sid: t.sid, kind, mimeType: t.mimeType } as const] : [];
+        }),
+      }));
     } catch (error) {
       if (isNotFound(error)) return [];
       throw error;

@@ -1,4 +1,5 @@
 import { WebhookReceiver } from 'livekit-server-sdk';
+import { summarise } from './egress.client.js';
 import type { LivekitCredentials, LivekitEvent } from './livekit.types.js';
 
 export class InvalidWebhookError extends Error {}
@@ -23,8 +24,9 @@ export class LivekitWebhookVerifier {
     return {
       id: event.id,
       event: event.event,
-      room: event.room?.name || undefined,
+      room: event.room?.name || event.egressInfo?.roomName || undefined,
       participantIdentity: event.participant?.identity || undefined,
+      egress: event.egressInfo ? summarise(event.egressInfo) : undefined,
       createdAt: new Date(Number(event.createdAt) * 1000),
     };
   }

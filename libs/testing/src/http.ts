@@ -27,6 +27,14 @@ export class ApiClient {
     return this.request<T>('DELETE', path);
   }
 
+  /** The unparsed response, for files and redirects. */
+  raw(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(this.baseUrl + path, {
+      headers: { ...(this.key ? { authorization: `Bearer ${this.key}` } : {}), ...headers },
+      redirect: 'manual',
+    });
+  }
+
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const response = await fetch(this.baseUrl + path, {
       method,

@@ -1,5 +1,6 @@
 export * from './child.js';
 export * from './database.js';
+export * from './egress.js';
 export * from './http.js';
 export * from './livekit.js';
 export * from './ports.js';

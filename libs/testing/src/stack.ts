@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import type { Child } from './child.js';
 import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
+import { startEgress } from './egress.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
@@ -23,13 +24,19 @@ export type TestStack = Readonly<{
   /** The node the stack's agent heartbeats: the default 8 vCPU / 8 GB origin of the capacity model. */
   nodeId: string;
   agent: Child;
+  /** LiveKit egress, when started with `egress: true`; supervised (restarted when it exits on its own). */
+  egress?: Child;
   stop(): Promise<void>;
 }>;
 
 /** The agent's budget overrides: the figures the capacity model's defaults are stated for. */
 export const TEST_NODE_BUDGET = { TALLY_NODE_CPU_MILLICORES: '8000', TALLY_NODE_RAM_MB: '8192', TALLY_NODE_NIC_MBPS: '1000' } as const;
 
-export type StackOptions = Readonly<{ env?: Record<string, string> }>;
+export type StackOptions = Readonly<{
+  env?: Record<string, string>;
+  /** Also run LiveKit egress, its admission derived from TEST_NODE_BUDGET like the agent's node. */
+  egress?: boolean;
+}>;
 
 /**
  * Real Postgres (a fresh database), Redis and livekit-server for one test file.
@@ -42,6 +49,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const apiPort = await freePort();
   const nodeIp = process.env['TALLY_TEST_NODE_IP'] ?? '127.0.0.1';
   const livekit = await startLivekit({ redisUrl: redis.url, nodeIp, webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit` });
+  const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
     TALLY_HOME: '/nonexistent',
@@ -68,8 +76,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     livekit,
     nodeId,
     agent,
+    ...(egress === undefined ? {} : { egress }),
     async stop() {
       await agent.stop();
+      await egress?.stop();
       await livekit.stop();
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);

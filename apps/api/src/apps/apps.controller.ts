@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { AppList, AppParams, type AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
 import { z } from 'zod';
-import { AdminOnly } from '../auth/principal.js';
+import { AdminOnly, CurrentPrincipal, type Principal } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppsService } from './apps.service.js';
 
@@ -28,10 +28,14 @@ export class AppsController {
     return this.apps.get(params.appId);
   }
 
+  /** The app's own key may set its webhook URL and recording settings; name and quotas need the admin key. */
   @Patch(':appId')
-  @AdminOnly()
-  update(@Param(new ZodPipe(AppParams)) params: Params, @Body(new ZodPipe(UpdateAppBody)) body: UpdateAppBody): Promise<AppView> {
-    return this.apps.update(params.appId, body);
+  update(
+    @Param(new ZodPipe(AppParams)) params: Params,
+    @Body(new ZodPipe(UpdateAppBody)) body: UpdateAppBody,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<AppView> {
+    return this.apps.update(params.appId, body, principal);
   }
 
   @Delete(':appId')

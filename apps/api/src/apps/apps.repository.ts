@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
+import type { RecordingModeSetting } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
 import { type StoredLimits, toAppPolicy } from '@tally/admission';
+
+export type AppChanges = {
+  name?: string;
+  limits?: StoredLimits;
+  webhookUrl?: string | null;
+  recordingMode?: RecordingModeSetting;
+  recordingFallback?: boolean;
+};
 
 @Injectable()
 export class AppsRepository {
@@ -19,7 +28,7 @@ export class AppsRepository {
     return this.prisma.app.findUnique({ where: { id: appId } });
   }
 
-  async update(appId: string, changes: { name?: string; limits?: StoredLimits }): Promise<App | null> {
+  async update(appId: string, changes: AppChanges): Promise<App | null> {
     const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
     return count === 0 ? null : this.find(appId);
   }

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { Admitter, parseStoredLimits, type StoredLimits } from '@tally/admission';
-import type { AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
+import { Admitter, parseStoredLimits } from '@tally/admission';
+import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type UpdateAppBody } from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
+import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
-import { NotFoundError } from '../common/domain-error.js';
+import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, toOverridesView, toQuotaView } from './app-limits.js';
-import { AppsRepository } from './apps.repository.js';
+import { type AppChanges, AppsRepository } from './apps.repository.js';
 
 @Injectable()
 export class AppsService {
@@ -30,11 +31,21 @@ export class AppsService {
     return this.toView(await this.require(appId));
   }
 
-  async update(appId: string, body: UpdateAppBody): Promise<AppView> {
+  /** The admin changes anything; an app's own key only its webhook URL and recording settings. */
+  async update(appId: string, body: UpdateAppBody, by: Principal): Promise<AppView> {
+    if (by.kind === 'app') {
+      const denied = ADMIN_ONLY_APP_FIELDS.filter((field) => body[field] !== undefined);
+      if (denied.length > 0) {
+        throw new DomainError('forbidden', `only the admin key may change ${denied.join(', ')}`, { fields: denied });
+      }
+    }
     const current = await this.require(appId);
-    const changes: { name?: string; limits?: StoredLimits } = {};
+    const changes: AppChanges = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
+    if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
+    if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
+    if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
     const app = await this.apps.update(appId, changes);
     if (!app) throw new NotFoundError('app');
     return this.toView(app);
@@ -61,6 +72,10 @@ export class AppsService {
       quotas: toQuotaView(limits ?? (await this.admitter.limitsFor(app.id))),
       explicitQuotas: toOverridesView(parseStoredLimits(app.limits)),
       usage: { streams: (await this.admitter.appUsage(app.id))['streams'] ?? 0 },
+      webhookUrl: app.webhookUrl,
+      webhookSecretSet: app.webhookSecret !== null,
+      recordingMode: app.recordingMode,
+      recordingFallback: app.recordingFallback,
     };
   }
 }

@@ -1,7 +1,8 @@
-import { type DynamicModule, Global, Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
+import { type DynamicModule, Global, Inject, Injectable, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient, LivekitWebhookVerifier } from '@tally/livekit';
+import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { Clock } from '../common/clock.js';
 
@@ -31,8 +32,19 @@ export class InfraModule {
         { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         Clock,
+        { provide: DeliveryQueue, useFactory: () => new DeliveryQueue(config.redisUrl) },
+        {
+          provide: WebhookOutbox,
+          useFactory: (queue: DeliveryQueue) => new WebhookOutbox(queue, { onFlushError }),
+          inject: [DeliveryQueue],
+        },
       ],
-      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock],
+      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock, WebhookOutbox],
     };
   }
+}
+
+/** Queueing after commit failed: the delivery row is pending, so the worker's outbox sweep queues it later. */
+function onFlushError(error: unknown, deliveryIds: readonly string[]): void {
+  new Logger(WebhookOutbox.name).warn(`queueing ${deliveryIds.length} webhook deliveries failed, the sweep will: ${String(error)}`);
 }

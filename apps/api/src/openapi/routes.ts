@@ -51,11 +51,11 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'patch',
     path: '/v1/apps/{appId}',
-    summary: 'Rename an app or set its quotas',
-    auth: 'admin',
+    summary: "Change an app: name and quotas (admin key only), webhook URL and recording settings (admin or the app's key)",
+    auth: 'app',
     params: AppParams,
     body: UpdateAppBody,
-    responses: { 200: AppView, ...errors },
+    responses: { 200: AppView, ...errors, 403: ErrorBody },
   },
   {
     method: 'delete',

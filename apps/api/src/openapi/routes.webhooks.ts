@@ -1,3 +1,38 @@
-import type { RouteSpec } from './route-spec.js';
+import {
+  AppParams,
+  ErrorBody,
+  WebhookDeliveryList,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryParams,
+  WebhookDeliveryView,
+  WebhookSecretView,
+} from '@tally/contracts';
+import { errors, type RouteSpec } from './route-spec.js';
 
-export const WEBHOOK_ROUTES: readonly RouteSpec[] = [];
+export const WEBHOOK_ROUTES: readonly RouteSpec[] = [
+  {
+    method: 'post',
+    path: '/v1/apps/{appId}/webhook-secret',
+    summary: "Rotate the app's webhook signing secret (shown once; later attempts are signed with it)",
+    auth: 'app',
+    params: AppParams,
+    responses: { 201: WebhookSecretView, ...errors, 409: ErrorBody },
+  },
+  {
+    method: 'get',
+    path: '/v1/apps/{appId}/webhook-deliveries',
+    summary: 'The webhook delivery log, newest first',
+    auth: 'app',
+    params: AppParams,
+    query: WebhookDeliveryListQuery,
+    responses: { 200: WebhookDeliveryList, ...errors },
+  },
+  {
+    method: 'post',
+    path: '/v1/apps/{appId}/webhook-deliveries/{deliveryId}/redeliver',
+    summary: "Deliver the same event (same id) again, to the app's current webhook URL",
+    auth: 'app',
+    params: WebhookDeliveryParams,
+    responses: { 202: WebhookDeliveryView, ...errors, 409: ErrorBody },
+  },
+];

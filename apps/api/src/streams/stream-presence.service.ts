@@ -26,7 +26,8 @@ export class StreamPresenceService {
     const present = (await this.livekit.listParticipants(room)).filter((p) => p.identity !== departedIdentity);
     const counts = { participants: present.length, publishers: present.filter((p) => p.publishedTracks > 0).length };
     if (counts.participants > 0) {
-      await this.streams.markLive(stream.id, this.clock.now());
+      // The counts go in with the status change, so stream.live reports who was there.
+      await this.streams.markLive(stream.id, this.clock.now(), counts);
       await this.ledger.confirm(stream.id);
     }
     await this.streams.setPresence(stream.id, counts);

@@ -1,10 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { StreamStatus } from '@tally/contracts';
-import { PrismaService, type Stream } from '@tally/db';
+import { Prisma, PrismaService, type Stream } from '@tally/db';
+import { toStreamView, WebhookOutbox } from '@tally/webhooks';
+
+type Transition = Readonly<{ where: Prisma.StreamWhereInput; data: Prisma.StreamUpdateManyMutationInput }>;
 
 @Injectable()
 export class StreamsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly outbox: WebhookOutbox,
+  ) {}
 
   create(data: { id: string; appId: string; name: string; room: string }): Promise<Stream> {
     return this.prisma.stream.create({ data });
@@ -30,22 +36,34 @@ export class StreamsRepository {
     return this.prisma.stream.findMany({ where: { appId, status: { not: 'ended' } } });
   }
 
-  /** True when this call turned a created stream live. */
-  async markLive(id: string, at: Date): Promise<boolean> {
-    const { count } = await this.prisma.stream.updateMany({ where: { id, status: 'created' }, data: { status: 'live', startedAt: at } });
-    return count > 0;
+  /** True when this call turned a created stream live; the app's stream.live event is staged with it. */
+  markLive(id: string, at: Date, counts: { participants: number; publishers: number }): Promise<boolean> {
+    return this.transition({ where: { id, status: 'created' }, data: { status: 'live', startedAt: at, ...counts } }, 'stream.live');
   }
 
   async setPresence(id: string, counts: { participants: number; publishers: number }): Promise<void> {
     await this.prisma.stream.updateMany({ where: { id, status: { not: 'ended' } }, data: counts });
   }
 
-  /** True when this call ended the stream (it was not ended before). */
-  async markEnded(id: string, at: Date, reason: string): Promise<boolean> {
-    const { count } = await this.prisma.stream.updateMany({
-      where: { id, status: { not: 'ended' } },
-      data: { status: 'ended', endedAt: at, endReason: reason, participants: 0, publishers: 0 },
+  /** True when this call ended the stream (it was not ended before); the app's stream.ended event is staged with it. */
+  markEnded(id: string, at: Date, reason: string): Promise<boolean> {
+    return this.transition(
+      {
+        where: { id, status: { not: 'ended' } },
+        data: { status: 'ended', endedAt: at, endReason: reason, participants: 0, publishers: 0 },
+      },
+      'stream.ended',
+    );
+  }
+
+  /** A conditional update and its event in one transaction, so the event exists exactly when the change does. */
+  private async transition(change: Transition, event: 'stream.live' | 'stream.ended'): Promise<boolean> {
+    const { changed, staged } = await this.prisma.$transaction(async (tx) => {
+      const [stream] = await tx.stream.updateManyAndReturn(change);
+      if (!stream) return { changed: false, staged: undefined };
+      return { changed: true, staged: await this.outbox.stage(tx, stream.appId, event, toStreamView(stream)) };
     });
-    return count > 0;
+    await this.outbox.flush([staged]);
+    return changed;
   }
 }

@@ -1,5 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
+import { RecordingLifecycle } from '@tally/recordings';
+import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
@@ -12,6 +14,8 @@ export class LivekitWebhookService {
     private readonly verifier: LivekitWebhookVerifier,
     private readonly events: LivekitEventsRepository,
     private readonly presence: StreamPresenceService,
+    private readonly recordings: RecordingLifecycle,
+    private readonly clock: Clock,
   ) {}
 
   /** Unsigned or tampered bodies are refused with 401 before anything is read from them. */
@@ -29,6 +33,11 @@ export class LivekitWebhookService {
   }
 
   private async apply(event: LivekitEvent): Promise<void> {
+    if (event.egress) {
+      const recording = await this.recordings.applyEgress(event.egress, this.clock.now());
+      if (!recording) this.logger.warn(`${event.event} for egress ${event.egress.egressId}, which no recording started`);
+      return;
+    }
     if (!event.room) return;
     switch (event.event) {
       case 'participant_joined':

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { RecordingsModule } from '../recordings/recordings.module.js';
 import { StreamsModule } from '../streams/streams.module.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
 import { LivekitWebhookController } from './livekit-webhook.controller.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
 
 @Module({
-  imports: [StreamsModule],
+  imports: [StreamsModule, RecordingsModule],
   controllers: [LivekitWebhookController],
   providers: [LivekitWebhookService, LivekitEventsRepository],
 })

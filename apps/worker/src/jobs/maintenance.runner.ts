@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
 import { Clock } from '../clock.js';
+import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
 
@@ -16,13 +17,15 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
 
   constructor(
     reconciler: StreamsReconciler,
+    egresses: EgressReconciler,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
     const handlers = {
       reconcileStreams: async (payload: unknown) => {
         JOBS.reconcileStreams.payload.parse(payload);
-        return reconciler.run(clock.now());
+        const now = clock.now();
+        return { streams: await reconciler.run(now), recordings: await egresses.run(now) };
       },
     };
     assertEveryJobHandled(QUEUES.maintenance, handlers);

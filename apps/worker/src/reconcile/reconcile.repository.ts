@@ -2,21 +2,31 @@ import { Injectable } from '@nestjs/common';
 import { toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { PrismaService, type Stream } from '@tally/db';
+import { toStreamView, WebhookOutbox } from '@tally/webhooks';
 
 @Injectable()
 export class ReconcileRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly outbox: WebhookOutbox,
+  ) {}
 
   openStreams(): Promise<Stream[]> {
     return this.prisma.stream.findMany({ where: { status: { not: 'ended' } } });
   }
 
+  /** True when this call ended the stream; its stream.ended event is staged in the same transaction. */
   async markEnded(id: string, at: Date, reason: string): Promise<boolean> {
-    const { count } = await this.prisma.stream.updateMany({
-      where: { id, status: { not: 'ended' } },
-      data: { status: 'ended', endedAt: at, endReason: reason, participants: 0, publishers: 0 },
+    const { ended, staged } = await this.prisma.$transaction(async (tx) => {
+      const [stream] = await tx.stream.updateManyAndReturn({
+        where: { id, status: { not: 'ended' } },
+        data: { status: 'ended', endedAt: at, endReason: reason, participants: 0, publishers: 0 },
+      });
+      if (!stream) return { ended: false, staged: undefined };
+      return { ended: true, staged: await this.outbox.stage(tx, stream.appId, 'stream.ended', toStreamView(stream)) };
     });
-    return count > 0;
+    await this.outbox.flush([staged]);
+    return ended;
   }
 
   async appPolicies(): Promise<AppQuotaPolicy[]> {

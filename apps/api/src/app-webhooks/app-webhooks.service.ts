@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import type { WebhookDeliveryListQuery, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
+import { newWebhookSecret, sealSecret } from '@tally/webhooks';
+import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { AppWebhooksRepository } from './app-webhooks.repository.js';
+import { toDeliveryView } from './delivery.view.js';
+
+@Injectable()
+export class AppWebhooksService {
+  constructor(
+    private readonly repository: AppWebhooksRepository,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /**
+   * A new signing secret, returned this once and stored sealed. Every attempt from now on is
+   * signed with it, retries of earlier events included.
+   */
+  async rotateSecret(appId: string): Promise<WebhookSecretView> {
+    const key = this.config.secretsKey;
+    if (key === undefined) {
+      throw new DomainError(
+        'conflict',
+        'webhook secrets need TALLY_SECRETS_KEY (64 hex characters, e.g. `openssl rand -hex 32`) on the API and worker',
+      );
+    }
+    const secret = newWebhookSecret();
+    if (!(await this.repository.setSecret(appId, sealSecret(key, secret, appId)))) throw new NotFoundError('app');
+    return { secret };
+  }
+
+  async listDeliveries(appId: string, query: WebhookDeliveryListQuery): Promise<WebhookDeliveryView[]> {
+    await this.requireApp(appId);
+    return (await this.repository.listDeliveries(appId, query.status, query.limit)).map(toDeliveryView);
+  }
+
+  /** The same event (same id, same body) to the app's current URL, as a new delivery with its own attempts. */
+  async redeliver(appId: string, deliveryId: string): Promise<WebhookDeliveryView> {
+    const url = await this.requireApp(appId);
+    const original = await this.repository.findDelivery(appId, deliveryId);
+    if (!original) throw new NotFoundError('delivery');
+    if (url === null) throw new DomainError('conflict', 'the app has no webhook URL: set webhookUrl first');
+    return toDeliveryView(await this.repository.redeliver(appId, original.eventId, url));
+  }
+
+  private async requireApp(appId: string): Promise<string | null> {
+    const app = await this.repository.webhookUrl(appId);
+    if (!app) throw new NotFoundError('app');
+    return app.webhookUrl;
+  }
+}

@@ -1,0 +1,97 @@
+import { createReadStream, type ReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Inject, Injectable } from '@nestjs/common';
+
+/** Where `npm run build:dashboard` writes the dashboard (apps/dashboard/dist). */
+export const DASHBOARD_DIR = Symbol('DASHBOARD_DIR');
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
+
+export type DashboardFile = Readonly<{
+  path: string;
+  size: number;
+  contentType: string;
+  cacheControl: string;
+  etag: string;
+  lastModified: Date;
+}>;
+
+export type DashboardLookup =
+  Readonly<{ kind: 'file'; file: DashboardFile }> | Readonly<{ kind: 'not_built' }> | Readonly<{ kind: 'not_found' }>;
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Vite puts content-hashed names under assets/: they never change, so browsers may keep them. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** index.html names the current hashed assets, so it is revalidated on every load. */
+const REVALIDATE = 'no-cache';
+
+/**
+ * The dashboard's static build on disk: the only place that reads it. Paths with no file extension
+ * fall back to index.html (the single-page app routes them); a missing build is reported, not thrown.
+ */
+@Injectable()
+export class DashboardFiles {
+  constructor(@Inject(DASHBOARD_DIR) private readonly root: string) {}
+
+  async lookup(urlPath: string): Promise<DashboardLookup> {
+    const index = await this.file('index.html');
+    if (!index) return { kind: 'not_built' };
+    const relative = safeRelativePath(urlPath);
+    if (relative === undefined) return { kind: 'not_found' };
+    if (relative === '' || relative === 'index.html') return { kind: 'file', file: index };
+    const file = await this.file(relative);
+    if (file) return { kind: 'file', file };
+    return extname(relative) === '' ? { kind: 'file', file: index } : { kind: 'not_found' };
+  }
+
+  open(file: DashboardFile): ReadStream {
+    return createReadStream(file.path);
+  }
+
+  private async file(relative: string): Promise<DashboardFile | undefined> {
+    const path = join(this.root, relative);
+    const info = await stat(path).catch(() => undefined);
+    if (!info?.isFile()) return undefined;
+    return {
+      path,
+      size: info.size,
+      contentType: CONTENT_TYPES[extname(relative).toLowerCase()] ?? 'application/octet-stream',
+      cacheControl: relative.startsWith('assets/') ? IMMUTABLE : REVALIDATE,
+      etag: `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`,
+      lastModified: info.mtime,
+    };
+  }
+}
+
+/**
+ * The part of a `/dashboard/...` URL below the build directory, or undefined when it could
+ * escape it (`..`, encoded slashes, NUL) or names a dotfile.
+ */
+export function safeRelativePath(urlPath: string): string | undefined {
+  const pathname = urlPath.split(/[?#]/, 1)[0] ?? '';
+  const below = pathname.replace(/^\/dashboard(?=\/|$)/, '');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(below);
+  } catch {
+    return undefined;
+  }
+  if (decoded.includes('\0') || decoded.includes('\\')) return undefined;
+  const segments = decoded.split('/').filter((s) => s !== '');
+  if (segments.some((s) => s === '..' || s.startsWith('.'))) return undefined;
+  return posix.normalize(segments.join('/')).replace(/^\.$/, '');
+}

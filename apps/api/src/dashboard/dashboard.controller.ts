@@ -1,0 +1,59 @@
+import { Controller, Get, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Public } from '../auth/principal.js';
+import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { DashboardFiles } from './dashboard-files.js';
+
+/**
+ * The web dashboard's static build. Public because it is only HTML, JS and CSS: every piece of
+ * data the page shows comes from the authenticated /v1 API with the key the user signs in with.
+ */
+@Controller('dashboard')
+@Public()
+export class DashboardController {
+  constructor(private readonly files: DashboardFiles) {}
+
+  @Get(['', '*'])
+  async serve(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const found = await this.files.lookup(request.url);
+    switch (found.kind) {
+      case 'not_built':
+        throw new DomainError(
+          'upstream_unavailable',
+          'the dashboard is not built on this server: run `npm run build:dashboard` in the Tally checkout, then reload',
+        );
+      case 'not_found':
+        throw new NotFoundError('dashboard file');
+      case 'file':
+        break;
+    }
+    const { file } = found;
+    void reply
+      .header('cache-control', file.cacheControl)
+      .header('etag', file.etag)
+      .header('last-modified', file.lastModified.toUTCString())
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
+    if (file.contentType.startsWith('text/html')) {
+      // The page holds an API key: no inline script, no framing. LiveKit's signalling URL is another origin.
+      void reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('x-frame-options', 'DENY');
+    }
+    if (request.headers['if-none-match'] === file.etag) {
+      await reply.status(304).send();
+      return;
+    }
+    await reply.status(200).header('content-type', file.contentType).header('content-length', file.size).send(this.files.open(file));
+  }
+}
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob:",
+  "connect-src 'self' ws: wss: http: https:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');

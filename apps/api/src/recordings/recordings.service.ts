@@ -1,0 +1,192 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
+import { egressKindOf, explainRefusal, type ModeCandidate, type RecordingShape, recordingCandidates, type Refusal } from '@tally/capacity';
+import { newId, type RecordingListQuery, type RecordingView, type StartRecordingBody } from '@tally/contracts';
+import type { Recording, Stream } from '@tally/db';
+import { type EgressRequest, LivekitEgressClient, LivekitRoomClient, type ParticipantSummary } from '@tally/livekit';
+import { extensionFor, RecordingLifecycle, toRecordingView } from '@tally/recordings';
+import { AppsRepository } from '../apps/apps.repository.js';
+import { refusalError } from '../capacity/refusal.js';
+import { Clock } from '../common/clock.js';
+import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { StreamsService } from '../streams/streams.service.js';
+import { RecordingStorage } from './recording-storage.js';
+import { RecordingsRepository } from './recordings.repository.js';
+
+/** Egress has this long to report the recording started before its reservation lapses (Chrome takes ~10 s). */
+const START_LAPSE_MS = 120_000;
+const DEFAULT_LAYOUT = 'grid';
+
+type Admission = Readonly<{ candidate: ModeCandidate; nodeId: string; reason: string }>;
+
+@Injectable()
+export class RecordingsService {
+  private readonly logger = new Logger(RecordingsService.name);
+
+  constructor(
+    private readonly recordings: RecordingsRepository,
+    private readonly apps: AppsRepository,
+    private readonly streams: StreamsService,
+    private readonly admitter: Admitter,
+    private readonly rooms: LivekitRoomClient,
+    private readonly egress: LivekitEgressClient,
+    private readonly lifecycle: RecordingLifecycle,
+    private readonly storage: RecordingStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Picks the mode from what the room publishes (or the app's forced mode), admits it against the
+   * app's quota and a node's budget, and only then asks LiveKit for the egress. The recording id is
+   * the reservation id; egress_started confirms it, egress_ended gives it back.
+   */
+  async start(appId: string, streamId: string, body: StartRecordingBody): Promise<RecordingView> {
+    const app = await this.apps.find(appId);
+    if (!app) throw new NotFoundError('app');
+    const stream = await this.streams.require(appId, streamId);
+    if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
+
+    const publishers = (await this.participants(stream)).filter((p) => p.tracks.length > 0);
+    const shape: RecordingShape = {
+      publishers: publishers.length,
+      videoTracks: publishers.reduce((n, p) => n + p.tracks.filter((t) => t.kind === 'video').length, 0),
+      audioTracks: publishers.reduce((n, p) => n + p.tracks.filter((t) => t.kind === 'audio').length, 0),
+      ...(body.layout === undefined ? {} : { layout: body.layout }),
+    };
+    const options = recordingCandidates(this.admitter.model, shape, {
+      mode: body.mode === 'auto' ? app.recordingMode : body.mode,
+      forcedBy: body.mode === 'auto' ? "the app's setting" : 'the request',
+      allowFallback: app.recordingFallback,
+    });
+    if (!options.ok) throw new DomainError('conflict', options.reason, { field: 'mode' });
+
+    const id = newId('rec');
+    const admission = await this.admit(id, appId, options.candidates);
+    const request = this.egressRequest(admission.candidate, stream, publishers, body.layout);
+    const tracks = publishers.flatMap((p) => p.tracks);
+    const extension = extensionFor(admission.candidate.mode, request.mode === 'track' ? tracks[0]?.mimeType : undefined);
+    const location = this.storage.files.location(appId, id, extension);
+
+    const recording = await this.recordings.create({
+      id,
+      appId,
+      streamId,
+      mode: admission.candidate.mode,
+      reason: admission.reason,
+      layout: request.mode === 'room_composite' ? request.layout : undefined,
+      nodeId: admission.nodeId,
+      storage: this.storage.kind,
+      location,
+    });
+    try {
+      const egress = await this.egress.start(request, this.storage.destination(location));
+      await this.recordings.setEgress(id, egress.egressId);
+      await this.lifecycle.applyEgress(egress, this.clock.now());
+    } catch (error) {
+      await this.lifecycle.fail(id, `egress could not start: ${error instanceof Error ? error.message : String(error)}`, this.clock.now());
+      throw new UpstreamUnavailableError('livekit egress', error);
+    }
+    return toRecordingView((await this.recordings.find(appId, id)) ?? recording);
+  }
+
+  /** Asks egress to finish the file; the recording completes when egress_ended arrives and the file is checked. */
+  async stop(appId: string, recordingId: string): Promise<RecordingView> {
+    const recording = await this.require(appId, recordingId);
+    if (recording.status === 'starting' || recording.status === 'active') {
+      if (!recording.egressId) {
+        await this.lifecycle.fail(recording.id, 'stopped before egress started', this.clock.now());
+      } else {
+        await this.stopEgress(recording, recording.egressId);
+      }
+    }
+    return toRecordingView(await this.require(appId, recordingId));
+  }
+
+  async list(appId: string, query: RecordingListQuery): Promise<RecordingView[]> {
+    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+    return (await this.recordings.list(appId, query)).map(toRecordingView);
+  }
+
+  async get(appId: string, recordingId: string): Promise<RecordingView> {
+    return toRecordingView(await this.require(appId, recordingId));
+  }
+
+  async require(appId: string, recordingId: string): Promise<Recording> {
+    const recording = await this.recordings.find(appId, recordingId);
+    if (!recording) throw new NotFoundError('recording');
+    return recording;
+  }
+
+  private async stopEgress(recording: Recording, egressId: string): Promise<void> {
+    try {
+      const egress = await this.egress.stop(egressId);
+      await this.lifecycle.applyEgress(egress, this.clock.now());
+    } catch (error) {
+      // LiveKit no longer knows the egress: it cannot finish the file.
+      const known = await this.egress.list({ activeOnly: false }).then(
+        (all) => all.find((e) => e.egressId === egressId),
+        () => undefined,
+      );
+      if (known) {
+        await this.lifecycle.applyEgress(known, this.clock.now());
+        return;
+      }
+      this.logger.warn(`stop ${recording.id}: egress ${egressId} unknown to LiveKit: ${String(error)}`);
+      await this.lifecycle.fail(recording.id, 'egress vanished', this.clock.now());
+    }
+  }
+
+  private async participants(stream: Stream): Promise<ParticipantSummary[]> {
+    try {
+      return await this.rooms.listParticipants(stream.room);
+    } catch (error) {
+      throw new UpstreamUnavailableError('livekit', error);
+    }
+  }
+
+  /** Tries each candidate mode in order; the first refusal is the one reported (it names what the chosen mode lacked). */
+  private async admit(id: string, appId: string, candidates: readonly ModeCandidate[]): Promise<Admission> {
+    let firstRefusal: Refusal | undefined;
+    for (const candidate of candidates) {
+      const admitted = await this.admitter.admit(id, appId, egressKindOf(candidate.mode), 1, START_LAPSE_MS);
+      if (admitted.ok) {
+        const reason =
+          firstRefusal && candidate.fellBackFrom
+            ? candidate.reason.replace(
+                `${candidate.fellBackFrom} refused`,
+                `${candidate.fellBackFrom} refused: ${explainRefusal(firstRefusal)}`,
+              )
+            : candidate.reason;
+        return { candidate, nodeId: admitted.nodeId, reason };
+      }
+      firstRefusal ??= admitted.refusal;
+    }
+    if (!firstRefusal) throw new Error('no recording mode to admit');
+    throw refusalError(firstRefusal);
+  }
+
+  private egressRequest(
+    candidate: ModeCandidate,
+    stream: Stream,
+    publishers: ParticipantSummary[],
+    layout: string | undefined,
+  ): EgressRequest {
+    const tracks = publishers.flatMap((p) => p.tracks);
+    switch (candidate.mode) {
+      case 'room_composite':
+        return { mode: 'room_composite', room: stream.room, layout: layout ?? DEFAULT_LAYOUT };
+      case 'track_composite':
+        return {
+          mode: 'track_composite',
+          room: stream.room,
+          videoTrackSid: tracks.find((t) => t.kind === 'video')?.sid,
+          audioTrackSid: tracks.find((t) => t.kind === 'audio')?.sid,
+        };
+      case 'track': {
+        const track = tracks[0];
+        if (!track) throw new DomainError('conflict', 'track recording needs a published track', { field: 'mode' });
+        return { mode: 'track', room: stream.room, trackSid: track.sid };
+      }
+    }
+  }
+}

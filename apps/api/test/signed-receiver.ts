@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { WebhookEventBody } from '@tally/contracts';
+import { verifySignature } from '@tally/webhooks';
+
+export type ReceivedEvent = Readonly<{ body: WebhookEventBody; signatureValid: boolean }>;
+
+/**
+ * An app's webhook endpoint: checks each delivery's signature against the current secret and keeps
+ * events de-duplicated by id, as the docs tell apps to.
+ */
+export class SignedReceiver {
+  secret = '';
+  /** Unique events by id, in arrival order. */
+  readonly events: ReceivedEvent[] = [];
+  deliveries = 0;
+  private readonly server: Server;
+
+  private constructor() {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const header = request.headers['tally-signature'];
+        const signatureValid = typeof header === 'string' && verifySignature(this.secret, header, raw, Date.now() / 1000);
+        const body = JSON.parse(raw) as WebhookEventBody;
+        this.deliveries += 1;
+        if (!this.events.some((e) => e.body.id === body.id)) this.events.push({ body, signatureValid });
+        response.writeHead(signatureValid ? 200 : 401).end();
+      });
+    });
+  }
+
+  static async start(): Promise<SignedReceiver> {
+    const receiver = new SignedReceiver();
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  of(type: string, resourceId?: string): ReceivedEvent[] {
+    return this.events.filter((e) => e.body.type === type && (resourceId === undefined || e.body.data.id === resourceId));
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,387 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dispose } from '@livekit/rtc-node';
+import {
+  type AppView,
+  type ErrorBody,
+  type StreamToken,
+  type StreamView,
+  WebhookEventBody,
+  type WebhookDeliveryList,
+  type WebhookDeliveryView,
+  type WebhookSecretView,
+} from '@tally/contracts';
+import { createPrismaClient } from '@tally/db';
+import { type ApiClient, type Child, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
+import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { joinAndPublish, type Publisher } from './media-client.js';
+
+/** Small backoff so retries happen within a test; the sweep runs every 2 s. */
+const WORKER_ENV = {
+  TALLY_WEBHOOK_MAX_ATTEMPTS: '5',
+  TALLY_WEBHOOK_BACKOFF_MS: '300',
+  TALLY_WEBHOOK_MAX_BACKOFF_MS: '2000',
+  TALLY_WEBHOOK_TIMEOUT_MS: '5000',
+  TALLY_SWEEP_INTERVAL_S: '2',
+};
+
+const ABANDONED = 0;
+
+type Arrival = Readonly<{ route: string; event: WebhookEventBody; deliveryId: string; status: number; at: number }>;
+type Route = { secret: string; answer: (nth: number) => number; delayMs: number; count: number };
+
+/**
+ * An app's webhook endpoint, as the docs tell an app to write one: verify `Tally-Signature` over
+ * `t.body` with the app's secret (refusing stale timestamps), then de-duplicate by event id.
+ */
+class Receiver {
+  readonly arrivals: Arrival[] = [];
+  /** Requests that broke the contract (bad body or headers); every test expects none. */
+  readonly problems: string[] = [];
+  inFlight = 0;
+  private readonly routes = new Map<string, Route>();
+  private server: Server | undefined;
+  private base = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => void this.handle(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  route(name: string, secret: string, answer: (nth: number) => number = () => 200, delayMs = 0): string {
+    this.routes.set(name, { secret, answer, delayMs, count: 0 });
+    return `${this.base}/hooks/${name}`;
+  }
+
+  setSecret(name: string, secret: string): void {
+    this.routes.get(name)!.secret = secret;
+  }
+
+  /** Accepted (2xx) arrivals of a route, one per event id. */
+  unique(route: string): Map<string, Arrival> {
+    const byId = new Map<string, Arrival>();
+    for (const a of this.arrivals)
+      if (a.route === route && a.status >= 200 && a.status < 300 && !byId.has(a.event.id)) byId.set(a.event.id, a);
+    return byId;
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    this.inFlight += 1;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const name = /^\/hooks\/([\w-]+)$/.exec(request.url ?? '')?.[1] ?? '';
+      const route = this.routes.get(name);
+      if (!route) return void response.writeHead(404).end();
+      if (!verify(route.secret, String(request.headers['tally-signature'] ?? ''), body)) return void response.writeHead(401).end();
+      const event = WebhookEventBody.parse(JSON.parse(body));
+      const headers = [request.headers['tally-event-id'], request.headers['tally-event-type'], request.headers['user-agent']];
+      if (headers.join() !== [event.id, event.type, 'Tally-Webhooks/1'].join())
+        throw new Error(`headers ${headers.join()} do not match the body`);
+      route.count += 1;
+      const status = route.answer(route.count);
+      if (route.delayMs > 0) await new Promise((r) => setTimeout(r, route.delayMs));
+      // A sender that died while we waited never learns the answer: that arrival does not count as delivered.
+      const answered = request.socket.destroyed ? ABANDONED : status;
+      this.arrivals.push({
+        route: name,
+        event,
+        deliveryId: String(request.headers['tally-delivery-id']),
+        status: answered,
+        at: Date.now(),
+      });
+      response.writeHead(status).end();
+    } catch (error) {
+      this.problems.push(String(error));
+      response.writeHead(400).end();
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+}
+
+/** The receiver's own verification, written from docs/webhooks.md rather than imported from Tally. */
+function verify(secret: string, header: string, body: string): boolean {
+  const t = /(?:^|,)t=(\d+)/.exec(header)?.[1];
+  const v1 = /(?:^|,)v1=([0-9a-f]{64})/.exec(header)?.[1];
+  if (!t || !v1 || Math.abs(Date.now() / 1000 - Number(t)) > 300) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
+  return timingSafeEqual(expected, Buffer.from(v1, 'hex'));
+}
+
+describe('outbound webhooks', () => {
+  let sut: ApiHarness;
+  const receiver = new Receiver();
+  let worker: Child | undefined;
+  let publisher: Publisher | undefined;
+
+  const startWorker = async (env: Record<string, string> = {}) => {
+    const log = join(tmpdir(), `tally-webhooks-worker-${Date.now()}.log`);
+    worker = await startAppProcess('worker', { ...sut.stack.env, ...WORKER_ENV, ...env }, log);
+  };
+
+  /** A tenant whose webhooks go to a receiver route that knows its freshly rotated secret. */
+  const subscribedTenant = async (route: string, answer?: (nth: number) => number, delayMs?: number) => {
+    const tenant = await createTenant(sut.admin, `hooks-${route}`);
+    const rotated = await tenant.client.post<WebhookSecretView>(`/v1/apps/${tenant.app.id}/webhook-secret`);
+    expect(rotated.status).toBe(201);
+    const url = receiver.route(route, rotated.body.secret, answer, delayMs);
+    expect((await tenant.client.patch<AppView>(`/v1/apps/${tenant.app.id}`, { webhookUrl: url })).status).toBe(200);
+    return { ...tenant, secret: rotated.body.secret, url };
+  };
+
+  const endNewStream = async (client: ApiClient, appId: string, name = 'short'): Promise<StreamView> => {
+    const stream = await createStream(client, appId, name);
+    const ended = await client.delete<StreamView>(`/v1/apps/${appId}/streams/${stream.id}`);
+    expect(ended.status).toBe(200);
+    return ended.body;
+  };
+
+  const deliveries = async (client: ApiClient, appId: string, query = ''): Promise<WebhookDeliveryView[]> => {
+    const response = await client.get<WebhookDeliveryList>(`/v1/apps/${appId}/webhook-deliveries${query}`);
+    expect(response.status).toBe(200);
+    return response.body.items;
+  };
+
+  const settled = (client: ApiClient, appId: string, status: 'delivered' | 'dead', count = 1, timeoutMs = 30_000) =>
+    waitFor(
+      `${count} ${status} deliveries`,
+      async () => {
+        const items = await deliveries(client, appId);
+        return items.length >= count && items.every((d) => d.status === status) ? items : undefined;
+      },
+      timeoutMs,
+    );
+
+  const arrived = (route: string, type: string) => Promise.resolve([...receiver.unique(route).values()].find((a) => a.event.type === type));
+
+  beforeAll(async () => {
+    mediaNodeIp();
+    sut = await startApiHarness();
+    await receiver.start();
+    await startWorker();
+  });
+  afterEach(() => {
+    expect(receiver.problems).toEqual([]);
+  });
+  afterAll(async () => {
+    await publisher?.stop();
+    await worker?.stop();
+    await receiver.stop();
+    await sut?.stop();
+    await dispose();
+  });
+
+  it('lets an app key set its webhook URL and recording settings, but not its quotas or name', async () => {
+    const { app, client } = await createTenant(sut.admin, 'self-service');
+    const other = await createTenant(sut.admin, 'neighbour');
+    const path = `/v1/apps/${app.id}`;
+
+    const quotas = await client.patch<ErrorBody>(path, { quotas: { maxStreams: 100 } });
+    expect(quotas.status).toBe(403);
+    expect(quotas.body.error).toMatchObject({ code: 'forbidden', details: { fields: ['quotas'] } });
+    expect(quotas.body.error.message).toContain('quotas');
+    expect((await client.patch<ErrorBody>(path, { name: 'renamed' })).body.error.message).toContain('name');
+
+    const patched = await client.patch<AppView>(path, {
+      webhookUrl: 'https://hooks.example.com/tally',
+      recordingMode: 'track_composite',
+      recordingFallback: true,
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({
+      name: 'self-service',
+      webhookUrl: 'https://hooks.example.com/tally',
+      webhookSecretSet: false,
+      recordingMode: 'track_composite',
+      recordingFallback: true,
+    });
+    expect((await client.patch(path, { webhookUrl: 'ftp://hooks.example.com' })).status).toBe(400);
+    expect((await other.client.patch(path, { webhookUrl: 'https://evil.example.com' })).status).toBe(404);
+    expect((await client.patch<AppView>(path, { webhookUrl: null })).body.webhookUrl).toBeNull();
+    expect((await sut.admin.patch<AppView>(path, { name: 'renamed by admin' })).body.name).toBe('renamed by admin');
+  });
+
+  it('shows a rotated secret once; the app view only says that one is set', async () => {
+    const { app, client } = await createTenant(sut.admin, 'secretive');
+
+    const first = await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`);
+    const second = await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`);
+
+    expect(first.status).toBe(201);
+    expect(first.body.secret).toMatch(/^whsec_[\w-]{43}$/);
+    expect(second.body.secret).not.toBe(first.body.secret);
+    const view = await client.get<AppView>(`/v1/apps/${app.id}`);
+    expect(view.body.webhookSecretSet).toBe(true);
+    expect(JSON.stringify(view.body)).not.toContain(second.body.secret.slice(6));
+    expect(JSON.stringify((await sut.admin.get('/v1/apps')).body)).not.toContain(second.body.secret.slice(6));
+  });
+
+  it('delivers stream.live when a real client joins and stream.ended when the API ends it, signed, once each', async () => {
+    const { app, client } = await subscribedTenant('live');
+    const stream = await createStream(client, app.id, 'launch');
+    const token = (
+      await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' })
+    ).body;
+
+    publisher = await joinAndPublish(token.url, token.token);
+    const live = await waitFor('stream.live at the receiver', () => arrived('live', 'stream.live'));
+    expect(live.event).toMatchObject({ appId: app.id, data: { id: stream.id, status: 'live', room: stream.room } });
+    expect((live.event.data as StreamView).participants).toBeGreaterThanOrEqual(1);
+
+    expect((await client.delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
+    const ended = await waitFor('stream.ended at the receiver', () => arrived('live', 'stream.ended'));
+    expect(ended.event.data).toMatchObject({ id: stream.id, status: 'ended', endReason: 'ended_by_api', participants: 0 });
+    await publisher.stop();
+    publisher = undefined;
+
+    // LiveKit's room_finished and participant_left follow the API's end; neither may add an event.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect([...receiver.unique('live').values()].map((a) => a.event.type).sort()).toEqual(['stream.ended', 'stream.live']);
+    const log = await settled(client, app.id, 'delivered', 2);
+    expect(log.map((d) => d.eventType)).toEqual(['stream.ended', 'stream.live']);
+    expect(log.every((d) => d.attempts === 1 && d.lastStatusCode === 200 && d.deliveredAt !== null)).toBe(true);
+  });
+
+  it('signs with the secret of the moment: after a rotation, the old one no longer verifies', async () => {
+    const { app, client } = await subscribedTenant('rotating');
+    await endNewStream(client, app.id, 'before');
+    await settled(client, app.id, 'delivered', 1);
+
+    const rotated = (await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`)).body.secret;
+    receiver.setSecret('rotating', rotated);
+    const after = await endNewStream(client, app.id, 'after');
+
+    const log = await settled(client, app.id, 'delivered', 2);
+    expect([...receiver.unique('rotating').values()].map((a) => (a.event.data as StreamView).id)).toContain(after.id);
+    // A signature with the old secret would have been refused (401) and retried: one attempt each means none was.
+    expect(log.map((d) => d.attempts)).toEqual([1, 1]);
+  });
+
+  it('retries a failing receiver with exponential backoff and delivers on the third attempt', async () => {
+    const { app, client } = await subscribedTenant('flaky', (nth) => (nth <= 2 ? 500 : 200));
+    await endNewStream(client, app.id);
+
+    const [delivery] = await settled(client, app.id, 'delivered');
+    expect(delivery).toMatchObject({ eventType: 'stream.ended', attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null });
+    const attempts = receiver.arrivals.filter((a) => a.route === 'flaky');
+    expect(attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+    expect(new Set(attempts.map((a) => a.event.id)).size).toBe(1);
+    expect(new Set(attempts.map((a) => a.deliveryId))).toEqual(new Set([delivery!.id]));
+    // 300 ms after the first failure, 600 ms after the second.
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(250);
+    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(550);
+  });
+
+  it('queues a delivery whose flush never happened (a crash between commit and flush)', async () => {
+    const { app, client } = await subscribedTenant('orphan');
+    const stream = await createStream(client, app.id, 'orphaned');
+    const prisma = createPrismaClient(sut.stack.config.databaseUrl);
+    const queue = new DeliveryQueue(sut.stack.config.redisUrl);
+    try {
+      const staged = await prisma.$transaction((tx) =>
+        new WebhookOutbox(queue).stage(tx, app.id, 'stream.live', { ...stream, status: 'live' }),
+      );
+      expect(staged).toBeDefined();
+      // No flush: only the worker's outbox sweep can find it.
+      const [delivery] = await settled(client, app.id, 'delivered', 1, 30_000);
+      expect(delivery!.eventId).toBe(staged!.eventId);
+      expect(receiver.unique('orphan').has(staged!.eventId)).toBe(true);
+    } finally {
+      await queue.close();
+      await prisma.$disconnect();
+    }
+  });
+
+  it("answers 404 for another app's delivery log and deliveries", async () => {
+    const owner = await subscribedTenant('owned');
+    const stranger = await createTenant(sut.admin, 'stranger');
+    await endNewStream(owner.client, owner.app.id);
+    const [delivery] = await settled(owner.client, owner.app.id, 'delivered');
+    const redeliver = (appId: string) => `/v1/apps/${appId}/webhook-deliveries/${delivery!.id}/redeliver`;
+
+    expect((await stranger.client.get(`/v1/apps/${owner.app.id}/webhook-deliveries`)).status).toBe(404);
+    expect((await stranger.client.post(redeliver(owner.app.id))).status).toBe(404);
+    expect((await stranger.client.post(redeliver(stranger.app.id))).status).toBe(404);
+    expect((await stranger.client.post(`/v1/apps/${owner.app.id}/webhook-secret`)).status).toBe(404);
+    expect((await stranger.client.get(`/v1/apps/${stranger.app.id}/webhook-deliveries`)).body).toEqual({ items: [] });
+    expect((await owner.client.get(`/v1/apps/${owner.app.id}/webhook-deliveries?status=bogus`)).status).toBe(400);
+    expect((await owner.client.post(`/v1/apps/${owner.app.id}/webhook-deliveries/dlv_nope/redeliver`)).status).toBe(400);
+  });
+
+  it('dead-letters a delivery after the last attempt; a redelivery to a fixed receiver delivers the same event', async () => {
+    await worker?.stop();
+    await startWorker({ TALLY_WEBHOOK_MAX_ATTEMPTS: '2' });
+    const { app, client, secret } = await subscribedTenant('down', () => 500);
+    await endNewStream(client, app.id);
+
+    const [dead] = await settled(client, app.id, 'dead');
+    expect(dead).toMatchObject({
+      attempts: 2,
+      lastStatusCode: 500,
+      lastError: 'receiver answered 500',
+      nextAttemptAt: null,
+      deliveredAt: null,
+    });
+    expect(await deliveries(client, app.id, '?status=dead')).toHaveLength(1);
+    expect(await deliveries(client, app.id, '?status=pending')).toHaveLength(0);
+
+    const fixed = receiver.route('fixed', secret);
+    await client.patch(`/v1/apps/${app.id}`, { webhookUrl: fixed });
+    const redelivered = await client.post<WebhookDeliveryView>(`/v1/apps/${app.id}/webhook-deliveries/${dead!.id}/redeliver`);
+
+    expect(redelivered.status).toBe(202);
+    expect(redelivered.body).toMatchObject({ eventId: dead!.eventId, url: fixed, status: 'pending', attempts: 0 });
+    expect(redelivered.body.id).not.toBe(dead!.id);
+    const again = await waitFor('the redelivery at the fixed receiver', () => Promise.resolve(receiver.unique('fixed').get(dead!.eventId)));
+    expect(again.deliveryId).toBe(redelivered.body.id);
+    const log = await waitFor('the log to show both', async () => {
+      const items = await deliveries(client, app.id);
+      return items.some((d) => d.status === 'delivered') ? items : undefined;
+    });
+    expect(log.map((d) => [d.id, d.status])).toEqual([
+      [redelivered.body.id, 'delivered'],
+      [dead!.id, 'dead'],
+    ]);
+  });
+
+  it('loses no event when the worker is killed with SIGKILL mid-delivery', { timeout: 180_000 }, async () => {
+    await worker?.stop();
+    await startWorker();
+    const { app, client } = await subscribedTenant('slow', () => 200, 1_500);
+    const total = 24;
+
+    for (let i = 0; i < total / 2; i += 1) await endNewStream(client, app.id, `before-${i}`);
+    await waitFor('deliveries in flight at the receiver', () => Promise.resolve(receiver.inFlight >= 4 ? true : undefined), 30_000);
+    const inFlightAtKill = receiver.inFlight;
+    await worker!.stop('SIGKILL');
+
+    // Events keep happening while no worker runs; they wait in the outbox.
+    for (let i = 0; i < total / 2; i += 1) await endNewStream(client, app.id, `after-${i}`);
+    await startWorker();
+
+    const expected = new Set((await deliveries(client, app.id)).map((d) => d.eventId));
+    expect(expected.size).toBe(total);
+    const log = await settled(client, app.id, 'delivered', total, 120_000);
+    const received = receiver.unique('slow');
+    const missing = [...expected].filter((id) => !received.has(id));
+    expect(missing).toEqual([]);
+    expect(log).toHaveLength(total);
+    // What was in flight when the worker died was sent again by the next one: duplicates, never gaps.
+    const sends = receiver.arrivals.filter((a) => a.route === 'slow').length;
+    expect(inFlightAtKill).toBeGreaterThanOrEqual(4);
+    expect(sends).toBeGreaterThanOrEqual(total + inFlightAtKill);
+  });
+});

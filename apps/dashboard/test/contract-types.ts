@@ -1,0 +1,37 @@
+// Type-level check, run by `npm run typecheck`: the dashboard's copies of the API types
+// (src/api/types.ts, kept free of node-only code) must match what libs/contracts infers.
+import type * as Contracts from '@tally/contracts';
+import type * as Dashboard from '../src/api/types.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+
+export type ContractChecks = [
+  Assert<Same<Dashboard.StreamView, Contracts.StreamView>>,
+  Assert<Same<Dashboard.StreamList, Contracts.StreamList>>,
+  Assert<Same<Dashboard.StreamToken, Contracts.StreamToken>>,
+  Assert<Same<Dashboard.AppView, Contracts.AppView>>,
+  Assert<Same<Dashboard.AppList, Contracts.AppList>>,
+  Assert<Same<Dashboard.AppQuotas, Contracts.AppQuotas>>,
+  Assert<Same<Dashboard.QuotaOverrides, Contracts.QuotaOverrides>>,
+  Assert<Same<Dashboard.AppSettingsPatch, Contracts.UpdateAppBody>>,
+  Assert<Same<Dashboard.CreatedApiKey, Contracts.CreatedApiKey>>,
+  Assert<Same<Dashboard.AppUsageView, Contracts.AppUsageView>>,
+  Assert<Same<Dashboard.WorkloadKind, Contracts.WorkloadKind>>,
+  Assert<Same<Dashboard.CapacityCheckResult, Contracts.CapacityCheckResult>>,
+  Assert<Same<Dashboard.CapacityView, Contracts.CapacityView>>,
+  Assert<Same<Dashboard.NodeStatus, Contracts.NodeStatus>>,
+  Assert<Same<Dashboard.NodeList, Contracts.NodeList>>,
+  Assert<Same<Dashboard.RecordingMode, Contracts.RecordingMode>>,
+  Assert<Same<Dashboard.RecordingModeSetting, Contracts.RecordingModeSetting>>,
+  Assert<Same<Dashboard.RecordingView, Contracts.RecordingView>>,
+  Assert<Same<Dashboard.RecordingList, Contracts.RecordingList>>,
+  Assert<Same<Dashboard.StartRecordingBody, Contracts.StartRecordingBody>>,
+  Assert<Same<Dashboard.WebhookEventType, Contracts.WebhookEventType>>,
+  Assert<Same<Dashboard.WebhookDeliveryView, Contracts.WebhookDeliveryView>>,
+  Assert<Same<Dashboard.WebhookDeliveryList, Contracts.WebhookDeliveryList>>,
+  Assert<Same<Dashboard.WebhookSecretView, Contracts.WebhookSecretView>>,
+  Assert<Same<Dashboard.ErrorCode, Contracts.ErrorCode>>,
+  Assert<Same<Pick<Dashboard.ErrorBody['error'], keyof Contracts.ErrorBody['error']>, Contracts.ErrorBody['error']>>,
+  Assert<Contracts.LimitRefusal['error'] extends Dashboard.ErrorBody['error'] ? true : false>,
+];

@@ -1,0 +1,215 @@
+import { dispose } from '@livekit/rtc-node';
+import type { AppView, NodeList, StreamToken, StreamView } from '@tally/contracts';
+import { mediaNodeIp, waitFor } from '@tally/testing';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
+import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { alertText, launchChromium, openDashboard, screenshot, signIn, videoPlaying } from './browser.js';
+
+describe('the dashboard in Chromium', () => {
+  let sut: ApiHarness;
+  let browser: Browser;
+  let baseUrl: string;
+  const publishers: Publisher[] = [];
+  const pages: Page[] = [];
+
+  const open = async (path?: string): Promise<Page> => {
+    const page = await openDashboard(browser, baseUrl, path);
+    pages.push(page);
+    return page;
+  };
+  const streamRow = (page: Page, name: string) => page.getByRole('table', { name: 'Streams' }).getByRole('row').filter({ hasText: name });
+
+  beforeAll(async () => {
+    mediaNodeIp();
+    sut = await startApiHarness();
+    baseUrl = sut.anonymous.baseUrl;
+    browser = await launchChromium();
+  });
+  afterEach(async () => {
+    for (const page of pages.splice(0)) await page.context().close();
+  });
+  afterAll(async () => {
+    for (const publisher of publishers) await publisher.stop();
+    await browser?.close();
+    await sut?.stop();
+    await dispose();
+  });
+
+  it('is served at /dashboard: index revalidated, hashed assets cached for good, app routes fall back to the page', async () => {
+    const index = await fetch(`${baseUrl}/dashboard/`);
+    const html = await index.text();
+    const asset = /\/dashboard\/assets\/[\w.-]+\.js/.exec(html)?.[0];
+    const deepLink = await fetch(`${baseUrl}/dashboard/apps/app_0123456789abcdef/streams`);
+    const cached = await fetch(baseUrl + asset!);
+    const missing = await fetch(`${baseUrl}/dashboard/assets/missing-0000.js`);
+
+    expect(index.status).toBe(200);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(deepLink.status).toBe(200);
+    expect(await deepLink.text()).toBe(html);
+    expect(cached.status).toBe(200);
+    expect(cached.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(missing.status).toBe(404);
+  });
+
+  it("signs an app key in to its own app's streams, with no app switcher, and explains a wrong key", async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'signin-co');
+    await createStream(client, app.id, 'morning show');
+    const page = await open();
+
+    await signIn(page, 'tk_not-a-real-key');
+    expect(await alertText(page, 'not accepted')).toContain('unknown or has been revoked');
+    await signIn(page, key.key);
+    expect(await alertText(page, 'app key')).toContain('also enter the id of its app');
+    await signIn(page, key.key, app.id);
+
+    await streamRow(page, 'morning show').waitFor();
+    expect(await streamRow(page, 'morning show').textContent()).toContain('created');
+    expect(page.url()).toBe(`${baseUrl}/dashboard/apps/${app.id}/streams`);
+    expect(await page.getByLabel('Switch app').count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await page.reload();
+    await streamRow(page, 'morning show').waitFor();
+  });
+
+  it("walks an app's pages with clear empty states, including features this server lacks", async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'empty-co');
+    const ingressRoute = await client.get(`/v1/apps/${app.id}/ingresses`);
+    const page = await open();
+    await signIn(page, key.key, app.id);
+    await page.getByText('No streams yet.').waitFor();
+    await screenshot(page, 'streams-empty');
+
+    await page.getByRole('link', { name: 'Recordings' }).click();
+    await page.getByText('No recordings yet.').waitFor();
+    await page.getByText('No live stream to record').waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No deliveries yet.').waitFor();
+    await page.getByRole('link', { name: 'Ingresses' }).click();
+    await page.getByText(ingressRoute.status === 404 ? 'Ingresses are not available on this server.' : 'No ingresses yet.').waitFor();
+    await screenshot(page, 'ingresses');
+    await page.goto(`${baseUrl}/dashboard/apps/${app.id}/billing`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('turns a stream live without a reload when a real client publishes, and plays it in <video>', async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'live-co');
+    const page = await open();
+    await signIn(page, key.key, app.id);
+    await page.getByText('No streams yet.').waitFor();
+
+    await page.getByLabel('Stream name').fill('launch party');
+    await page.getByRole('button', { name: 'Create stream' }).click();
+    const row = streamRow(page, 'launch party');
+    await row.getByText('created', { exact: true }).waitFor();
+    const streamId = (await row.getAttribute('data-stream-id'))!;
+    const token = (await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${streamId}/tokens`, { identity: 'host', role: 'publisher' }))
+      .body;
+    publishers.push(await joinAndPublish(token.url, token.token));
+
+    await row.getByText('live', { exact: true }).waitFor({ timeout: 30_000 });
+    await waitFor('publisher count in the table', async () =>
+      (await row.getByRole('cell').nth(1).textContent()) === '1' ? true : undefined,
+    );
+    await page.getByRole('button', { name: 'Watch launch party' }).click();
+    const size = await videoPlaying(page, 'video[aria-label="Live video of launch party"]');
+
+    expect(size).toEqual({ width: 320, height: 240 });
+    await page.getByRole('status').filter({ hasText: 'Playing live.' }).waitFor();
+    await screenshot(page, 'streams-live');
+    await waitFor('the dashboard viewer counted', async () => {
+      const s = (await client.get<StreamView>(`/v1/apps/${app.id}/streams/${streamId}`)).body;
+      return s.participants === 2 ? s : undefined;
+    });
+  });
+
+  it('renders a quota refusal as a sentence naming the resource', async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'tiny-co', { maxStreams: 1 });
+    await createStream(client, app.id, 'the only one');
+    const page = await open();
+    await signIn(page, key.key, app.id);
+    await streamRow(page, 'the only one').waitFor();
+
+    await page.getByLabel('Stream name').fill('one too many');
+    await page.getByRole('button', { name: 'Create stream' }).click();
+    const refusal = await alertText(page, 'refused');
+
+    expect(refusal).toBe(
+      'Stream refused: app.streams is at its limit (1 of 1 in use). End something that uses it, or ask the operator to raise the limit.',
+    );
+    expect(await streamRow(page, 'one too many').count()).toBe(0);
+    await screenshot(page, 'streams-quota-refused');
+
+    await page.getByRole('link', { name: 'Quotas' }).click();
+    const gauge = page.getByRole('group', { name: 'Streams quota' });
+    await gauge.getByText('1 of 1').waitFor();
+    expect(await gauge.textContent()).toContain('limit set by the operator');
+    await screenshot(page, 'quotas-app');
+  });
+
+  it("keeps another app's data out of reach of an app key", async () => {
+    const mine = await createTenant(sut.admin, 'mine-co');
+    const theirs = await createTenant(sut.admin, 'theirs-co');
+    const secret = await createStream(theirs.client, theirs.app.id, 'their secret show');
+    const page = await open();
+    await signIn(page, mine.key.key, mine.app.id);
+    await page.getByText('No streams yet.').waitFor();
+
+    await page.getByLabel('Stream id').fill(secret.id);
+    await page.getByRole('button', { name: 'Open' }).click();
+    const notFound = await alertText(page, 'not found');
+    await page.goto(`${baseUrl}/dashboard/apps/${theirs.app.id}/streams`);
+    const otherApp = await alertText(page, 'app not found');
+
+    expect(notFound).toBe(`Stream ${secret.id} was not found in app ${mine.app.id}. It does not exist, or it belongs to another app.`);
+    expect(otherApp).toBe('Loading streams failed: app not found.');
+    expect(await page.getByText('their secret show').count()).toBe(0);
+    expect(await page.getByLabel('Switch app').count()).toBe(0);
+    await page.goto(`${baseUrl}/dashboard/admin`);
+    expect(await alertText(page, 'admin key')).toContain(`opens app ${mine.app.id} only`);
+  });
+
+  it('shows the admin the nodes with their budgets and lets them drain and re-activate one', async () => {
+    const { app } = await createTenant(sut.admin, 'operator-view-co');
+    const nodeId = sut.stack.nodeId;
+    const page = await open();
+    await signIn(page, sut.stack.adminKey);
+
+    const row = page.getByRole('table', { name: 'Nodes' }).getByRole('row').filter({ hasText: nodeId });
+    await row.getByText('active', { exact: true }).waitFor();
+    expect(await row.textContent()).toContain('8 cores, 8.0 GB, 1000 Mbps');
+    expect(await page.getByLabel('Switch app').locator('option', { hasText: 'operator-view-co' }).count()).toBe(1);
+    await screenshot(page, 'admin');
+
+    await row.getByRole('button', { name: `Drain ${nodeId}` }).click();
+    await row.getByText('draining', { exact: true }).waitFor();
+    const drained = (await sut.admin.get<NodeList>('/v1/nodes')).body.items.find((n) => n.nodeId === nodeId);
+    expect(drained?.status).toBe('draining');
+
+    await page.getByLabel('For app').selectOption(app.id);
+    await page.getByLabel('Workload').selectOption('stream');
+    await page.getByRole('button', { name: 'Check' }).click();
+    expect(await page.getByRole('status').filter({ hasText: 'would be' }).textContent()).toContain('would be refused');
+
+    await row.getByRole('button', { name: `Activate ${nodeId}` }).click();
+    await row.getByText('active', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByRole('status').filter({ hasText: 'would be admitted' }).waitFor();
+
+    await page.getByLabel('Switch app').selectOption(app.id);
+    await page.getByRole('link', { name: 'Quotas' }).click();
+    await page.getByRole('heading', { name: 'Node pool headroom' }).waitFor();
+    await page.getByRole('group', { name: 'RAM quota' }).waitFor();
+    await page.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
+    await page.getByLabel('Limit (empty = derived share)').fill('5');
+    await page.getByRole('button', { name: 'Save limit' }).click();
+    await page.getByRole('group', { name: 'Streams quota' }).getByText('0 of 5').waitFor();
+    expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.explicitQuotas.maxStreams).toBe(5);
+    await screenshot(page, 'quotas-admin');
+  });
+});

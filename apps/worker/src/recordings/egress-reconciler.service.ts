@@ -1,0 +1,79 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Admitter, CapacityLedger } from '@tally/admission';
+import { egressKindOf } from '@tally/capacity';
+import { PrismaService } from '@tally/db';
+import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
+import { FinaliseQueue, RecordingLifecycle, recordingIdInPath } from '@tally/recordings';
+
+/** A recording younger than this may not have its egress id stored yet: it is not judged. */
+const SETTLE_MS = 60_000;
+const RUNNING = new Set<EgressSummary['state']>(['starting', 'active']);
+
+export type EgressReconcileReport = Readonly<{
+  recordingsAdvanced: number;
+  recordingsFailedVanished: number;
+  ghostEgressesStopped: number;
+  reservationsRestored: number;
+}>;
+
+/**
+ * LiveKit drops webhooks, and egress can die without one: open recordings are compared with the
+ * egresses LiveKit knows. Missed transitions are applied, recordings whose egress vanished fail
+ * with that reason, egresses no open recording owns are stopped, and running egresses that lost
+ * their reservation get it back.
+ */
+@Injectable()
+export class EgressReconciler {
+  private readonly logger = new Logger(EgressReconciler.name);
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly egress: LivekitEgressClient,
+    private readonly lifecycle: RecordingLifecycle,
+    private readonly finalise: FinaliseQueue,
+    private readonly ledger: CapacityLedger,
+    private readonly admitter: Admitter,
+  ) {}
+
+  async run(now: Date): Promise<EgressReconcileReport> {
+    const egresses = await this.egress.list({ activeOnly: false });
+    const byId = new Map(egresses.map((e) => [e.egressId, e]));
+    const open = await this.prisma.recording.findMany({ where: { status: { in: ['starting', 'active', 'ending'] } } });
+    const report = { recordingsAdvanced: 0, recordingsFailedVanished: 0, ghostEgressesStopped: 0, reservationsRestored: 0 };
+    const stillOpen = new Set<string>();
+
+    for (const recording of open) {
+      // An egress whose id was never stored is found by the recording id its file path carries.
+      const egress = recording.egressId
+        ? byId.get(recording.egressId)
+        : egresses.find((e) => recordingIdInPath(e.requestedPath) === recording.id);
+      if (egress) {
+        const after = await this.lifecycle.applyEgress(egress, now);
+        if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
+        if (after && after.status !== 'complete' && after.status !== 'failed') stillOpen.add(recording.id);
+        if (after?.status === 'active' && !(await this.ledger.held(recording.id))) {
+          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1)) report.reservationsRestored += 1;
+        }
+      } else if (recording.status === 'ending') {
+        // Egress finished with the file (LiveKit may have forgotten it since): the finaliser decides.
+        await this.finalise.enqueue(recording.id);
+      } else if (now.getTime() - recording.createdAt.getTime() > SETTLE_MS) {
+        if (await this.lifecycle.fail(recording.id, 'egress vanished: LiveKit no longer knows it', now))
+          report.recordingsFailedVanished += 1;
+      }
+    }
+
+    const owned = new Set(open.flatMap((r) => (r.egressId && stillOpen.has(r.id) ? [r.egressId] : [])));
+    for (const egress of egresses) {
+      if (!RUNNING.has(egress.state) || owned.has(egress.egressId)) continue;
+      const claimedBy = recordingIdInPath(egress.requestedPath);
+      if (claimedBy && stillOpen.has(claimedBy)) continue;
+      await this.egress.stop(egress.egressId).then(
+        () => (report.ghostEgressesStopped += 1),
+        (error: unknown) => this.logger.warn(`could not stop ghost egress ${egress.egressId}: ${String(error)}`),
+      );
+    }
+    if (Object.values(report).some((n) => n > 0)) this.logger.log(`recordings repaired ${JSON.stringify(report)}`);
+    return report;
+  }
+}

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { PrismaService } from '@tally/db';
+import { RecordingFiles, RecordingLifecycle } from '@tally/recordings';
+import { Clock } from '../clock.js';
+import { ffprobe } from './ffprobe.js';
+
+export type FinaliseOutcome = 'completed' | 'failed' | 'skipped';
+
+/**
+ * Turns an egress's finished output into a complete recording: probe it (a file with no audio or
+ * video is a failed recording), checksum it, and move it from the incoming area into the app's
+ * directory. Safe to run again after a crash at any step.
+ */
+@Injectable()
+export class RecordingFinaliser {
+  private readonly logger = new Logger(RecordingFinaliser.name);
+  private readonly files: RecordingFiles;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly lifecycle: RecordingLifecycle,
+    private readonly clock: Clock,
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.files = new RecordingFiles(config.recordings.dir);
+  }
+
+  async finalise(recordingId: string): Promise<FinaliseOutcome> {
+    const recording = await this.prisma.recording.findUnique({ where: { id: recordingId } });
+    if (!recording || recording.status !== 'ending') return 'skipped';
+
+    if (recording.storage === 's3') {
+      // Egress uploaded the object itself; its own report of the file is what Tally can know.
+      const done = await this.lifecycle.complete(recordingId, {
+        location: recording.location,
+        sizeBytes: Number(recording.sizeBytes ?? 0),
+        durationS: recording.durationS ?? 0,
+        sha256: null,
+        codecs: null,
+      });
+      return done ? 'completed' : 'skipped';
+    }
+
+    const incoming = this.files.incomingPath(recording.location);
+    const final = this.files.finalPath(recording.location);
+    const source = (await exists(incoming)) ? incoming : (await exists(final)) ? final : undefined;
+    if (!source) return this.fail(recordingId, 'egress produced no file');
+
+    const probe = await ffprobe(source).catch((error: unknown) => error as Error);
+    if (probe instanceof Error) return this.fail(recordingId, `the file is unreadable: ${probe.message.split('\n')[0] ?? ''}`);
+    if (probe.codecs.length === 0) return this.fail(recordingId, 'the file has no audio or video');
+
+    const sha256 = await sha256File(source);
+    const sizeBytes = (await stat(source)).size;
+    if (source === incoming) await moveFile(incoming, final);
+    const done = await this.lifecycle.complete(recordingId, {
+      location: recording.location,
+      sizeBytes,
+      durationS: probe.durationS ?? recording.durationS ?? 0,
+      sha256,
+      codecs: probe.codecs,
+    });
+    if (done) this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
+    return done ? 'completed' : 'skipped';
+  }
+
+  async fail(recordingId: string, reason: string): Promise<FinaliseOutcome> {
+    return (await this.lifecycle.fail(recordingId, reason, this.clock.now())) ? 'failed' : 'skipped';
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** A rename where possible; across filesystems, a copy that is complete before the source goes. */
+async function moveFile(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await copyFile(from, `${to}.partial`);
+    await rename(`${to}.partial`, to);
+    await unlink(from);
+  }
+}

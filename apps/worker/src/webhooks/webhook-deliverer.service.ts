@@ -1,0 +1,70 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { type AttemptResult, attemptDelivery, backoffDelayMs, openSecret, SecretBoxError } from '@tally/webhooks';
+import { Clock } from '../clock.js';
+import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+
+export type DeliveryOutcome =
+  | Readonly<{ kind: 'skipped' | 'delivered' | 'dead' }>
+  /** Failed; the next attempt is due at `at`. */
+  | Readonly<{ kind: 'retry'; at: Date }>;
+
+/**
+ * One attempt of one delivery. The row decides: a delivery that is not pending is never sent
+ * again, its attempt count drives the backoff, and the last allowed failure makes it dead.
+ */
+@Injectable()
+export class WebhookDeliverer {
+  constructor(
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async deliver(deliveryId: string): Promise<DeliveryOutcome> {
+    const delivery = await this.deliveries.load(deliveryId);
+    if (!delivery || delivery.status !== 'pending') return { kind: 'skipped' };
+
+    const result = await this.attempt(delivery);
+    const at = this.clock.now();
+    if (result.ok) {
+      await this.deliveries.recordDelivered(delivery.id, { at, statusCode: result.statusCode, error: null });
+      return { kind: 'delivered' };
+    }
+    const attempts = delivery.attempts + 1;
+    const { webhooks } = this.config;
+    const next = attempts >= webhooks.maxAttempts ? null : new Date(at.getTime() + backoffDelayMs(attempts, webhooks));
+    await this.deliveries.recordFailed(delivery.id, { at, statusCode: result.statusCode, error: result.error }, next);
+    return next === null ? { kind: 'dead' } : { kind: 'retry', at: next };
+  }
+
+  /** Signed at attempt time with the app's current secret, so a rotation applies to the next attempt. */
+  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult> {
+    const secret = this.secretOf(delivery);
+    if (typeof secret !== 'string') return { ok: false, statusCode: null, error: secret.error };
+    return attemptDelivery({
+      url: delivery.url,
+      body: delivery.body,
+      secret,
+      eventId: delivery.eventId,
+      eventType: delivery.eventType,
+      deliveryId: delivery.id,
+      timeoutMs: this.config.webhooks.timeoutMs,
+      nowS: Math.floor(this.clock.now().getTime() / 1000),
+    });
+  }
+
+  /** Without a secret nothing is sent unsigned: the attempt fails with the reason, and is retried. */
+  private secretOf(delivery: DeliveryToSend): string | { error: string } {
+    if (this.config.secretsKey === undefined) return { error: 'TALLY_SECRETS_KEY is not set: webhook secrets cannot be read' };
+    if (delivery.sealedSecret === null) {
+      return { error: `the app has no webhook secret: POST /v1/apps/${delivery.appId}/webhook-secret` };
+    }
+    try {
+      return openSecret(this.config.secretsKey, delivery.sealedSecret, delivery.appId);
+    } catch (error) {
+      if (error instanceof SecretBoxError) return { error: `the webhook secret does not open (TALLY_SECRETS_KEY changed?)` };
+      throw error;
+    }
+  }
+}

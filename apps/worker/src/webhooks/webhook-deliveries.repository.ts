@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '@tally/db';
+
+/** What one attempt needs: the delivery, its event's stored body and the app's sealed secret. */
+export type DeliveryToSend = Readonly<{
+  id: string;
+  appId: string;
+  url: string;
+  status: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+  eventId: string;
+  eventType: string;
+  body: string;
+  sealedSecret: string | null;
+}>;
+
+export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; error: string | null }>;
+
+@Injectable()
+export class WebhookDeliveriesRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async load(deliveryId: string): Promise<DeliveryToSend | undefined> {
+    const row = await this.prisma.webhookDelivery.findUnique({
+      where: { id: deliveryId },
+      include: { event: { select: { type: true, payload: true, app: { select: { webhookSecret: true } } } } },
+    });
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      appId: row.appId,
+      url: row.url,
+      status: row.status,
+      attempts: row.attempts,
+      eventId: row.eventId,
+      eventType: row.event.type,
+      // The payload was written as the exact event body; every attempt sends the same bytes.
+      body: JSON.stringify(row.event.payload),
+      sealedSecret: row.event.app.webhookSecret,
+    };
+  }
+
+  /** A 2xx: delivered, whatever a concurrent attempt recorded (a dead delivery that got through is delivered). */
+  async recordDelivered(deliveryId: string, attempt: AttemptRecord): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: { not: 'delivered' } },
+      data: {
+        status: 'delivered',
+        attempts: { increment: 1 },
+        lastStatusCode: attempt.statusCode,
+        lastError: null,
+        lastAttemptAt: attempt.at,
+        deliveredAt: attempt.at,
+        nextAttemptAt: null,
+      },
+    });
+  }
+
+  /** A failed attempt of a pending delivery: retried at `nextAttemptAt`, or dead when that is null. */
+  async recordFailed(deliveryId: string, attempt: AttemptRecord, nextAttemptAt: Date | null): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: 'pending' },
+      data: {
+        status: nextAttemptAt === null ? 'dead' : 'pending',
+        attempts: { increment: 1 },
+        lastStatusCode: attempt.statusCode,
+        lastError: attempt.error,
+        lastAttemptAt: attempt.at,
+        nextAttemptAt,
+      },
+    });
+  }
+
+  /** Pending deliveries due at or before `dueBy`, oldest first, after the `after` id of the same due time. */
+  async overdue(dueBy: Date, limit: number, cursor?: { nextAttemptAt: Date; id: string }): Promise<{ id: string; nextAttemptAt: Date }[]> {
+    const rows = await this.prisma.webhookDelivery.findMany({
+      where: {
+        status: 'pending',
+        nextAttemptAt: { lte: dueBy },
+        ...(cursor
+          ? { OR: [{ nextAttemptAt: { gt: cursor.nextAttemptAt } }, { nextAttemptAt: cursor.nextAttemptAt, id: { gt: cursor.id } }] }
+          : {}),
+      },
+      orderBy: [{ nextAttemptAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+      select: { id: true, nextAttemptAt: true },
+    });
+    return rows.flatMap((r) => (r.nextAttemptAt ? [{ id: r.id, nextAttemptAt: r.nextAttemptAt }] : []));
+  }
+}

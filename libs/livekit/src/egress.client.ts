@@ -1,0 +1,147 @@
+import {
+  AudioCodec,
+  DirectFileOutput,
+  EgressClient,
+  type EgressInfo,
+  EgressStatus,
+  EncodedFileOutput,
+  EncodedFileType,
+  EncodingOptions,
+  S3Upload,
+  VideoCodec,
+} from 'livekit-server-sdk';
+import type { EgressDestination, EgressRequest, EgressState, EgressSummary, LivekitCredentials } from './livekit.types.js';
+
+/** Composite output: 720p30 H.264 with AAC audio in MP4, which every browser and player plays. */
+const COMPOSITE_ENCODING = new EncodingOptions({
+  width: 1280,
+  height: 720,
+  framerate: 30,
+  videoCodec: VideoCodec.H264_MAIN,
+  videoBitrate: 3_000,
+  audioCodec: AudioCodec.AAC,
+  audioBitrate: 128,
+  audioFrequency: 48_000,
+  keyFrameInterval: 2,
+});
+
+/** The adapter in front of LiveKit's Egress service. */
+export class LivekitEgressClient {
+  private readonly client: EgressClient;
+
+  constructor(credentials: LivekitCredentials) {
+    this.client = new EgressClient(credentials.url, credentials.apiKey, credentials.apiSecret);
+  }
+
+  async start(request: EgressRequest, destination: EgressDestination): Promise<EgressSummary> {
+    switch (request.mode) {
+      case 'track_composite': {
+        const info = await this.client.startTrackCompositeEgress(request.room, encodedFile(destination), {
+          ...(request.audioTrackSid === undefined ? {} : { audioTrackId: request.audioTrackSid }),
+          ...(request.videoTrackSid === undefined ? {} : { videoTrackId: request.videoTrackSid }),
+          encodingOptions: COMPOSITE_ENCODING,
+        });
+        return summarise(info);
+      }
+      case 'room_composite': {
+        const info = await this.client.startRoomCompositeEgress(request.room, encodedFile(destination), {
+          layout: request.layout,
+          encodingOptions: COMPOSITE_ENCODING,
+        });
+        return summarise(info);
+      }
+      case 'track': {
+        const output = new DirectFileOutput({ filepath: pathOf(destination), disableManifest: true, ...uploadOf(destination) });
+        return summarise(await this.client.startTrackEgress(request.room, output, request.trackSid));
+      }
+    }
+  }
+
+  async stop(egressId: string): Promise<EgressSummary> {
+    return summarise(await this.client.stopEgress(egressId));
+  }
+
+  /** Egresses LiveKit knows about (all of them, or only those still running). */
+  async list(options: { activeOnly: boolean; room?: string }): Promise<EgressSummary[]> {
+    const infos = await this.client.listEgress({ active: options.activeOnly, ...(options.room ? { roomName: options.room } : {}) });
+    return infos.map(summarise);
+  }
+}
+
+function encodedFile(destination: EgressDestination): EncodedFileOutput {
+  return new EncodedFileOutput({
+    fileType: EncodedFileType.MP4,
+    filepath: pathOf(destination),
+    disableManifest: true,
+    ...uploadOf(destination),
+  });
+}
+
+function pathOf(destination: EgressDestination): string {
+  return destination.kind === 'file' ? destination.path : destination.key;
+}
+
+function uploadOf(destination: EgressDestination): { output?: { case: 's3'; value: S3Upload } } {
+  if (destination.kind === 'file') return {};
+  return {
+    output: {
+      case: 's3',
+      value: new S3Upload({
+        bucket: destination.bucket,
+        region: destination.region,
+        endpoint: destination.endpoint ?? '',
+        accessKey: destination.accessKey,
+        secret: destination.secretKey,
+        forcePathStyle: destination.forcePathStyle,
+      }),
+    },
+  };
+}
+
+const STATES: Readonly<Record<EgressStatus, EgressState>> = {
+  [EgressStatus.EGRESS_STARTING]: 'starting',
+  [EgressStatus.EGRESS_ACTIVE]: 'active',
+  [EgressStatus.EGRESS_ENDING]: 'ending',
+  [EgressStatus.EGRESS_COMPLETE]: 'complete',
+  [EgressStatus.EGRESS_FAILED]: 'failed',
+  [EgressStatus.EGRESS_ABORTED]: 'aborted',
+  [EgressStatus.EGRESS_LIMIT_REACHED]: 'limit_reached',
+};
+
+/** LiveKit's timestamps are unix nanoseconds; 0 means "not yet". */
+function fromNanos(value: bigint): Date | undefined {
+  return value > 0n ? new Date(Number(value / 1_000_000n)) : undefined;
+}
+
+/** The file path (or object key) the egress was asked to write, whatever the request kind. */
+function requestedPath(info: EgressInfo): string | undefined {
+  const request = info.request;
+  switch (request.case) {
+    case 'roomComposite':
+    case 'trackComposite': {
+      const value = request.value;
+      const legacy = value.output.case === 'file' ? value.output.value.filepath : undefined;
+      return value.fileOutputs[0]?.filepath ?? legacy;
+    }
+    case 'track':
+      return request.value.output.case === 'file' ? request.value.output.value.filepath : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function summarise(info: EgressInfo): EgressSummary {
+  const file = info.fileResults[0];
+  return {
+    egressId: info.egressId,
+    requestedPath: requestedPath(info),
+    room: info.roomName,
+    state: STATES[info.status],
+    error: info.error || undefined,
+    startedAt: fromNanos(info.startedAt),
+    endedAt: fromNanos(info.endedAt),
+    file: file
+      ? { location: file.location || file.filename, durationS: Number(file.duration) / 1e9, sizeBytes: Number(file.size) }
+      : undefined,
+  };
+}

@@ -1,0 +1,220 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { DEFAULT_MODEL, egressHostCpus, renderEgressServiceConfig, type CapacityModel, type EgressServiceConfig } from '@tally/capacity';
+import type { Child } from './child.js';
+import type { TestLivekit } from './livekit.js';
+import { freePort, waitFor } from './ports.js';
+import { toolPath } from './tools.js';
+
+export type EgressOptions = Readonly<{
+  livekit: Pick<TestLivekit, 'wsUrl' | 'apiKey' | 'apiSecret'>;
+  redisUrl: string;
+  /** The node's budget as the agent's override variables give it (the stack's TEST_NODE_BUDGET). */
+  budget: Readonly<Record<'TALLY_NODE_CPU_MILLICORES' | 'TALLY_NODE_RAM_MB' | 'TALLY_NODE_NIC_MBPS', string>>;
+  model?: CapacityModel;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+}>;
+
+export type TestEgress = Child &
+  Readonly<{
+    config: EgressServiceConfig;
+    healthUrl: string;
+    logFile: string;
+    /** How often the supervisor brought egress back after it exited on its own. */
+    restarts(): number;
+    /** Resolves once the current egress process takes requests. */
+    ready(): Promise<void>;
+  }>;
+
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * The `egress` binary scripts/provision.sh builds, as a supervised service: its config is derived
+ * from the capacity model for the node's budget, and it is restarted whenever it exits on its own
+ * (egress v1.8.6 shuts itself down after a handler's internal error and answers nothing more).
+ * RoomComposite gets a PulseAudio daemon of its own (Xvfb and Chromium egress starts per job).
+ */
+export async function startEgress(options: EgressOptions): Promise<TestEgress> {
+  const binary = egressBinary();
+  const dir = mkdtempSync(join(tmpdir(), 'tally-egress-'));
+  const [healthPort, templatePort] = [await freePort(), await freePort()];
+  const config = renderEgressServiceConfig({
+    apiKey: options.livekit.apiKey,
+    apiSecret: options.livekit.apiSecret,
+    wsUrl: options.livekit.wsUrl,
+    redisUrl: options.redisUrl,
+    healthPort,
+    templatePort,
+    logLevel: options.logLevel ?? 'info',
+    model: options.model ?? DEFAULT_MODEL,
+    node: {
+      id: 'egress-node',
+      cpuMillicores: Number(options.budget.TALLY_NODE_CPU_MILLICORES),
+      ramMb: Number(options.budget.TALLY_NODE_RAM_MB),
+      nicMbps: Number(options.budget.TALLY_NODE_NIC_MBPS),
+      gpus: [],
+    },
+    hostCpus: egressHostCpus(readIfPresent, availableParallelism()),
+  });
+  const configFile = join(dir, 'egress.yaml');
+  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`); // JSON is YAML
+  const logFile = join(dir, 'egress.log');
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const home = join(dir, 'home');
+  const runtimeDir = join(dir, 'run');
+  mkdirSync(home);
+  mkdirSync(runtimeDir, { mode: 0o700 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // Egress execs `egress run-handler` for every job.
+    PATH: `${dirname(binary)}:${process.env['PATH'] ?? ''}`,
+    GST_DEBUG: '1',
+    HOME: home,
+    XDG_RUNTIME_DIR: runtimeDir,
+    TMPDIR: join(dir, 'tmp'),
+  };
+  mkdirSync(join(dir, 'tmp'));
+  const pulse = startPulse(env, log);
+  const healthUrl = `http://127.0.0.1:${healthPort}/`;
+
+  let current: ChildProcess;
+  let currentExited: Promise<void>;
+  let logOffset = 0;
+  let stopping = false;
+  let restarts = 0;
+  const spawnEgress = () => {
+    logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    // A process group of its own, so stop() also reaches the handlers, Xvfb and Chromium it started.
+    const child = spawn(binary, ['--config', configFile], { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    currentExited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      restarts += 1;
+      log.write(`[tally-testing] egress exited (code ${code}, signal ${signal}); restarting (restart #${restarts})\n`);
+      setTimeout(() => {
+        if (!stopping) current = spawnEgress();
+      }, 500);
+    });
+    return child;
+  };
+  current = spawnEgress();
+
+  const ready = () =>
+    waitFor(
+      `egress on ${healthUrl} (log ${logFile})`,
+      async () => {
+        if ((await fetch(healthUrl)).status !== 200) return undefined;
+        // Listening on the health port comes just before it subscribes to start requests.
+        return readFileSync(logFile, 'utf8').slice(logOffset).includes('service ready') ? true : undefined;
+      },
+      READY_TIMEOUT_MS,
+    ).then(() => undefined);
+
+  const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
+    stopping = true;
+    // SIGINT: egress stops its recordings and exits (SIGTERM would wait for them to end).
+    await killGroup(current, currentExited, signal);
+    await pulse.stop();
+    log.end();
+  };
+
+  try {
+    await ready();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    get process() {
+      return current;
+    },
+    config,
+    healthUrl,
+    logFile,
+    restarts: () => restarts,
+    ready,
+    async stop(signal?: NodeJS.Signals) {
+      await stop(signal);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function egressBinary(): string {
+  // toolPath names the tools it knows; egress lives next to them.
+  const path = join(dirname(toolPath('lk')), 'egress');
+  if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/provision.sh (npm test does)`);
+  return path;
+}
+
+function readIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+async function killGroup(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
+  const group = child.pid;
+  if (group === undefined) return;
+  const send = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-group, s);
+    } catch {
+      // the group is gone
+    }
+  };
+  if (child.exitCode === null && child.signalCode === null) {
+    // The service alone: it stops its handlers itself, letting them close their files.
+    child.kill(signal);
+    const timer = setTimeout(() => send('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  // Whatever egress left behind in its group (a handler, Xvfb, Chromium).
+  send('SIGKILL');
+}
+
+/** PulseAudio for RoomComposite's sound; egress loads one null sink per job into it. */
+function startPulse(env: NodeJS.ProcessEnv, log: WriteStream): { stop(): Promise<void> } {
+  const child = spawn(
+    'pulseaudio',
+    [
+      ...['--daemonize=no', '--exit-idle-time=-1', '--disallow-exit', '--disable-shm=true'],
+      ...['--realtime=false', '--high-priority=false', '--log-level=error', '-n', '--load=module-native-protocol-unix'],
+    ],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  child.once('error', (error) => log.write(`[tally-testing] pulseaudio did not start (RoomComposite will fail): ${error.message}\n`));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return {
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attemptDelivery, type DeliveryRequest } from './delivery.js';
+import { verifySignature } from './signature.js';
+
+type Seen = { headers: IncomingHttpHeaders; body: string; method: string | undefined };
+
+describe(attemptDelivery.name, () => {
+  let server: Server;
+  let base: string;
+  const seen: Seen[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (c: Buffer) => chunks.push(c));
+      request.on('end', () => {
+        seen.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), method: request.method });
+        const path = request.url ?? '/';
+        if (path === '/slow') return void setTimeout(() => response.writeHead(200).end(), 2_000);
+        if (path === '/redirect') return void response.writeHead(302, { location: '/ok' }).end();
+        response.writeHead(path === '/fail' ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const request = (path: string, overrides: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
+    url: base + path,
+    body: '{"id":"evt_aaaaaaaaaaaaaaaa","type":"stream.live"}',
+    secret: 'whsec_spec',
+    eventId: 'evt_aaaaaaaaaaaaaaaa',
+    eventType: 'stream.live',
+    deliveryId: 'dlv_bbbbbbbbbbbbbbbb',
+    timeoutMs: 1_000,
+    nowS: Math.floor(Date.now() / 1000),
+    ...overrides,
+  });
+
+  it('POSTs the body with the documented headers, signed so the receiver can verify it', async () => {
+    const sut = request('/ok');
+
+    expect(await attemptDelivery(sut)).toEqual({ ok: true, statusCode: 204 });
+    const got = seen.at(-1)!;
+    expect(got.method).toBe('POST');
+    expect(got.body).toBe(sut.body);
+    expect(got.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'Tally-Webhooks/1',
+      'tally-event-id': sut.eventId,
+      'tally-event-type': 'stream.live',
+      'tally-delivery-id': sut.deliveryId,
+    });
+    expect(verifySignature('whsec_spec', String(got.headers['tally-signature']), got.body, sut.nowS)).toBe(true);
+  });
+
+  it('counts a non-2xx answer as a failure with its status', async () => {
+    expect(await attemptDelivery(request('/fail'))).toEqual({ ok: false, statusCode: 500, error: 'receiver answered 500' });
+  });
+
+  it('does not follow redirects', async () => {
+    expect(await attemptDelivery(request('/redirect'))).toMatchObject({ ok: false, statusCode: 302 });
+  });
+
+  it('gives up after the timeout', async () => {
+    const started = Date.now();
+
+    expect(await attemptDelivery(request('/slow', { timeoutMs: 200 }))).toEqual({
+      ok: false,
+      statusCode: null,
+      error: 'no answer within 200 ms',
+    });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('reports a refused connection without throwing', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+
+    const result = await attemptDelivery(request('/', { url: `http://127.0.0.1:${port}/` }));
+    expect(result).toMatchObject({ ok: false, statusCode: null });
+    expect(!result.ok && result.error).toMatch(/ECONNREFUSED|fetch failed/);
+  });
+});

@@ -1,0 +1,7 @@
+export * from './backoff.js';
+export * from './delivery.js';
+export * from './delivery-queue.js';
+export * from './outbox.js';
+export * from './secret-box.js';
+export * from './signature.js';
+export * from './stream-view.js';

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Provisions LiveKit egress v1.8.6 into $TALLY_TOOLS_DIR/bin/egress (next to livekit-server, lk):
+#   - the Debian packages it links against and runs with (GStreamer 1.22, and Chromium, Xvfb,
+#     PulseAudio for RoomComposite), installed only when missing
+#   - the RoomComposite web template (template-default of the module, @livekit/egress-sdk pinned
+#     to 0.2.1, built with pnpm 9 from npm), embedded into the binary
+#   - the binary, built through the wrapper module in go/egress from a patched copy of the module
+#     (templates folder filled in; AAC encoder faac -> voaacenc, which Debian ships)
+# A build is skipped when the binary exists and its stamp records the same version + recipe.
+# TALLY_FORCE_REBUILD=1 forces a rebuild (seconds to a minute with the warm Go and pnpm caches).
+#
+# Usage: bash scripts/provision/egress.sh [--skip-apt]
+set -euo pipefail
+# shellcheck source=scripts/provision/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+EGRESS_VERSION="v1.8.6"
+EGRESS_MODULE="github.com/livekit/egress"
+EGRESS_WRAPPER_DIR="$TALLY_PROVISION_DIR/go/egress"
+EGRESS_SDK_VERSION="0.2.1" # 0.2.0, which template-default asks for, is missing from the registry
+PNPM_VERSION="9.15.9"      # plain npm hits a react-scripts / typescript peer conflict
+# Bump when the build steps below change in a way the wrapper files do not show.
+EGRESS_RECIPE=1
+
+EGRESS_APT_PACKAGES=(
+  # build (cgo) and pipelines
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev libglib2.0-dev
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav gstreamer1.0-tools gstreamer1.0-x gstreamer1.0-pulseaudio
+  # RoomComposite: Chromium renders the layout on an Xvfb display, PulseAudio carries its sound
+  chromium xvfb pulseaudio fonts-dejavu-core fonts-liberation
+)
+
+skip_apt=0
+for arg in "$@"; do
+  case "$arg" in
+    --skip-apt) skip_apt=1 ;;
+    *) die "egress.sh: unknown argument: $arg" ;;
+  esac
+done
+
+mkdir -p "$TALLY_BIN_DIR" "$TALLY_STAMP_DIR" "$TALLY_TOOLS_DIR/src"
+
+# ensure_egress_packages: one line when everything is there; apt only for what is missing.
+ensure_egress_packages() {
+  if [[ "$skip_apt" == 1 ]]; then
+    log "egress system packages: skipped (--skip-apt)"
+    return 0
+  fi
+  local missing=() pkg
+  for pkg in "${EGRESS_APT_PACKAGES[@]}"; do
+    pkg_installed "$pkg" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "egress system packages: present (${#EGRESS_APT_PACKAGES[@]})"
+    return 0
+  fi
+  apt_install_missing "${missing[@]}"
+}
+
+# ensure_pnpm: pnpm $PNPM_VERSION from npm, in the tools dir (nothing global). Prints its path.
+ensure_pnpm() {
+  local prefix="$TALLY_TOOLS_DIR/node/pnpm-$PNPM_VERSION"
+  local bin="$prefix/node_modules/.bin/pnpm"
+  if [[ ! -x "$bin" || "$("$bin" --version 2>/dev/null)" != "$PNPM_VERSION" ]]; then
+    command -v npm >/dev/null 2>&1 || die "npm is required to fetch pnpm $PNPM_VERSION (install Node.js)"
+    log "installing pnpm $PNPM_VERSION (npm) ..." >&2
+    rm -rf "$prefix"
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --no-save --no-audit --no-fund --loglevel=error "pnpm@$PNPM_VERSION" >/dev/null ||
+      die "npm install pnpm@$PNPM_VERSION failed"
+  fi
+  printf '%s\n' "$bin"
+}
+
+# build_template SRC OUT: builds SRC/template-default into OUT (cached under the tools dir by
+# egress version, sdk pin and pnpm version).
+build_template() {
+  local module_dir="$1" out="$2"
+  local key="egress-$EGRESS_VERSION-sdk-$EGRESS_SDK_VERSION-pnpm-$PNPM_VERSION"
+  local cache="$TALLY_TOOLS_DIR/cache/egress-template/$key"
+  if [[ -f "$cache/index.html" ]]; then
+    log "egress template: cached ($cache)"
+  else
+    local pnpm work="$TALLY_TOOLS_DIR/src/egress-template" start=$SECONDS
+    pnpm="$(ensure_pnpm)"
+    log "building the RoomComposite template (pnpm $PNPM_VERSION, @livekit/egress-sdk $EGRESS_SDK_VERSION) ..."
+    rm -rf "$work"
+    cp -r "$module_dir/template-default" "$work"
+    chmod -R u+w "$work"
+    # The pin must change the manifest exactly once, or the module's template changed under us.
+    grep -q '"@livekit/egress-sdk": "^0.2.0"' "$work/package.json" ||
+      die "template-default/package.json no longer asks for @livekit/egress-sdk ^0.2.0: review the pin"
+    sed -i "s|\"@livekit/egress-sdk\": \"^0.2.0\"|\"@livekit/egress-sdk\": \"$EGRESS_SDK_VERSION\"|" "$work/package.json"
+    (
+      cd "$work"
+      # The lockfile pins 0.2.0, so it must be re-resolved; peer warnings (livekit-client,
+      # typescript vs react-scripts) are expected and harmless for the build.
+      "$pnpm" install --no-frozen-lockfile --reporter=silent --store-dir "$TALLY_TOOLS_DIR/node/pnpm-store" >/dev/null ||
+        die "pnpm install of the egress template failed (in $work)"
+      CI=false GENERATE_SOURCEMAP=false "$pnpm" build >"$work.log" 2>&1 ||
+        {
+          tail -n 30 "$work.log" >&2
+          die "pnpm build of the egress template failed (log: $work.log)"
+        }
+    )
+    [[ -f "$work/build/index.html" ]] || die "the template build produced no build/index.html"
+    rm -rf "$cache"
+    mkdir -p "$(dirname "$cache")"
+    mv "$work/build" "$cache"
+    rm -rf "$work" "$work.log"
+    log "built the egress template in $(fmt_duration $((SECONDS - start)))"
+  fi
+  rm -rf "$out"
+  mkdir -p "$out"
+  cp -r "$cache/." "$out/"
+}
+
+build_egress() {
+  local name=egress recipe
+  recipe="$(hash_files "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go")"
+  local stamp="egress $EGRESS_VERSION recipe=$recipe.$EGRESS_RECIPE sdk=$EGRESS_SDK_VERSION"
+  if stamp_matches "$name" "$stamp"; then
+    log "$name $EGRESS_VERSION: present ($TALLY_BIN_DIR/$name)"
+    return 0
+  fi
+  ensure_go
+  pkg-config --exists gstreamer-1.0 gstreamer-app-1.0 ||
+    die "pkg-config cannot find GStreamer 1.x development files: run this script without --skip-apt"
+  grep -q "$EGRESS_MODULE $EGRESS_VERSION\$" "$EGRESS_WRAPPER_DIR/go.mod" ||
+    die "$EGRESS_WRAPPER_DIR/go.mod does not require egress $EGRESS_VERSION"
+  log "building $name $EGRESS_VERSION ..."
+  local start=$SECONDS work="$TALLY_TOOLS_DIR/src/egress" module_dir
+  # The module zip (the proxy serves it; `go install` does not work for this module here).
+  module_dir="$(cd "$TALLY_TOOLS_DIR/src" && go mod download -json "$EGRESS_MODULE@$EGRESS_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$module_dir" && -f "$module_dir/go.mod" ]] || die "go mod download $EGRESS_MODULE@$EGRESS_VERSION failed"
+
+  # Scratch copy: the wrapper files and the patched module; the repo is never written to.
+  rm -rf "$work"
+  mkdir -p "$work"
+  cp "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go" "$work/"
+  cp -r "$module_dir" "$work/egress"
+  chmod -R u+w "$work/egress"
+  local audio="$work/egress/pkg/pipeline/builder/audio.go"
+  [[ "$(grep -c 'gst.NewElement("faac")' "$audio")" == 1 ]] || die "$audio: expected one faac element to patch"
+  sed -i 's/gst.NewElement("faac")/gst.NewElement("voaacenc")/' "$audio"
+  build_template "$work/egress" "$work/egress/cmd/server/templates"
+
+  (cd "$work" && go build -mod=readonly -trimpath -o "$TALLY_BIN_DIR/$name.tmp" "$EGRESS_MODULE/cmd/server")
+  mv -f "$TALLY_BIN_DIR/$name.tmp" "$TALLY_BIN_DIR/$name"
+  rm -rf "$work"
+  local out
+  out="$("$TALLY_BIN_DIR/$name" --version 2>&1 || true)"
+  [[ "$out" == *"${EGRESS_VERSION#v}"* ]] || die "$TALLY_BIN_DIR/$name --version printed '$out', expected ${EGRESS_VERSION#v}"
+  stamp_write "$name" "$stamp"
+  log "built $name $EGRESS_VERSION in $(fmt_duration $((SECONDS - start)))"
+}
+
+ensure_egress_packages
+build_egress
+# What the pipelines need at run time, checked after the packages are in.
+if [[ "$skip_apt" == 0 ]]; then
+  gst-inspect-1.0 voaacenc >/dev/null 2>&1 || die "GStreamer element voaacenc is missing (gstreamer1.0-plugins-bad)"
+fi
+log "egress: done ($TALLY_BIN_DIR/egress)"
