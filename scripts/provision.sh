@@ -34,6 +34,7 @@ else
 fi
 bash "$TALLY_PROVISION_DIR/livekit.sh"
 bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
+bash "$TALLY_PROVISION_DIR/ingress.sh" "${skip_apt_arg[@]}"
 
 log "done in $(fmt_duration $((SECONDS - total_start)))"
 echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"

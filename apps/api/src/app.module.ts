@@ -8,9 +8,11 @@ import { CapacityModule } from './capacity/capacity.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
+import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { NodesModule } from './nodes/nodes.module.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
 import { RecordingsModule } from './recordings/recordings.module.js';
@@ -31,10 +33,12 @@ export class ApiModule {
         KeysModule,
         StreamsModule,
         RecordingsModule,
+        IngressesModule,
         WebhooksModule,
         AppWebhooksModule,
         HealthModule,
         DashboardModule,
+        MetricsModule,
       ],
       controllers: [OpenApiController],
       providers: [

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
 import { ApiModule } from './app.module.js';
+import { HttpMetrics } from './metrics/http.metrics.js';
 
 /** The production bootstrap; tests start the API through this same function. */
 export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
@@ -25,6 +26,7 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  app.get(HttpMetrics).attach(adapter.getInstance());
   await app.init();
   return app;
 }

@@ -28,6 +28,11 @@ export type PoolSource = Readonly<{
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
 export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
 
+export type AdmitterOptions = Readonly<{
+  /** Sees every admission decision once (metrics); it must not throw, and cannot change the decision. */
+  onDecision?: (kind: WorkloadKind, result: Admitted | Refused) => void;
+}>;
+
 /** Placement decided on a snapshot can lose a race for the last unit of a node; it is decided again this often. */
 const ATTEMPTS = 4;
 
@@ -40,6 +45,7 @@ export class Admitter {
     private readonly ledger: CapacityLedger,
     private readonly pool: PoolSource,
     readonly model: CapacityModel,
+    private readonly options: AdmitterOptions = {},
   ) {}
 
   async limitsFor(appId: string): Promise<AppLimits> {
@@ -58,6 +64,16 @@ export class Admitter {
 
   /** Takes `count` units of `kind` for the app under reservation `id`, or says which limit refused. */
   async admit(id: string, appId: string, kind: WorkloadKind, count: number, lapseAfterMs: number): Promise<Admitted | Refused> {
+    const result = await this.decide(id, appId, kind, count, lapseAfterMs);
+    try {
+      this.options.onDecision?.(kind, result);
+    } catch {
+      // The reservation is already taken or refused in Redis; a failing observer must not undo that.
+    }
+    return result;
+  }
+
+  private async decide(id: string, appId: string, kind: WorkloadKind, count: number, lapseAfterMs: number): Promise<Admitted | Refused> {
     const held = await this.ledger.held(id);
     if (held) return { ok: true, nodeId: held.nodeId };
     const nodes = await this.pool.schedulableNodes();

@@ -20,6 +20,7 @@ export const EnvSchema = z.object({
   TALLY_PORT: port.default(8080),
   TALLY_PUBLIC_URL: url(['http:', 'https:']).optional(),
   TALLY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  TALLY_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TALLY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: url(['postgresql:', 'postgres:']),
   REDIS_URL: url(['redis:', 'rediss:']),

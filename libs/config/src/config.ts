@@ -6,6 +6,8 @@ export type Config = Readonly<{
   home: string;
   http: Readonly<{ host: string; port: number; publicUrl: string }>;
   adminKey: string | undefined;
+  /** Bearer token for GET /metrics; without one, only loopback clients may scrape. */
+  metricsToken: string | undefined;
   logLevel: Env['TALLY_LOG_LEVEL'];
   databaseUrl: string;
   redisUrl: string;
@@ -52,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: e.TALLY_PUBLIC_URL ?? `http://127.0.0.1:${e.TALLY_PORT}`,
     }),
     adminKey: e.TALLY_ADMIN_KEY ?? readAdminKeyFile(e.TALLY_HOME),
+    metricsToken: e.TALLY_METRICS_TOKEN,
     logLevel: e.TALLY_LOG_LEVEL,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,

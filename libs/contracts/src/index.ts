@@ -8,4 +8,5 @@ export * from './jobs.js';
 export * from './nodes.js';
 export * from './quotas.js';
 export * from './recordings.js';
+export * from './ingresses.js';
 export * from './webhooks.js';

@@ -45,6 +45,30 @@ export type EgressRequest =
   | Readonly<{ mode: 'track'; room: string; trackSid: string }>
   | Readonly<{ mode: 'room_composite'; room: string; layout: string }>;
 
+export type IngressState = 'inactive' | 'buffering' | 'publishing' | 'error' | 'complete';
+
+/** What Tally reads from LiveKit's IngressInfo (the stream key is left out on purpose). */
+export type IngressSummary = Readonly<{
+  ingressId: string;
+  room: string;
+  participantIdentity: string;
+  /** Where the encoder pushes (without the stream key). */
+  url: string;
+  state: IngressState;
+  /** LiveKit's error text when the state is `error`. */
+  error: string | undefined;
+}>;
+
+export type IngressRequest = Readonly<{
+  kind: 'rtmp' | 'whip';
+  name: string;
+  room: string;
+  participantIdentity: string;
+  participantName: string;
+  /** WHIP only: false forwards the publisher's tracks as they are (RTMP always transcodes). */
+  transcode: boolean;
+}>;
+
 export type RoomSummary = Readonly<{ name: string; participants: number; publishers: number }>;
 
 /** The part of a LiveKit webhook event Tally acts on. */
@@ -56,6 +80,8 @@ export type LivekitEvent = Readonly<{
   participantIdentity: string | undefined;
   /** Set on egress_started / egress_updated / egress_ended. */
   egress: EgressSummary | undefined;
+  /** Set on ingress_started / ingress_ended. */
+  ingress: IngressSummary | undefined;
   createdAt: Date;
 }>;
 

@@ -1,5 +1,6 @@
 import { WebhookReceiver } from 'livekit-server-sdk';
 import { summarise } from './egress.client.js';
+import { summariseIngress } from './ingress.client.js';
 import type { LivekitCredentials, LivekitEvent } from './livekit.types.js';
 
 export class InvalidWebhookError extends Error {}
@@ -27,6 +28,7 @@ export class LivekitWebhookVerifier {
       room: event.room?.name || event.egressInfo?.roomName || undefined,
       participantIdentity: event.participant?.identity || undefined,
       egress: event.egressInfo ? summarise(event.egressInfo) : undefined,
+      ingress: event.ingressInfo ? summariseIngress(event.ingressInfo) : undefined,
       createdAt: new Date(Number(event.createdAt) * 1000),
     };
   }

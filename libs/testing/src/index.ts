@@ -2,6 +2,7 @@ export * from './child.js';
 export * from './database.js';
 export * from './egress.js';
 export * from './http.js';
+export * from './ingress.js';
 export * from './livekit.js';
 export * from './ports.js';
 export * from './processes.js';

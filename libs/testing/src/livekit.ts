@@ -17,7 +17,13 @@ export type TestLivekit = Readonly<{
   stop(): Promise<void>;
 }>;
 
-export type LivekitOptions = Readonly<{ redisUrl: string; nodeIp: string; webhookUrl?: string }>;
+export type LivekitOptions = Readonly<{
+  redisUrl: string;
+  nodeIp: string;
+  webhookUrl?: string;
+  /** The ports LiveKit ingress listens on: CreateIngress returns URLs on the node IP and these (no URL without them). */
+  ingress?: Readonly<{ rtmpPort: number; whipPort: number }>;
+}>;
 
 /**
  * A real livekit-server on free ports. STUN points at a local address so no
@@ -41,6 +47,13 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     `  address: ${redis.hostname}:${redis.port}`,
     'keys:',
     `  ${apiKey}: ${apiSecret}`,
+    ...(options.ingress
+      ? [
+          'ingress:',
+          `  rtmp_base_url: rtmp://${options.nodeIp}:${options.ingress.rtmpPort}/x`,
+          `  whip_base_url: http://${options.nodeIp}:${options.ingress.whipPort}/w`,
+        ]
+      : []),
     ...(options.webhookUrl ? ['webhook:', `  api_key: ${apiKey}`, '  urls:', `    - ${options.webhookUrl}`] : []),
     'logging:',
     '  level: info',

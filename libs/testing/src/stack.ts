@@ -9,6 +9,7 @@ import type { Child } from './child.js';
 import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
 import { startEgress } from './egress.js';
+import { ingressPorts, startIngress, type TestIngress } from './ingress.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
@@ -26,6 +27,8 @@ export type TestStack = Readonly<{
   agent: Child;
   /** LiveKit egress, when started with `egress: true`; supervised (restarted when it exits on its own). */
   egress?: Child;
+  /** LiveKit ingress (RTMP and WHIP), when started with `ingress: true`; supervised like egress. */
+  ingress?: TestIngress;
   stop(): Promise<void>;
 }>;
 
@@ -36,6 +39,8 @@ export type StackOptions = Readonly<{
   env?: Record<string, string>;
   /** Also run LiveKit egress, its admission derived from TEST_NODE_BUDGET like the agent's node. */
   egress?: boolean;
+  /** Also run LiveKit ingress; livekit-server then announces its RTMP / WHIP URLs on the node IP. */
+  ingress?: boolean;
 }>;
 
 /**
@@ -48,8 +53,15 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const redis = await startRedis();
   const apiPort = await freePort();
   const nodeIp = process.env['TALLY_TEST_NODE_IP'] ?? '127.0.0.1';
-  const livekit = await startLivekit({ redisUrl: redis.url, nodeIp, webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit` });
+  const ports = options.ingress ? await ingressPorts() : undefined;
+  const livekit = await startLivekit({
+    redisUrl: redis.url,
+    nodeIp,
+    webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
+    ...(ports === undefined ? {} : { ingress: ports }),
+  });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
+  const ingress = ports === undefined ? undefined : await startIngress({ livekit, redisUrl: redis.url, ports });
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
     TALLY_HOME: '/nonexistent',
@@ -77,9 +89,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     nodeId,
     agent,
     ...(egress === undefined ? {} : { egress }),
+    ...(ingress === undefined ? {} : { ingress }),
     async stop() {
       await agent.stop();
       await egress?.stop();
+      await ingress?.stop();
       await livekit.stop();
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);

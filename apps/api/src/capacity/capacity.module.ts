@@ -3,6 +3,7 @@ import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { NodeRegistry } from '@tally/nodes';
 import { RedisConnection } from '../infra/infra.module.js';
+import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
 import { PoolSourceAdapter } from './pool-source.js';
@@ -16,15 +17,18 @@ import { ReconcileQueue } from './reconcile.queue.js';
     { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
     { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
     PoolSourceAdapter,
+    AdmissionMetrics,
     {
       provide: Admitter,
-      useFactory: (ledger: CapacityLedger, pool: PoolSourceAdapter, config: Config) =>
-        new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath)),
-      inject: [CapacityLedger, PoolSourceAdapter, CONFIG],
+      useFactory: (ledger: CapacityLedger, pool: PoolSourceAdapter, config: Config, admissions: AdmissionMetrics) =>
+        new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath), {
+          onDecision: (kind, result) => admissions.observe(kind, result),
+        }),
+      inject: [CapacityLedger, PoolSourceAdapter, CONFIG, AdmissionMetrics],
     },
     CapacityService,
     ReconcileQueue,
   ],
-  exports: [Admitter, CapacityLedger, NodeRegistry],
+  exports: [Admitter, CapacityLedger, NodeRegistry, AdmissionMetrics],
 })
 export class CapacityModule {}

@@ -27,6 +27,7 @@ import {
   UpdateAppBody,
 } from '@tally/contracts';
 import { errors, type RouteSpec } from './route-spec.js';
+import { INGRESS_ROUTES } from './routes.ingresses.js';
 import { RECORDING_ROUTES } from './routes.recordings.js';
 import { WEBHOOK_ROUTES } from './routes.webhooks.js';
 
@@ -193,7 +194,14 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     auth: 'public',
     responses: { 200: Health, 503: Health },
   },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics (text format): Bearer TALLY_METRICS_TOKEN, or loopback clients when no token is set',
+    auth: 'public',
+    responses: { 200: null, 401: ErrorBody, 403: ErrorBody },
+  },
 ];
 
 /** Every public route, with the same zod schemas the controllers validate with. */
-export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...WEBHOOK_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES];

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
+import { type IngressSummary, InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
 import { RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
+import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
 
@@ -15,6 +16,7 @@ export class LivekitWebhookService {
     private readonly events: LivekitEventsRepository,
     private readonly presence: StreamPresenceService,
     private readonly recordings: RecordingLifecycle,
+    private readonly ingresses: IngressLifecycle,
     private readonly clock: Clock,
   ) {}
 
@@ -38,6 +40,10 @@ export class LivekitWebhookService {
       if (!recording) this.logger.warn(`${event.event} for egress ${event.egress.egressId}, which no recording started`);
       return;
     }
+    if (event.ingress) {
+      await this.applyIngress(event.event, event.ingress);
+      return;
+    }
     if (!event.room) return;
     switch (event.event) {
       case 'participant_joined':
@@ -54,6 +60,21 @@ export class LivekitWebhookService {
         return;
       default:
         this.logger.debug(`ignored ${event.event} for ${event.room}`);
+    }
+  }
+
+  private async applyIngress(name: string, ingress: IngressSummary): Promise<void> {
+    switch (name) {
+      case 'ingress_started':
+        if (!(await this.ingresses.started(ingress)))
+          this.logger.warn(`${name} for ingress ${ingress.ingressId}, which Tally did not create`);
+        return;
+      case 'ingress_ended':
+        if (!(await this.ingresses.ended(ingress)))
+          this.logger.warn(`${name} for ingress ${ingress.ingressId}, which Tally did not create`);
+        return;
+      default:
+        this.logger.debug(`ignored ${name} for ingress ${ingress.ingressId}`);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { IngressesModule } from '../ingresses/ingresses.module.js';
 import { RecordingsModule } from '../recordings/recordings.module.js';
 import { StreamsModule } from '../streams/streams.module.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
@@ -6,7 +7,7 @@ import { LivekitWebhookController } from './livekit-webhook.controller.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
 
 @Module({
-  imports: [StreamsModule, RecordingsModule],
+  imports: [StreamsModule, RecordingsModule, IngressesModule],
   controllers: [LivekitWebhookController],
   providers: [LivekitWebhookService, LivekitEventsRepository],
 })

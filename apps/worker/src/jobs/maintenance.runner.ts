@@ -2,10 +2,14 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Clock } from '../clock.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
+
+/** The API exports these running totals as tally_reconciler_repairs_total{kind} (apps/api/src/metrics/metric-names.ts). */
+const REPAIRS_KEY = 'tally:metrics:repairs';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
@@ -14,6 +18,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
   private readonly handlers: JobHandlers<typeof QUEUES.maintenance>;
   private queue: Queue | undefined;
   private worker: Worker | undefined;
+  private redis: Redis | undefined;
 
   constructor(
     reconciler: StreamsReconciler,
@@ -25,7 +30,9 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
       reconcileStreams: async (payload: unknown) => {
         JOBS.reconcileStreams.payload.parse(payload);
         const now = clock.now();
-        return { streams: await reconciler.run(now), recordings: await egresses.run(now) };
+        const report = { streams: await reconciler.run(now), recordings: await egresses.run(now) };
+        await this.countRepairs(report);
+        return report;
       },
     };
     assertEveryJobHandled(QUEUES.maintenance, handlers);
@@ -35,6 +42,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
   async onApplicationBootstrap(): Promise<void> {
     const connection = { url: this.config.redisUrl, maxRetriesPerRequest: null };
     this.queue = new Queue(QUEUES.maintenance, { connection });
+    this.redis = new Redis(this.config.redisUrl, { maxRetriesPerRequest: 3 });
     await this.queue.upsertJobScheduler(
       JOBS.reconcileStreams.name,
       { every: this.config.sweepIntervalS * 1000 },
@@ -53,5 +61,20 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     await this.worker?.close();
     await this.queue?.close();
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+
+  /** Adds a sweep's repairs to the running totals; a metrics failure never fails the sweep. */
+  private async countRepairs(report: Readonly<Record<string, Readonly<Record<string, number>>>>): Promise<void> {
+    const counts = Object.entries(report).flatMap(([area, r]) => Object.entries(r).map(([kind, n]) => [`${area}.${kind}`, n] as const));
+    const repaired = counts.filter(([, n]) => n > 0);
+    if (repaired.length === 0 || !this.redis) return;
+    const pipeline = this.redis.pipeline();
+    for (const [kind, n] of repaired) pipeline.hincrby(REPAIRS_KEY, kind, n);
+    try {
+      await pipeline.exec();
+    } catch (error) {
+      this.logger.warn(`counting reconciliation repairs failed: ${String(error)}`);
+    }
   }
 }

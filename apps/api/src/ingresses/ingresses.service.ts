@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { Admitter, CapacityLedger } from '@tally/admission';
+import {
+  type CreatedIngress,
+  type CreateIngressBody,
+  defaultTranscode,
+  type IngressListQuery,
+  type IngressView,
+  newId,
+} from '@tally/contracts';
+import type { Ingress } from '@tally/db';
+import { LivekitIngressClient } from '@tally/livekit';
+import { AppsRepository } from '../apps/apps.repository.js';
+import { refusalError } from '../capacity/refusal.js';
+import { Clock } from '../common/clock.js';
+import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { StreamsService } from '../streams/streams.service.js';
+import { toIngressView } from './ingress.view.js';
+import { IngressesRepository } from './ingresses.repository.js';
+
+/**
+ * An encoder has this long after creation to start pushing before the ingress's reservation lapses;
+ * ingress_started confirms it (or takes it back, see IngressLifecycle).
+ */
+export const INGRESS_START_LAPSE_MS = 10 * 60_000;
+
+@Injectable()
+export class IngressesService {
+  private readonly logger = new Logger(IngressesService.name);
+
+  constructor(
+    private readonly ingresses: IngressesRepository,
+    private readonly apps: AppsRepository,
+    private readonly streams: StreamsService,
+    private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
+    private readonly livekit: LivekitIngressClient,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Admits the ingress against the app's quota and a node's budget, and only then asks LiveKit for
+   * the endpoint. The ingress id is the reservation id. The stream key is returned here and only here.
+   */
+  async create(appId: string, body: CreateIngressBody): Promise<CreatedIngress> {
+    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+    const stream = await this.streams.require(appId, body.streamId);
+    if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
+    const transcode = body.transcode ?? defaultTranscode(body.kind);
+    if (body.kind === 'rtmp' && !transcode) {
+      throw new DomainError('validation_failed', 'RTMP ingress always transcodes', { field: 'transcode' });
+    }
+
+    const id = newId('ing');
+    const admitted = await this.admitter.admit(
+      id,
+      appId,
+      body.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip',
+      1,
+      INGRESS_START_LAPSE_MS,
+    );
+    if (!admitted.ok) throw refusalError(admitted.refusal);
+
+    let created;
+    try {
+      created = await this.livekit.create({
+        kind: body.kind,
+        name: id,
+        room: stream.room,
+        participantIdentity: `ingress-${id}`,
+        participantName: `${body.kind.toUpperCase()} ingress`,
+        transcode,
+      });
+    } catch (error) {
+      await this.ledger.release(id);
+      throw new UpstreamUnavailableError('livekit ingress', error);
+    }
+    const ingress = await this.ingresses.create({
+      id,
+      appId,
+      streamId: stream.id,
+      kind: body.kind,
+      transcode,
+      livekitIngressId: created.ingressId,
+      url: created.url,
+      streamKeyHash: createHash('sha256').update(created.streamKey).digest('hex'),
+      nodeId: admitted.nodeId,
+    });
+    return { ...toIngressView(ingress), streamKey: created.streamKey };
+  }
+
+  async list(appId: string, query: IngressListQuery): Promise<IngressView[]> {
+    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+    return (await this.ingresses.list(appId, query)).map(toIngressView);
+  }
+
+  async get(appId: string, ingressId: string): Promise<IngressView> {
+    return toIngressView(await this.require(appId, ingressId));
+  }
+
+  /** Removes the endpoint from LiveKit (a publisher still pushing is cut off), then gives its capacity back. */
+  async delete(appId: string, ingressId: string): Promise<void> {
+    const ingress = await this.require(appId, ingressId);
+    if (ingress.deletedAt) return;
+    try {
+      await this.livekit.delete(ingress.livekitIngressId);
+    } catch (error) {
+      // Already gone from LiveKit is what was asked for; anything else must not leave a live endpoint behind.
+      if (await this.stillInLivekit(ingress)) throw new UpstreamUnavailableError('livekit ingress', error);
+      this.logger.warn(`delete ${ingress.id}: LiveKit no longer knew ${ingress.livekitIngressId}`);
+    }
+    await this.ingresses.transition(ingress.id, ['inactive', 'publishing', 'error'], { status: 'ended', deletedAt: this.clock.now() });
+    await this.ledger.release(ingress.id);
+  }
+
+  private async require(appId: string, ingressId: string): Promise<Ingress> {
+    const ingress = await this.ingresses.find(appId, ingressId);
+    if (!ingress) throw new NotFoundError('ingress');
+    return ingress;
+  }
+
+  private async stillInLivekit(ingress: Ingress): Promise<boolean> {
+    try {
+      return (await this.livekit.list({ ingressId: ingress.livekitIngressId })).length > 0;
+    } catch {
+      return true;
+    }
+  }
+}

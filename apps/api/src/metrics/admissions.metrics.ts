@@ -1,0 +1,24 @@
+import { Injectable } from '@nestjs/common';
+import type { Admitted, Refused } from '@tally/admission';
+import type { WorkloadKind } from '@tally/capacity';
+import { Counter } from 'prom-client';
+import { METRICS } from './metric-names.js';
+
+/**
+ * Counts every decision of Admitter.admit (its onDecision observer). Provided by the capacity
+ * module, which builds the Admitter; the metrics module adds the counter to its registry.
+ */
+@Injectable()
+export class AdmissionMetrics {
+  readonly counter = new Counter({
+    name: METRICS.admissions,
+    help: 'Admission decisions by workload kind, outcome (admitted/refused) and the resource that refused (none when admitted)',
+    labelNames: ['kind', 'outcome', 'resource'] as const,
+    registers: [],
+  });
+
+  observe(kind: WorkloadKind, result: Admitted | Refused): void {
+    if (result.ok) this.counter.inc({ kind, outcome: 'admitted', resource: 'none' });
+    else this.counter.inc({ kind, outcome: 'refused', resource: result.refusal.resource });
+  }
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { METRICS } from './metric-names.js';
+import { MetricsRegistry } from './metrics.registry.js';
+import { MetricsRepository } from './metrics.repository.js';
+import { MetricsStore } from './metrics.store.js';
+
+const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'] as const;
+
+/** Outbound webhook deliveries (Postgres, the durable truth) and the BullMQ queues behind them. */
+@Injectable()
+export class DeliveriesCollector {
+  constructor(repository: MetricsRepository, store: MetricsStore, metrics: MetricsRegistry) {
+    const registers = [metrics.registry];
+    new Gauge({
+      name: METRICS.webhookDeliveries,
+      help: 'Webhook deliveries in the delivery log per app and status (pending, delivered, dead)',
+      labelNames: ['app', 'status'] as const,
+      registers,
+      async collect() {
+        const rows = await repository.deliveries();
+        this.reset();
+        for (const app of new Set(rows.map((r) => r.appId))) for (const status of DELIVERY_STATUSES) this.set({ app, status }, 0);
+        for (const r of rows) this.set({ app: r.appId, status: r.status }, r.count);
+      },
+    });
+    new Gauge({
+      name: METRICS.queueJobs,
+      help: 'Jobs per BullMQ queue and state',
+      labelNames: ['queue', 'state'] as const,
+      registers,
+      async collect() {
+        const rows = await store.queueDepths();
+        this.reset();
+        for (const r of rows) this.set({ queue: r.queue, state: r.state }, r.count);
+      },
+    });
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Every metric the API exports under its own name, in one list: deploy/grafana and
+ * deploy/prometheus may reference only these (promql.spec.ts checks it), plus the
+ * process metrics prom-client adds under DEFAULT_METRICS_PREFIX.
+ */
+export const METRICS = {
+  appQuotaLimit: 'tally_app_quota_limit',
+  appQuotaUsed: 'tally_app_quota_used',
+  appStreams: 'tally_app_streams',
+  appRecordings: 'tally_app_recordings',
+  poolBudget: 'tally_pool_budget',
+  poolReserved: 'tally_pool_reserved',
+  poolFree: 'tally_pool_free',
+  poolFits: 'tally_pool_fits',
+  nodes: 'tally_nodes',
+  nodeHeartbeatAge: 'tally_node_heartbeat_age_seconds',
+  nodeUsedCpu: 'tally_node_used_cpu_millicores',
+  nodeUsedRam: 'tally_node_used_ram_mb',
+  admissions: 'tally_admissions_total',
+  webhookDeliveries: 'tally_webhook_deliveries',
+  queueJobs: 'tally_queue_jobs',
+  recordingsFinished: 'tally_recordings_finished_total',
+  recordingsCompleted24h: 'tally_recordings_completed_24h',
+  recordingDuration24h: 'tally_recording_duration_seconds_24h_sum',
+  recordingSize24h: 'tally_recording_size_bytes_24h_sum',
+  reconcilerRepairs: 'tally_reconciler_repairs_total',
+  httpRequestDuration: 'tally_http_request_duration_seconds',
+} as const;
+
+export type MetricName = (typeof METRICS)[keyof typeof METRICS];
+export const METRIC_NAMES: readonly MetricName[] = Object.values(METRICS);
+
+/** prom-client's default process metrics (CPU, memory, event loop, GC) carry this prefix. */
+export const DEFAULT_METRICS_PREFIX = 'tally_api_';
+
+/** The worker adds its reconciliation repairs here (HINCRBY per kind); the API exports the totals. */
+export const REPAIRS_KEY = 'tally:metrics:repairs';

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { AdmissionsCollector } from './admissions.collector.js';
+import { AppsCollector } from './apps.collector.js';
+import { DeliveriesCollector } from './deliveries.collector.js';
+import { HttpMetrics } from './http.metrics.js';
+import { MetricsAccessGuard } from './metrics-access.js';
+import { MetricsController } from './metrics.controller.js';
+import { MetricsRegistry } from './metrics.registry.js';
+import { MetricsRepository } from './metrics.repository.js';
+import { MetricsStore } from './metrics.store.js';
+import { PoolCollector } from './pool.collector.js';
+import { ReconcilerCollector } from './reconciler.collector.js';
+import { RecordingsCollector } from './recordings.collector.js';
+
+/** GET /metrics (docs/observability.md). The admission counter comes from the global capacity module. */
+@Module({
+  controllers: [MetricsController],
+  providers: [
+    MetricsRegistry,
+    MetricsRepository,
+    MetricsStore,
+    MetricsAccessGuard,
+    AppsCollector,
+    PoolCollector,
+    AdmissionsCollector,
+    DeliveriesCollector,
+    RecordingsCollector,
+    ReconcilerCollector,
+    HttpMetrics,
+  ],
+})
+export class MetricsModule {}

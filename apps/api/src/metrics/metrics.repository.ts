@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '@tally/db';
+
+export type Counted<K extends string> = Readonly<Record<K, string>> & Readonly<{ count: number }>;
+export type CompletedRecordings = Readonly<{ mode: string; count: number; durationS: number; sizeBytes: number }>;
+
+const OPEN_RECORDING = ['starting', 'active', 'ending'] as const;
+const DAY_MS = 24 * 3_600_000;
+
+/** The Postgres side of the metrics: grouped counts only, never per-row labels. */
+@Injectable()
+export class MetricsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async openStreams(): Promise<Counted<'appId' | 'status'>[]> {
+    const rows = await this.prisma.stream.groupBy({
+      by: ['appId', 'status'],
+      where: { status: { in: ['created', 'live'] } },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ appId: r.appId, status: r.status, count: r._count._all }));
+  }
+
+  async openRecordings(): Promise<Counted<'appId' | 'mode' | 'status'>[]> {
+    const rows = await this.prisma.recording.groupBy({
+      by: ['appId', 'mode', 'status'],
+      where: { status: { in: [...OPEN_RECORDING] } },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ appId: r.appId, mode: r.mode, status: r.status, count: r._count._all }));
+  }
+
+  /** Recordings that reached complete or failed, ever (rows of deleted apps go with them). */
+  async finishedRecordings(): Promise<Counted<'mode' | 'status'>[]> {
+    const rows = await this.prisma.recording.groupBy({
+      by: ['mode', 'status'],
+      where: { status: { in: ['complete', 'failed'] } },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ mode: r.mode, status: r.status, count: r._count._all }));
+  }
+
+  async completedSince(now: Date): Promise<CompletedRecordings[]> {
+    const rows = await this.prisma.recording.groupBy({
+      by: ['mode'],
+      where: { status: 'complete', endedAt: { gte: new Date(now.getTime() - DAY_MS) } },
+      _count: { _all: true },
+      _sum: { durationS: true, sizeBytes: true },
+    });
+    return rows.map((r) => ({
+      mode: r.mode,
+      count: r._count._all,
+      durationS: r._sum.durationS ?? 0,
+      sizeBytes: Number(r._sum.sizeBytes ?? 0n),
+    }));
+  }
+
+  async deliveries(): Promise<Counted<'appId' | 'status'>[]> {
+    const rows = await this.prisma.webhookDelivery.groupBy({ by: ['appId', 'status'], _count: { _all: true } });
+    return rows.map((r) => ({ appId: r.appId, status: r.status, count: r._count._all }));
+  }
+}

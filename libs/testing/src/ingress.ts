@@ -1,0 +1,266 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Child } from './child.js';
+import type { TestLivekit } from './livekit.js';
+import { freePort, waitFor } from './ports.js';
+import { toolPath } from './tools.js';
+
+/** The ports clients push to; livekit-server needs them too, for the URLs CreateIngress returns. */
+export type IngressPorts = Readonly<{ rtmpPort: number; whipPort: number }>;
+
+export type IngressOptions = Readonly<{
+  livekit: Pick<TestLivekit, 'wsUrl' | 'apiKey' | 'apiSecret' | 'nodeIp'>;
+  redisUrl: string;
+  /** The ports livekit-server's `ingress:` section announces (see ingressPorts()). */
+  ports: IngressPorts;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+}>;
+
+export type IngressServiceConfig = Readonly<{
+  api_key: string;
+  api_secret: string;
+  ws_url: string;
+  redis: { address: string };
+  health_port: number;
+  rtmp_port: number;
+  whip_port: number;
+  http_relay_port: number;
+  rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[] };
+  cpu_cost: {
+    rtmp_cpu_cost: number;
+    whip_cpu_cost: number;
+    whip_bypass_transcoding_cpu_cost: number;
+    url_cpu_cost: number;
+    min_idle_ratio: number;
+  };
+  logging: { level: string };
+}>;
+
+export type TestIngress = Child &
+  Readonly<{
+    config: IngressServiceConfig;
+    healthUrl: string;
+    logFile: string;
+    /** How often the supervisor brought ingress back after it exited on its own. */
+    restarts(): number;
+    /** Resolves once the current ingress process takes requests. */
+    ready(): Promise<void>;
+  }>;
+
+const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * Costs in cores, set small on purpose: ingress accepts a session only while its measured idle CPU
+ * exceeds the cost (defaults want 2-3 idle cores), which a busy 2-core test host never has.
+ * Tally's own admission decides what a node may take; this only keeps ingress from refusing.
+ */
+const TEST_CPU_COST = {
+  rtmp_cpu_cost: 0.1,
+  whip_cpu_cost: 0.1,
+  whip_bypass_transcoding_cpu_cost: 0.05,
+  url_cpu_cost: 0.1,
+  min_idle_ratio: 0.01,
+} as const;
+
+/** Free ports for a stack's ingress, chosen before livekit-server starts (its config names them). */
+export async function ingressPorts(): Promise<IngressPorts> {
+  return { rtmpPort: await freePort(), whipPort: await freePort() };
+}
+
+/**
+ * The `ingress` binary scripts/provision.sh builds, as a supervised service (restarted whenever it
+ * exits on its own). It starts one `ingress run-handler` per session, in its process group.
+ */
+export async function startIngress(options: IngressOptions): Promise<TestIngress> {
+  const binary = ingressBinary();
+  const dir = mkdtempSync(join(tmpdir(), 'tally-ingress-'));
+  const [healthPort, relayPort, udpPort] = [await freePort(), await freePort(), await freePort()];
+  const redis = new URL(options.redisUrl);
+  const config: IngressServiceConfig = {
+    api_key: options.livekit.apiKey,
+    api_secret: options.livekit.apiSecret,
+    ws_url: options.livekit.wsUrl,
+    redis: { address: `${redis.hostname}:${redis.port}` },
+    health_port: healthPort,
+    rtmp_port: options.ports.rtmpPort,
+    whip_port: options.ports.whipPort,
+    http_relay_port: relayPort,
+    // WHIP's WebRTC transport: announced on the media address, never on a public STUN server.
+    rtc_config: { udp_port: udpPort, node_ip: options.livekit.nodeIp, use_external_ip: false, stun_servers: ['127.0.0.1:3478'] },
+    cpu_cost: TEST_CPU_COST,
+    logging: { level: options.logLevel ?? 'info' },
+  };
+  const configFile = join(dir, 'ingress.yaml');
+  writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`); // JSON is YAML
+  const logFile = join(dir, 'ingress.log');
+  const log = createWriteStream(logFile, { flags: 'a' });
+  mkdirSync(join(dir, 'tmp'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // Ingress execs `ingress run-handler` for every session.
+    PATH: `${dirname(binary)}:${process.env['PATH'] ?? ''}`,
+    GST_DEBUG: '1',
+    TMPDIR: join(dir, 'tmp'),
+  };
+  const healthUrl = `http://127.0.0.1:${healthPort}/`;
+  const cgroup = ownCgroupPath(dir);
+
+  let current: ChildProcess;
+  let currentExited: Promise<void>;
+  let logOffset = 0;
+  let stopping = false;
+  let restarts = 0;
+  const spawnIngress = () => {
+    logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    // A process group of its own, so stop() also reaches the handlers it started.
+    const [command, args] = cgroup ? ownCpuView(cgroup, dir, binary, configFile) : [binary, ['--config', configFile]];
+    const child = spawn(command, args, { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    currentExited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      restarts += 1;
+      log.write(`[tally-testing] ingress exited (code ${code}, signal ${signal}); restarting (restart #${restarts})\n`);
+      setTimeout(() => {
+        if (!stopping) current = spawnIngress();
+      }, 500);
+    });
+    return child;
+  };
+  current = spawnIngress();
+
+  const ready = () =>
+    waitFor(
+      `ingress on ${healthUrl} (log ${logFile})`,
+      async () => {
+        if ((await fetch(healthUrl)).status !== 200) return undefined;
+        // The health port opens before the CPU monitor starts; until then every session is refused.
+        return readFileSync(logFile, 'utf8').slice(logOffset).includes('available CPU cores') ? true : undefined;
+      },
+      READY_TIMEOUT_MS,
+    ).then(() => undefined);
+
+  const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
+    stopping = true;
+    // SIGINT: ingress kills its sessions and exits (SIGTERM would wait for publishers to leave).
+    await killGroup(current, currentExited, signal);
+    log.end();
+  };
+
+  try {
+    await ready();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    get process() {
+      return current;
+    },
+    config,
+    healthUrl,
+    logFile,
+    restarts: () => restarts,
+    ready,
+    async stop(signal?: NodeJS.Signals) {
+      await stop(signal);
+      if (cgroup) rmCgroup(cgroup);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** ffmpeg pushing a generated test card and a 440 Hz tone over RTMP, in real time (x264 baseline + AAC in FLV). */
+export function pushRtmp(url: string, seconds = 120): ChildProcess {
+  return spawn(
+    'ffmpeg',
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-re'],
+      ...['-f', 'lavfi', '-i', `testsrc=size=640x360:rate=25:duration=${seconds}`],
+      ...['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`],
+      ...['-c:v', 'libx264', '-profile:v', 'baseline', '-pix_fmt', 'yuv420p', '-preset', 'veryfast', '-tune', 'zerolatency'],
+      ...['-g', '50', '-b:v', '800k', '-c:a', 'aac', '-b:a', '96k', '-ar', '48000', '-ac', '2'],
+      ...['-f', 'flv', url],
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+/** Stops a push started by pushRtmp (the publisher leaves; ingress ends the session). */
+export async function stopPush(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const CPUACCT = '/sys/fs/cgroup/cpuacct';
+
+/**
+ * Ingress refuses sessions while the CPU it measures is busy, and on a host without a cgroup of its
+ * own it measures the whole machine: on a shared 2-core test host, every push would be refused. So it
+ * runs in a cpuacct cgroup of its own, shown to it where a container would show it
+ * (/sys/fs/cgroup/cpu,cpuacct, in a private mount namespace): it then sees its own load, as in
+ * production. Needs root and cgroup v1's cpuacct; otherwise ingress runs as it is.
+ */
+function ownCgroupPath(dir: string): string | undefined {
+  if (process.getuid?.() !== 0 || !existsSync(join(CPUACCT, 'cpuacct.usage'))) return undefined;
+  return join(CPUACCT, `tally-ingress-${dir.split('-').pop() ?? process.pid}`);
+}
+
+function ownCpuView(cgroup: string, dir: string, binary: string, configFile: string): [string, string[]] {
+  const script = [
+    'set -e',
+    'mkdir -p "$1"',
+    'echo $$ > "$1/cgroup.procs"',
+    'mkdir -p "$2/cg"',
+    'mount --bind "$1" "$2/cg"',
+    // A fresh tmpfs over /sys/fs/cgroup, only in this mount namespace, with just the one directory.
+    'mount -t tmpfs tally-cgroup /sys/fs/cgroup',
+    'mkdir "/sys/fs/cgroup/cpu,cpuacct"',
+    'mount --bind "$2/cg" "/sys/fs/cgroup/cpu,cpuacct"',
+    'exec "$3" --config "$4"',
+  ].join('\n');
+  return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', cgroup, dir, binary, configFile]];
+}
+
+/** The cgroup goes once its processes are gone (they were all killed with the group). */
+function rmCgroup(cgroup: string): void {
+  try {
+    rmdirSync(cgroup);
+  } catch {
+    // still busy or already gone: an empty cgroup directory costs nothing
+  }
+}
+
+function ingressBinary(): string {
+  // toolPath names the tools it knows; ingress lives next to them.
+  const path = join(dirname(toolPath('lk')), 'ingress');
+  if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/provision.sh (npm test does)`);
+  return path;
+}
+
+async function killGroup(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
+  const group = child.pid;
+  if (group === undefined) return;
+  const send = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-group, s);
+    } catch {
+      // the group is gone
+    }
+  };
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill(signal);
+    const timer = setTimeout(() => send('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  // Whatever ingress left behind in its group (a handler).
+  send('SIGKILL');
+}
