@@ -1,21 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-  type WriteStream,
-} from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_MODEL, egressHostCpus, renderEgressServiceConfig, type CapacityModel, type EgressServiceConfig } from '@tally/capacity';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
-import { freePort, waitFor } from './ports.js';
+import { freePort } from './ports.js';
+import { supervise } from './supervised.js';
 import { toolPath } from './tools.js';
 
 export type EgressOptions = Readonly<{
@@ -89,45 +80,22 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
   const pulse = startPulse(env, log);
   const healthUrl = `http://127.0.0.1:${healthPort}/`;
 
-  let current: ChildProcess;
-  let currentExited: Promise<void>;
-  let logOffset = 0;
-  let stopping = false;
-  let restarts = 0;
-  const spawnEgress = () => {
-    logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    // A process group of its own, so stop() also reaches the handlers, Xvfb and Chromium it started.
-    const child = spawn(binary, ['--config', configFile], { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
-    currentExited = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', (code, signal) => {
-      if (stopping) return;
-      restarts += 1;
-      log.write(`[tally-testing] egress exited (code ${code}, signal ${signal}); restarting (restart #${restarts})\n`);
-      setTimeout(() => {
-        if (!stopping) current = spawnEgress();
-      }, 500);
-    });
-    return child;
-  };
-  current = spawnEgress();
-
-  const ready = () =>
-    waitFor(
-      `egress on ${healthUrl} (log ${logFile})`,
-      async () => {
-        if ((await fetch(healthUrl)).status !== 200) return undefined;
-        // Listening on the health port comes just before it subscribes to start requests.
-        return readFileSync(logFile, 'utf8').slice(logOffset).includes('service ready') ? true : undefined;
-      },
-      READY_TIMEOUT_MS,
-    ).then(() => undefined);
-
+  const service = supervise({
+    name: 'egress',
+    command: () => [binary, ['--config', configFile]],
+    cwd: '/',
+    env,
+    log,
+    logFile,
+    healthUrl,
+    // Listening on the health port comes just before it subscribes to start requests.
+    readyMarker: 'service ready',
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  });
+  const ready = service.ready;
+  // SIGINT: egress stops its recordings and exits (SIGTERM would wait for them to end).
   const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
-    stopping = true;
-    // SIGINT: egress stops its recordings and exits (SIGTERM would wait for them to end).
-    await killGroup(current, currentExited, signal);
+    await service.stop(signal);
     await pulse.stop();
     log.end();
   };
@@ -140,12 +108,12 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
   }
   return {
     get process() {
-      return current;
+      return service.process;
     },
     config,
     healthUrl,
     logFile,
-    restarts: () => restarts,
+    restarts: service.restarts,
     ready,
     async stop(signal?: NodeJS.Signals) {
       await stop(signal);
@@ -167,27 +135,6 @@ function readIfPresent(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function killGroup(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
-  const group = child.pid;
-  if (group === undefined) return;
-  const send = (s: NodeJS.Signals) => {
-    try {
-      process.kill(-group, s);
-    } catch {
-      // the group is gone
-    }
-  };
-  if (child.exitCode === null && child.signalCode === null) {
-    // The service alone: it stops its handlers itself, letting them close their files.
-    child.kill(signal);
-    const timer = setTimeout(() => send('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  // Whatever egress left behind in its group (a handler, Xvfb, Chromium).
-  send('SIGKILL');
 }
 
 /** PulseAudio for RoomComposite's sound; egress loads one null sink per job into it. */

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
-import { freePort, waitFor } from './ports.js';
+import { freePort } from './ports.js';
+import { supervise } from './supervised.js';
 import { toolPath } from './tools.js';
 
 /** The ports clients push to; livekit-server needs them too, for the URLs CreateIngress returns. */
@@ -107,46 +108,22 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
   const healthUrl = `http://127.0.0.1:${healthPort}/`;
   const cgroup = ownCgroupPath(dir);
 
-  let current: ChildProcess;
-  let currentExited: Promise<void>;
-  let logOffset = 0;
-  let stopping = false;
-  let restarts = 0;
-  const spawnIngress = () => {
-    logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    // A process group of its own, so stop() also reaches the handlers it started.
-    const [command, args] = cgroup ? ownCpuView(cgroup, dir, binary, configFile) : [binary, ['--config', configFile]];
-    const child = spawn(command, args, { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
-    currentExited = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', (code, signal) => {
-      if (stopping) return;
-      restarts += 1;
-      log.write(`[tally-testing] ingress exited (code ${code}, signal ${signal}); restarting (restart #${restarts})\n`);
-      setTimeout(() => {
-        if (!stopping) current = spawnIngress();
-      }, 500);
-    });
-    return child;
-  };
-  current = spawnIngress();
-
-  const ready = () =>
-    waitFor(
-      `ingress on ${healthUrl} (log ${logFile})`,
-      async () => {
-        if ((await fetch(healthUrl)).status !== 200) return undefined;
-        // The health port opens before the CPU monitor starts; until then every session is refused.
-        return readFileSync(logFile, 'utf8').slice(logOffset).includes('available CPU cores') ? true : undefined;
-      },
-      READY_TIMEOUT_MS,
-    ).then(() => undefined);
-
+  const service = supervise({
+    name: 'ingress',
+    command: () => (cgroup ? ownCpuView(cgroup, dir, binary, configFile) : [binary, ['--config', configFile]]),
+    cwd: dir,
+    env,
+    log,
+    logFile,
+    healthUrl,
+    // The health port opens before the CPU monitor starts; until then every session is refused.
+    readyMarker: 'available CPU cores',
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  });
+  const ready = service.ready;
+  // SIGINT: ingress kills its sessions and exits (SIGTERM would wait for publishers to leave).
   const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
-    stopping = true;
-    // SIGINT: ingress kills its sessions and exits (SIGTERM would wait for publishers to leave).
-    await killGroup(current, currentExited, signal);
+    await service.stop(signal);
     log.end();
   };
 
@@ -158,12 +135,12 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
   }
   return {
     get process() {
-      return current;
+      return service.process;
     },
     config,
     healthUrl,
     logFile,
-    restarts: () => restarts,
+    restarts: service.restarts,
     ready,
     async stop(signal?: NodeJS.Signals) {
       await stop(signal);
@@ -243,24 +220,4 @@ function ingressBinary(): string {
   const path = join(dirname(toolPath('lk')), 'ingress');
   if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/provision.sh (npm test does)`);
   return path;
-}
-
-async function killGroup(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
-  const group = child.pid;
-  if (group === undefined) return;
-  const send = (s: NodeJS.Signals) => {
-    try {
-      process.kill(-group, s);
-    } catch {
-      // the group is gone
-    }
-  };
-  if (child.exitCode === null && child.signalCode === null) {
-    child.kill(signal);
-    const timer = setTimeout(() => send('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  // Whatever ingress left behind in its group (a handler).
-  send('SIGKILL');
 }

@@ -1,0 +1,20 @@
+import type { Provider } from '@nestjs/common';
+import { CapacityLedger } from '@tally/admission';
+import { CONFIG, type Config } from '@tally/config';
+import { PrismaService } from '@tally/db';
+import { LivekitEgressClient } from '@tally/livekit';
+import { WebhookOutbox } from '@tally/webhooks';
+import { FinaliseQueue } from './finalise.queue.js';
+import { RecordingLifecycle } from './recording-lifecycle.js';
+
+/** The egress adapter, the finalise queue and the state machine, as the API and the worker both provide them. */
+export const RECORDING_PROVIDERS: Provider[] = [
+  { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
+  { provide: FinaliseQueue, useFactory: (config: Config) => new FinaliseQueue(config.redisUrl), inject: [CONFIG] },
+  {
+    provide: RecordingLifecycle,
+    useFactory: (prisma: PrismaService, ledger: CapacityLedger, outbox: WebhookOutbox, queue: FinaliseQueue) =>
+      new RecordingLifecycle(prisma, ledger, outbox, queue),
+    inject: [PrismaService, CapacityLedger, WebhookOutbox, FinaliseQueue],
+  },
+];
