@@ -4,6 +4,7 @@
 #   redis-server, postgresql  - throwaway instances for tests (started by the tests, not here)
 #   ffmpeg                    - test media generation / RTMP push
 #   iproute2                  - `ip netns` for media tests
+#   docker.io busybox-static debootstrap - dockerd for the docker worker runtime's tests; local images
 #   pkg-config portaudio19-dev libasound2-dev build-essential - cgo deps of `lk` (portaudio_system)
 # Note: on hosts with init scripts/systemd, installing postgresql/redis-server may auto-start
 # system services (on this machine /usr/sbin/policy-rc.d prevents it). Nothing relies on them.
@@ -23,6 +24,7 @@ TALLY_APT_PACKAGES=(
   portaudio19-dev
   libasound2-dev
   chromium fonts-liberation # the dashboard's browser tests (playwright-core drives Debian's Chromium)
+  docker.io busybox-static debootstrap # the docker worker runtime: a real dockerd, images built with no registry
 )
 
 log "system packages: ${TALLY_APT_PACKAGES[*]}"

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { NodeId, NodeRole } from '@tally/contracts';
 import { z } from 'zod';
 import type { BudgetOverrides } from './budget.js';
+import { WorkerEnvSchema, workersConfig, type WorkersConfig } from './runtime/workers-config.js';
 
 const positiveInt = z.coerce.number().int().positive();
 const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
@@ -36,6 +37,7 @@ export const AgentEnvSchema = z.object({
   TALLY_NODE_NVENC_SESSIONS: z.coerce.number().int().min(0).optional(),
   TALLY_NODE_NVENC_UNLIMITED_CAP: z.coerce.number().int().min(0).default(32),
   TALLY_NODE_LABELS: Labels.default({}),
+  ...WorkerEnvSchema.shape,
 });
 
 export type AgentConfig = Readonly<{
@@ -46,6 +48,7 @@ export type AgentConfig = Readonly<{
   overrides: BudgetOverrides;
   labels: Readonly<Record<string, string>>;
   nvencUnlimitedCap: number;
+  workers: WorkersConfig;
 }>;
 
 export class AgentConfigError extends Error {}
@@ -79,5 +82,14 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
     }),
     labels: Object.freeze(e.TALLY_NODE_LABELS),
     nvencUnlimitedCap: e.TALLY_NODE_NVENC_UNLIMITED_CAP,
+    workers: workersOrThrow(e),
   });
+}
+
+function workersOrThrow(e: z.infer<typeof AgentEnvSchema>): WorkersConfig {
+  try {
+    return workersConfig(e);
+  } catch (error) {
+    throw new AgentConfigError(`invalid agent configuration:\n  ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

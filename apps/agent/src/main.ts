@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { startAgent } from './agent.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
+import { startWorkers } from './runtime/start-workers.js';
 
 const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
 
@@ -20,14 +21,24 @@ try {
     version,
   });
   console.log(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
+  const subscriber = redis.duplicate();
+  const workers = await startWorkers({
+    nodeId: config.nodeId,
+    config: config.workers,
+    redis,
+    subscriber,
+    log: (line) => console.log(line),
+  });
 
   const leave = (signal: NodeJS.Signals) => {
     console.log(`${signal}: leaving the node pool`);
-    agent
-      .shutdown()
+    (workers?.stop() ?? Promise.resolve())
+      .catch((error: unknown) => console.error('could not stop every media worker', error))
+      .then(() => agent.shutdown())
       .catch((error: unknown) => console.error('could not remove the heartbeat; it will expire', error))
       .finally(() => {
         redis.disconnect();
+        subscriber.disconnect();
       });
   };
   process.once('SIGTERM', leave);

@@ -13,3 +13,5 @@ export * from './quotas.js';
 export * from './egress-mode.js';
 export * from './egress-config.js';
 export * from './egress-service-config.js';
+export * from './worker-limits.js';
+export * from './ingress-service-config.js';

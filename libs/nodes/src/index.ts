@@ -1,2 +1,3 @@
 export * from './node-registry.js';
 export * from './pool.js';
+export * from './node-workers.js';

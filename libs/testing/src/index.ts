@@ -10,3 +10,4 @@ export * from './redis.js';
 export * from './stack.js';
 export * from './tools.js';
 export * from './postgres.js';
+export * from './dockerd.js';

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { renderIngressServiceConfig, type IngressServiceConfig } from '@tally/capacity';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
 import { freePort } from './ports.js';
@@ -19,26 +20,6 @@ export type IngressOptions = Readonly<{
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }>;
 
-export type IngressServiceConfig = Readonly<{
-  api_key: string;
-  api_secret: string;
-  ws_url: string;
-  redis: { address: string };
-  health_port: number;
-  rtmp_port: number;
-  whip_port: number;
-  http_relay_port: number;
-  rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[] };
-  cpu_cost: {
-    rtmp_cpu_cost: number;
-    whip_cpu_cost: number;
-    whip_bypass_transcoding_cpu_cost: number;
-    url_cpu_cost: number;
-    min_idle_ratio: number;
-  };
-  logging: { level: string };
-}>;
-
 export type TestIngress = Child &
   Readonly<{
     config: IngressServiceConfig;
@@ -51,19 +32,6 @@ export type TestIngress = Child &
   }>;
 
 const READY_TIMEOUT_MS = 30_000;
-
-/**
- * Costs in cores, set small on purpose: ingress accepts a session only while its measured idle CPU
- * exceeds the cost (defaults want 2-3 idle cores), which a busy 2-core test host never has.
- * Tally's own admission decides what a node may take; this only keeps ingress from refusing.
- */
-const TEST_CPU_COST = {
-  rtmp_cpu_cost: 0.1,
-  whip_cpu_cost: 0.1,
-  whip_bypass_transcoding_cpu_cost: 0.05,
-  url_cpu_cost: 0.1,
-  min_idle_ratio: 0.01,
-} as const;
 
 /** Free ports for a stack's ingress, chosen before livekit-server starts (its config names them). */
 export async function ingressPorts(): Promise<IngressPorts> {
@@ -78,21 +46,19 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
   const binary = ingressBinary();
   const dir = mkdtempSync(join(tmpdir(), 'tally-ingress-'));
   const [healthPort, relayPort, udpPort] = [await freePort(), await freePort(), await freePort()];
-  const redis = new URL(options.redisUrl);
-  const config: IngressServiceConfig = {
-    api_key: options.livekit.apiKey,
-    api_secret: options.livekit.apiSecret,
-    ws_url: options.livekit.wsUrl,
-    redis: { address: `${redis.hostname}:${redis.port}` },
-    health_port: healthPort,
-    rtmp_port: options.ports.rtmpPort,
-    whip_port: options.ports.whipPort,
-    http_relay_port: relayPort,
-    // WHIP's WebRTC transport: announced on the media address, never on a public STUN server.
-    rtc_config: { udp_port: udpPort, node_ip: options.livekit.nodeIp, use_external_ip: false, stun_servers: ['127.0.0.1:3478'] },
-    cpu_cost: TEST_CPU_COST,
-    logging: { level: options.logLevel ?? 'info' },
-  };
+  const config = renderIngressServiceConfig({
+    apiKey: options.livekit.apiKey,
+    apiSecret: options.livekit.apiSecret,
+    wsUrl: options.livekit.wsUrl,
+    redisUrl: options.redisUrl,
+    healthPort,
+    rtmpPort: options.ports.rtmpPort,
+    whipPort: options.ports.whipPort,
+    httpRelayPort: relayPort,
+    udpPort,
+    nodeIp: options.livekit.nodeIp,
+    logLevel: options.logLevel ?? 'info',
+  });
   const configFile = join(dir, 'ingress.yaml');
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`); // JSON is YAML
   const logFile = join(dir, 'ingress.log');

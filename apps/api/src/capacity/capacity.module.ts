@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { NodeRegistry } from '@tally/nodes';
+import { NodeRegistry, NodeWorkers } from '@tally/nodes';
 import { RedisConnection } from '../infra/infra.module.js';
 import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
@@ -15,6 +15,7 @@ import { ReconcileQueue } from './reconcile.queue.js';
   controllers: [CapacityController],
   providers: [
     { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
+    { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
     { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
     PoolSourceAdapter,
     AdmissionMetrics,
@@ -29,6 +30,6 @@ import { ReconcileQueue } from './reconcile.queue.js';
     CapacityService,
     ReconcileQueue,
   ],
-  exports: [Admitter, CapacityLedger, NodeRegistry, AdmissionMetrics],
+  exports: [Admitter, CapacityLedger, NodeRegistry, NodeWorkers, AdmissionMetrics],
 })
 export class CapacityModule {}

@@ -11,6 +11,7 @@ import {
 } from '@tally/contracts';
 import type { Ingress } from '@tally/db';
 import { LivekitIngressClient } from '@tally/livekit';
+import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
@@ -25,6 +26,9 @@ import { IngressesRepository } from './ingresses.repository.js';
  */
 export const INGRESS_START_LAPSE_MS = 10 * 60_000;
 
+/** How long creating an ingress waits for the node's ingress worker when it is not running yet. */
+const WORKER_READY_TIMEOUT_MS = 60_000;
+
 @Injectable()
 export class IngressesService {
   private readonly logger = new Logger(IngressesService.name);
@@ -36,6 +40,7 @@ export class IngressesService {
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitIngressClient,
+    private readonly workers: NodeWorkers,
     private readonly clock: Clock,
   ) {}
 
@@ -64,6 +69,9 @@ export class IngressesService {
 
     let created;
     try {
+      // The node's agent starts its ingress worker for the first ingress and keeps it while any remains.
+      await this.workers.retain(admitted.nodeId, 'ingress', id);
+      await this.workers.ensureReady(admitted.nodeId, 'ingress', { timeoutMs: WORKER_READY_TIMEOUT_MS });
       created = await this.livekit.create({
         kind: body.kind,
         name: id,
@@ -73,8 +81,9 @@ export class IngressesService {
         transcode,
       });
     } catch (error) {
+      await this.workers.dropWork(admitted.nodeId, 'ingress', id);
       await this.ledger.release(id);
-      throw new UpstreamUnavailableError('livekit ingress', error);
+      throw new UpstreamUnavailableError(error instanceof WorkerNotReadyError ? 'ingress worker' : 'livekit ingress', error);
     }
     const ingress = await this.ingresses.create({
       id,
@@ -112,6 +121,7 @@ export class IngressesService {
     }
     await this.ingresses.transition(ingress.id, ['inactive', 'publishing', 'error'], { status: 'ended', deletedAt: this.clock.now() });
     await this.ledger.release(ingress.id);
+    await this.workers.dropWork(ingress.nodeId, 'ingress', ingress.id);
   }
 
   private async require(appId: string, ingressId: string): Promise<Ingress> {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
-import { type NodeList, NodeParams, type NodeView, UpdateNodeBody } from '@tally/contracts';
+import { type NodeList, NodeParams, type NodeView, UpdateNodeBody, type WorkerList } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
@@ -13,6 +13,11 @@ export class NodesController {
   @Get()
   list(): Promise<NodeList> {
     return this.nodes.list();
+  }
+
+  @Get(':nodeId/workers')
+  workers(@Param(new ZodPipe(NodeParams)) p: z.infer<typeof NodeParams>): Promise<WorkerList> {
+    return this.nodes.workersOf(p.nodeId);
   }
 
   @Patch(':nodeId')

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
-import type { NodeList, NodeView, UpdateNodeBody } from '@tally/contracts';
-import { NodeRegistry } from '@tally/nodes';
+import type { NodeList, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
+import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 
 @Injectable()
@@ -9,7 +10,17 @@ export class NodesService {
   constructor(
     private readonly registry: NodeRegistry,
     private readonly ledger: CapacityLedger,
+    private readonly workers: NodeWorkers,
+    private readonly clock: Clock,
   ) {}
+
+  /** What the node's agent last reported; a node whose agent runs no workers itself reports runtime `none`. */
+  async workersOf(nodeId: string): Promise<WorkerList> {
+    if (!(await this.registry.get(nodeId))) throw new NotFoundError('node');
+    return (
+      (await this.workers.list(nodeId)) ?? { nodeId, runtime: 'none', items: [], exits: {}, reportedAt: this.clock.now().toISOString() }
+    );
+  }
 
   async list(): Promise<NodeList> {
     const nodes = await this.registry.list();

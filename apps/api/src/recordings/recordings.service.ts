@@ -4,6 +4,7 @@ import { egressKindOf, explainRefusal, type ModeCandidate, type RecordingShape, 
 import { newId, type RecordingListQuery, type RecordingView, type StartRecordingBody } from '@tally/contracts';
 import type { Recording, Stream } from '@tally/db';
 import { type EgressRequest, LivekitEgressClient, LivekitRoomClient, type ParticipantSummary } from '@tally/livekit';
+import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
 import { extensionFor, RecordingLifecycle, toRecordingView } from '@tally/recordings';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
@@ -16,6 +17,8 @@ import { RecordingsRepository } from './recordings.repository.js';
 /** Egress has this long to report the recording started before its reservation lapses (Chrome takes ~10 s). */
 const START_LAPSE_MS = 120_000;
 const DEFAULT_LAYOUT = 'grid';
+/** How long a start waits for the node's egress worker when none runs yet (Chrome's warm pool takes a few seconds). */
+const WORKER_READY_TIMEOUT_MS = 60_000;
 
 type Admission = Readonly<{ candidate: ModeCandidate; nodeId: string; reason: string }>;
 
@@ -32,6 +35,7 @@ export class RecordingsService {
     private readonly egress: LivekitEgressClient,
     private readonly lifecycle: RecordingLifecycle,
     private readonly storage: RecordingStorage,
+    private readonly workers: NodeWorkers,
     private readonly clock: Clock,
   ) {}
 
@@ -79,12 +83,14 @@ export class RecordingsService {
       location,
     });
     try {
+      // On a node whose agent runs egress on demand, the first recording starts it (a few seconds).
+      await this.workers.ensureReady(admission.nodeId, 'egress', { timeoutMs: WORKER_READY_TIMEOUT_MS });
       const egress = await this.egress.start(request, this.storage.destination(location));
       await this.recordings.setEgress(id, egress.egressId);
       await this.lifecycle.applyEgress(egress, this.clock.now());
     } catch (error) {
       await this.lifecycle.fail(id, `egress could not start: ${error instanceof Error ? error.message : String(error)}`, this.clock.now());
-      throw new UpstreamUnavailableError('livekit egress', error);
+      throw new UpstreamUnavailableError(error instanceof WorkerNotReadyError ? 'egress worker' : 'livekit egress', error);
     }
     return toRecordingView((await this.recordings.find(appId, id)) ?? recording);
   }

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { Clock } from '../clock.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
+import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
 
 /** The API exports these running totals as tally_reconciler_repairs_total{kind} (apps/api/src/metrics/metric-names.ts). */
@@ -23,6 +24,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
   constructor(
     reconciler: StreamsReconciler,
     egresses: EgressReconciler,
+    workerExits: WorkerExits,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -34,6 +36,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
         await this.countRepairs(report);
         return report;
       },
+      workerExited: (payload: unknown) => workerExits.handle(JOBS.workerExited.payload.parse(payload)),
     };
     assertEveryJobHandled(QUEUES.maintenance, handlers);
     this.handlers = handlers;

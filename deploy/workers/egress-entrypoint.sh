@@ -1,0 +1,20 @@
+#!/bin/sh
+# Runs LiveKit egress as a Tally media worker: PulseAudio for RoomComposite's sound (egress loads
+# one null sink per job into it), then egress in the foreground. Same script on the host (native
+# runtime) and in the image (docker runtime).
+#   egress-entrypoint.sh EGRESS_BINARY CONFIG_FILE
+set -eu
+binary=$1
+config=$2
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$TMPDIR"
+chmod 700 "$XDG_RUNTIME_DIR"
+if command -v pulseaudio >/dev/null 2>&1; then
+  pulseaudio --daemonize=no --exit-idle-time=-1 --disallow-exit --disable-shm=true --realtime=false \
+    --high-priority=false --log-level=error -n --load=module-native-protocol-unix &
+else
+  echo "pulseaudio is not installed: RoomComposite recordings will have no sound" >&2
+fi
+# Egress execs `egress run-handler` for every job, so its directory goes on PATH.
+PATH="$(dirname "$binary"):$PATH"
+export PATH
+exec "$binary" --config "$config"

@@ -1,0 +1,73 @@
+export type IngressServiceConfigInput = Readonly<{
+  apiKey: string;
+  apiSecret: string;
+  wsUrl: string;
+  /** The Redis livekit-server uses: redis://[[user]:password@]host:port[/db]. */
+  redisUrl: string;
+  healthPort: number;
+  /** The ports livekit-server's `ingress:` section announces in the URLs CreateIngress returns. */
+  rtmpPort: number;
+  whipPort: number;
+  httpRelayPort: number;
+  /** WHIP's WebRTC transport: one UDP port on the node's media address. */
+  udpPort: number;
+  nodeIp: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}>;
+
+export type IngressServiceConfig = Readonly<{
+  api_key: string;
+  api_secret: string;
+  ws_url: string;
+  redis: { address: string; username?: string; password?: string; db?: number };
+  health_port: number;
+  rtmp_port: number;
+  whip_port: number;
+  http_relay_port: number;
+  rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[] };
+  cpu_cost: {
+    rtmp_cpu_cost: number;
+    whip_cpu_cost: number;
+    whip_bypass_transcoding_cpu_cost: number;
+    url_cpu_cost: number;
+    min_idle_ratio: number;
+  };
+  logging: { level: string };
+}>;
+
+/**
+ * Costs in cores, set small on purpose: ingress accepts a session only while the CPU it measures
+ * idle exceeds the cost (its defaults want 2-3 idle cores). Tally's admission has already decided
+ * that the node can take the session; this only keeps ingress from second-guessing it.
+ */
+export const INGRESS_CPU_COST: IngressServiceConfig['cpu_cost'] = Object.freeze({
+  rtmp_cpu_cost: 0.1,
+  whip_cpu_cost: 0.1,
+  whip_bypass_transcoding_cpu_cost: 0.05,
+  url_cpu_cost: 0.1,
+  min_idle_ratio: 0.01,
+});
+
+/** The ingress service's config for one node; never hands out a public STUN server. */
+export function renderIngressServiceConfig(input: IngressServiceConfigInput): IngressServiceConfig {
+  const redis = new URL(input.redisUrl);
+  const db = redis.pathname.replace(/^\//, '');
+  return {
+    api_key: input.apiKey,
+    api_secret: input.apiSecret,
+    ws_url: input.wsUrl,
+    redis: {
+      address: `${redis.hostname}:${redis.port || '6379'}`,
+      ...(redis.username === '' ? {} : { username: decodeURIComponent(redis.username) }),
+      ...(redis.password === '' ? {} : { password: decodeURIComponent(redis.password) }),
+      ...(db === '' ? {} : { db: Number(db) }),
+    },
+    health_port: input.healthPort,
+    rtmp_port: input.rtmpPort,
+    whip_port: input.whipPort,
+    http_relay_port: input.httpRelayPort,
+    rtc_config: { udp_port: input.udpPort, node_ip: input.nodeIp, use_external_ip: false, stun_servers: ['127.0.0.1:3478'] },
+    cpu_cost: INGRESS_CPU_COST,
+    logging: { level: input.logLevel },
+  };
+}
