@@ -26,6 +26,7 @@ import {
   StreamView,
   UpdateAppBody,
 } from '@tally/contracts';
+import { CLUSTER_ROUTES } from './routes.cluster.js';
 import { errors, type RouteSpec } from './route-spec.js';
 import { INGRESS_ROUTES } from './routes.ingresses.js';
 import { RECORDING_ROUTES } from './routes.recordings.js';
@@ -204,4 +205,4 @@ const CORE_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** Every public route, with the same zod schemas the controllers validate with. */
-export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES, ...CLUSTER_ROUTES];
