@@ -65,6 +65,35 @@ describe('install.sh --join', () => {
     if (home) removeHome(home);
   });
 
+  it('--dry-run prints every step and changes nothing; plain HTTP needs --insecure-http', async () => {
+    const dryHome = `${home}-dry`;
+    const dry = await installOnNode(hosts.ns, [
+      '--join',
+      originUrl,
+      '--token',
+      'tjt_x',
+      '--name',
+      'dry-1',
+      '--insecure-http',
+      '--home',
+      dryHome,
+      '--dry-run',
+    ]);
+    expect(dry.code, dry.output).toBe(0);
+    for (const step of [
+      'would run: bash',
+      `would POST ${originUrl}/v1/nodes/join`,
+      'would write',
+      'would start livekit',
+      'would start agent',
+    ])
+      expect(dry.output).toContain(step);
+    expect(existsSync(dryHome)).toBe(false);
+    const plain = await installOnNode(hosts.ns, ['--join', originUrl, '--token', 'tjt_x', '--home', dryHome, '--dry-run']);
+    expect(plain.code).not.toBe(0);
+    expect(plain.output).toContain('without --insecure-http');
+  });
+
   it('joins with a one-time token: the node is in the pool with its measured budget and the pool grows', async () => {
     const { token, command } = await newToken();
     expect(command).toContain(`--join ${originUrl} --token ${token}`);
