@@ -2,6 +2,7 @@
 # Installs and starts Tally on this host (Debian 12 / Ubuntu, as root); idempotent.
 #   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
 #   ./install.sh --stop --home DIR
+#   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N];  ./install.sh --leave
 # ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
 set -euo pipefail
 
@@ -25,6 +26,8 @@ source "$here/scripts/install/services.sh" # systemd units or supervised backgro
 source "$here/scripts/install/egress.sh"   # egress.yaml from the capacity model, the egress service
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
+# shellcheck source=scripts/install/join.sh
+source "$here/scripts/install/join.sh"     # --join an origin, --leave it
 
 # One installer at a time per home.
 take_lock() {
@@ -40,10 +43,11 @@ main() {
   parse_args "$@"
   if dry; then log "dry run: nothing will be changed"; fi
   take_lock
-  if [[ "$ACTION" == stop ]]; then
-    stop_home
-    return 0
-  fi
+  case "$ACTION" in
+    stop) stop_home && return 0 ;;
+    join) join_main && return 0 ;;
+    leave) leave_main && return 0 ;;
+  esac
   local started=$SECONDS
 
   step "preflight"

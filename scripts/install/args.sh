@@ -8,6 +8,9 @@ TALLY_USAGE="Usage:
                [--rtc-tcp-port N] [--rtc-udp-port N] [--egress-port N]
                [--egress-template-port N] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
+  ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
+               [--home DIR] [--node-ip IP] [--offline] [--no-provision] [--no-systemd] [--dry-run]
+  ./install.sh --leave [--home DIR] [--dry-run]
 
 Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
@@ -33,6 +36,19 @@ Options:
                       \$TALLY_EGRESS_TEMPLATE_PORT
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
+  --cluster-bind IP   (origin) Redis also listens on IP with its password, so hosts on that
+                      network can join; TALLY_CLUSTER_REDIS_URL points there (docs/cluster.md)
+
+Joining another origin (docs/cluster.md):
+  --join URL          the origin's API (https://; http:// only for loopback/private addresses
+                      together with --insecure-http); POST URL/v1/nodes/join-tokens there gives T
+  --token T           the one-time join token
+  --role R            media (livekit-server, default), worker (egress, ingress) or gpu (egress)
+  --name N            this node's id in the pool (default: the host name)
+  --no-provision      the tools are installed already: skip apt and the LiveKit builds
+  --leave             drain this joined node (waits up to \$TALLY_LEAVE_TIMEOUT_S, default 600 s,
+                      for its work to finish), stop its services, remove it from the pool and
+                      delete the cluster credentials from DIR
 
 Environment: TALLY_ADMIN_KEY (>= 24 chars) is used as the admin key when DIR/admin.key does
 not exist yet; otherwise one is generated there once. TALLY_SECRETS_KEY (64 hex chars) likewise
@@ -45,6 +61,13 @@ NODE_IP_ARG=""
 OFFLINE_ARG="" # "", 1 (--offline) or 0 (--online)
 USE_SYSTEMD_ARG=1
 DO_SYSCTL=1
+CLUSTER_BIND_ARG=""
+JOIN_URL=""
+JOIN_TOKEN=""
+JOIN_ROLE=media
+JOIN_NAME=""
+INSECURE_HTTP=0
+DO_PROVISION=1
 # Explicit ports (flag or environment); empty = not given.
 declare -A PORT_ARG=(
   [api]="${TALLY_PORT:-}"
@@ -86,6 +109,24 @@ parse_args() {
       --no-sysctl) DO_SYSCTL=0 ;;
       --dry-run) DRY_RUN=1 ;;
       --stop) ACTION=stop ;;
+      --join)
+        need_value "$@"
+        ACTION=join JOIN_URL="${2%/}"
+        shift
+        ;;
+      --token | --role | --name | --cluster-bind)
+        need_value "$@"
+        case "$1" in
+          --token) JOIN_TOKEN="$2" ;;
+          --role) JOIN_ROLE="$2" ;;
+          --name) JOIN_NAME="$2" ;;
+          --cluster-bind) CLUSTER_BIND_ARG="$2" ;;
+        esac
+        shift
+        ;;
+      --insecure-http) INSECURE_HTTP=1 ;;
+      --no-provision) DO_PROVISION=0 ;;
+      --leave) ACTION=leave ;;
       -h | --help)
         printf '%s\n' "$TALLY_USAGE"
         exit 0
@@ -113,6 +154,15 @@ parse_args() {
   done
   if [[ -n "$NODE_IP_ARG" ]] && ! is_ipv4 "$NODE_IP_ARG"; then
     die "--node-ip must be an IPv4 address, got: $NODE_IP_ARG"
+  fi
+  if [[ -n "$CLUSTER_BIND_ARG" ]] && ! is_ipv4 "$CLUSTER_BIND_ARG"; then
+    die "--cluster-bind must be an IPv4 address, got: $CLUSTER_BIND_ARG"
+  fi
+  if [[ "$ACTION" == join ]]; then
+    [[ -n "$JOIN_TOKEN" ]] || die "--join needs --token (POST /v1/nodes/join-tokens on the origin gives one)"
+    [[ "$JOIN_ROLE" =~ ^(media|worker|gpu)$ ]] || die "--role must be media, worker or gpu, got: $JOIN_ROLE"
+    JOIN_NAME="${JOIN_NAME:-$(hostname)}"
+    [[ "$JOIN_NAME" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "--name must be letters, digits and _ . - (starting with a letter or digit), got: $JOIN_NAME"
   fi
 }
 

@@ -27,7 +27,7 @@ TUNABLE_KEYS=()
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
   TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
-  TALLY_EGRESS_TEMPLATE_PORT)
+  TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL)
 
 ENV_FILE=""
 NODE_IP=""
@@ -40,6 +40,7 @@ LIVEKIT_API_KEY=""
 LIVEKIT_API_SECRET=""
 SECRETS_KEY=""
 SECRETS_KEY_SOURCE=""
+CLUSTER_BIND="" # also bind Redis here so joined nodes reach it ("" = loopback only)
 
 # tunable_keys: the keys of TUNABLE_DEFAULT that the config schema still declares.
 tunable_keys() {
@@ -159,6 +160,10 @@ resolve_network() {
     NODE_IP="$(detect_node_ip)" NODE_IP_SOURCE="detected"
   fi
   OFFLINE="${OFFLINE_ARG:-${OLD[TALLY_OFFLINE]:-0}}"
+  CLUSTER_BIND="${CLUSTER_BIND_ARG:-${OLD[TALLY_CLUSTER_BIND]:-}}"
+  if [[ -n "$CLUSTER_BIND" ]]; then
+    log "    cluster: Redis also listens on $CLUSTER_BIND (password-protected) for joined nodes"
+  fi
   log "    media address (rtc.node_ip): $NODE_IP ($NODE_IP_SOURCE)"
   if [[ "$OFFLINE" == 1 ]]; then
     log "    offline: no public STUN (use_external_ip: false, stun_servers: 127.0.0.1:3478)"
@@ -239,6 +244,10 @@ LIVEKIT_API_SECRET=$LIVEKIT_API_SECRET
 TALLY_SECRETS_KEY=$SECRETS_KEY
 # The admin key is read from $HOME_DIR/admin.key (TALLY_ADMIN_KEY here would take precedence).
 EOF
+  if [[ -n "$CLUSTER_BIND" ]]; then
+    echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
+    echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"
+  fi
   for key in "${TUNABLE_KEYS[@]}"; do
     printf '%s=%s\n' "$key" "${OLD[$key]:-${TUNABLE_DEFAULT[$key]}}"
   done
@@ -253,6 +262,7 @@ TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
 TALLY_EGRESS_PORT=${PORT[egress]}
 TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
+TALLY_CLUSTER_BIND=$CLUSTER_BIND
 EOF
   if [[ ${#OLD_EXTRA[@]} -gt 0 ]]; then
     echo "# Other settings (kept as found)"
@@ -299,7 +309,7 @@ EOF
 redis_conf_content() {
   cat <<EOF
 # redis-server configuration for Tally, written by install.sh.
-bind 127.0.0.1
+bind 127.0.0.1${CLUSTER_BIND:+ $CLUSTER_BIND}
 protected-mode yes
 port ${PORT[redis]}
 requirepass $REDIS_PASSWORD

@@ -5,6 +5,7 @@ import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { CapacityModule } from './capacity/capacity.module.js';
+import { ClusterModule } from './cluster/cluster.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -29,6 +30,7 @@ export class ApiModule {
         TenancyModule,
         CapacityModule,
         NodesModule,
+        ClusterModule,
         AppsModule,
         KeysModule,
         StreamsModule,

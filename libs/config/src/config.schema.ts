@@ -50,5 +50,7 @@ export const EnvSchema = z.object({
     .min(1)
     .default(6 * 3_600_000),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -25,6 +25,8 @@ export type Config = Readonly<{
     s3: S3Config | undefined;
   }>;
   webhooks: Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number; timeoutMs: number }>;
+  /** Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes) and how long a join token lives. */
+  cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number }>;
 }>;
 
 export type S3Config = Readonly<{
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
     }),
+    cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
   });
 }
 

@@ -7,8 +7,11 @@ export const NodeId = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . - only, starting with a letter or digit');
 export type NodeId = z.infer<typeof NodeId>;
 
-/** `origin` runs the control plane (api, worker, Redis, PostgreSQL); a `worker` node joined one. */
-export const NodeRole = z.enum(['origin', 'worker']);
+/**
+ * `origin` runs the control plane (api, worker, Redis, PostgreSQL); the others joined one
+ * (`./install.sh --join`): `media` runs livekit-server, `worker` egress/ingress, `gpu` egress with NVENC.
+ */
+export const NodeRole = z.enum(['origin', 'worker', 'media', 'gpu']);
 export type NodeRole = z.infer<typeof NodeRole>;
 
 /**

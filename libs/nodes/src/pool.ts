@@ -1,7 +1,7 @@
 import { JOINED_NODE_BASE_LOAD, type NodeBudget } from '@tally/capacity';
 import type { NodeView } from '@tally/contracts';
 
-/** The capacity model's input for one node. A joined worker node runs no control plane, so its base load is smaller. */
+/** The capacity model's input for one node. A joined node runs no control plane, so its base load is smaller. */
 export function toNodeBudget(node: NodeView): NodeBudget {
   return {
     id: node.nodeId,
@@ -11,7 +11,7 @@ export function toNodeBudget(node: NodeView): NodeBudget {
     gpus: node.budget.gpus.map((g) =>
       g.name === undefined ? { nvencSessions: g.nvencSessions } : { name: g.name, nvencSessions: g.nvencSessions },
     ),
-    ...(node.role === 'worker' ? { baseLoad: JOINED_NODE_BASE_LOAD } : {}),
+    ...(node.role !== 'origin' ? { baseLoad: JOINED_NODE_BASE_LOAD } : {}),
   };
 }
 

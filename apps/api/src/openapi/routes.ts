@@ -7,6 +7,7 @@ import {
   NodeParams,
   NodeView,
   UpdateNodeBody,
+  WorkerList,
   ApiKeyList,
   AppList,
   AppParams,
@@ -26,6 +27,7 @@ import {
   StreamView,
   UpdateAppBody,
 } from '@tally/contracts';
+import { CLUSTER_ROUTES } from './routes.cluster.js';
 import { errors, type RouteSpec } from './route-spec.js';
 import { INGRESS_ROUTES } from './routes.ingresses.js';
 import { RECORDING_ROUTES } from './routes.recordings.js';
@@ -181,6 +183,14 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     responses: { 200: NodeView, ...errors },
   },
   {
+    method: 'get',
+    path: '/v1/nodes/{nodeId}/workers',
+    summary: "The node's media workers (egress, ingress) as its agent runs them: limits, RSS, state, uptime, last exit",
+    auth: 'admin',
+    params: NodeParams,
+    responses: { 200: WorkerList, 401: ErrorBody, 404: ErrorBody },
+  },
+  {
     method: 'post',
     path: '/webhooks/livekit',
     summary: 'LiveKit webhook receiver (signed by LiveKit)',
@@ -204,4 +214,4 @@ const CORE_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** Every public route, with the same zod schemas the controllers validate with. */
-export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES, ...CLUSTER_ROUTES];

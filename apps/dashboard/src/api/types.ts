@@ -102,7 +102,7 @@ export const NODE_STATUSES = ['active', 'draining', 'disabled'] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 export type NodeListItem = {
   nodeId: string;
-  role: 'origin' | 'worker';
+  role: 'origin' | 'worker' | 'media' | 'gpu';
   budget: { cpuMillicores: number; ramMb: number; nicMbps: number; gpus: { name?: string | undefined; nvencSessions: number }[] };
   used: { cpuMillicores: number; ramMb: number };
   labels: Record<string, string>;

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { NodeId } from './nodes.js';
+
+/** The roles a node can join an origin with (`./install.sh --join --role`). */
+export const JoinedNodeRole = z.enum(['media', 'worker', 'gpu']);
+export type JoinedNodeRole = z.infer<typeof JoinedNodeRole>;
+
+export const CreateJoinTokenBody = z
+  .strictObject({
+    /** Seconds until the token expires unused. Default TALLY_JOIN_TOKEN_TTL_S. */
+    ttlS: z
+      .number()
+      .int()
+      .min(60)
+      .max(7 * 86_400)
+      .optional(),
+  })
+  .meta({ id: 'CreateJoinTokenBody' });
+export type CreateJoinTokenBody = z.infer<typeof CreateJoinTokenBody>;
+
+export const JoinTokenView = z
+  .object({
+    /** Shown once; stored only as a hash. Valid for one join. */
+    token: z.string(),
+    expiresAt: z.iso.datetime(),
+    /** What to run on the new host (from the checkout). */
+    command: z.string(),
+  })
+  .meta({ id: 'JoinToken' });
+export type JoinTokenView = z.infer<typeof JoinTokenView>;
+
+export const JoinNodeBody = z
+  .strictObject({
+    token: z.string().min(1).max(200),
+    name: NodeId,
+    role: JoinedNodeRole,
+  })
+  .meta({ id: 'JoinNodeBody' });
+export type JoinNodeBody = z.infer<typeof JoinNodeBody>;
+
+/** What a joining node needs to become part of the pool; secrets, so the installer writes them with mode 600. */
+export const ClusterSettings = z
+  .object({
+    nodeId: NodeId,
+    role: JoinedNodeRole,
+    /** The origin's Redis with credentials: the agent heartbeats into it, livekit-server and egress coordinate through it. */
+    redisUrl: z.string(),
+    livekit: z.object({
+      apiKey: z.string(),
+      apiSecret: z.string(),
+      /** The origin's livekit-server as clients reach it (egress on a worker node connects there). */
+      wsUrl: z.string(),
+      /** Where livekit-server on the node sends its webhooks: the origin's API. */
+      webhookUrl: z.string(),
+    }),
+  })
+  .meta({ id: 'ClusterSettings' });
+export type ClusterSettings = z.infer<typeof ClusterSettings>;

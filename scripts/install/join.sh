@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# ./install.sh --join URL --token T: makes this host a node of the origin at URL, and
+# ./install.sh --leave takes it out again (docs/cluster.md). Source it; do not execute it.
+#
+# The token is exchanged (POST URL/v1/nodes/join) for the cluster settings: the origin's Redis
+# with its password, the LiveKit keys and the origin's webhook URL. They go into DIR/tally.env
+# and DIR/livekit.yaml (mode 600); a re-run keeps them and never spends a second token.
+
+declare -A CLUSTER=() # settings from the origin (or from an existing tally.env)
+
+# is_private_host HOST -> 0 for loopback and RFC 1918 IPv4 addresses (and localhost).
+is_private_host() {
+  [[ "$1" == localhost ]] && return 0
+  is_ipv4 "$1" || return 1
+  [[ "$1" =~ ^(127|10)\. || "$1" =~ ^192\.168\. || "$1" =~ ^172\.(1[6-9]|2[0-9]|3[01])\. ]]
+}
+
+# check_origin_url: https://, or http:// to a loopback/private address with --insecure-http (the
+# answer carries the Redis password and the LiveKit secret).
+check_origin_url() {
+  [[ "$JOIN_URL" =~ ^(https?)://([^/:]+)(:[0-9]+)?$ ]] || die "--join needs the origin's base URL, like https://origin.example:8080 (got: $JOIN_URL)"
+  local scheme="${BASH_REMATCH[1]}" host="${BASH_REMATCH[2]}"
+  if [[ "$scheme" == http ]]; then
+    is_private_host "$host" || die "refusing plain HTTP to $host: the cluster secrets would cross the network in clear text; use https://"
+    [[ "$INSECURE_HTTP" == 1 ]] || die "refusing plain HTTP to $JOIN_URL without --insecure-http (allowed for loopback and private addresses only)"
+    warn "plain HTTP to $host (--insecure-http): the cluster secrets cross that network unencrypted"
+  fi
+  log "    origin: $JOIN_URL, role $JOIN_ROLE, node $JOIN_NAME"
+}
+
+# provision_role: only what the role runs (scripts/provision/*.sh are idempotent).
+provision_role() {
+  local scripts=(system.sh)
+  case "$JOIN_ROLE" in
+    media) scripts+=(livekit.sh) ;;
+    worker) scripts+=(egress.sh ingress.sh) ;;
+    gpu) scripts+=(egress.sh) ;;
+  esac
+  if [[ "$DO_PROVISION" == 0 ]]; then
+    log "    skipped (--no-provision): ${scripts[*]}"
+    return 0
+  fi
+  local script
+  for script in "${scripts[@]}"; do
+    if dry; then
+      log "    would run: bash $TALLY_REPO/scripts/provision/$script"
+    else
+      bash "$TALLY_REPO/scripts/provision/$script" | sed 's/^/[install]     /'
+    fi
+  done
+}
+
+# The agent needs node_modules, not the Prisma client or the dashboard.
+install_join_deps() {
+  local marker="$TALLY_REPO/node_modules/.package-lock.json"
+  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
+    log "    node_modules missing or stale: npm install"
+    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
+  else
+    log "    node_modules: up to date"
+  fi
+}
+
+# exchange_join_token: fills CLUSTER from the origin, or from DIR/tally.env when this home
+# already joined as the same node.
+exchange_join_token() {
+  if [[ -n "${OLD[TALLY_NODE_ROLE]:-}" && "${OLD[TALLY_NODE_ID]:-}" == "$JOIN_NAME" && -n "${OLD[REDIS_URL]:-}" ]]; then
+    local key
+    for key in REDIS_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL; do CLUSTER[$key]="${OLD[$key]:-}"; done
+    CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
+    log "    already joined as $JOIN_NAME ($ENV_FILE): keeping its settings, the token is not used"
+    return 0
+  fi
+  [[ "$JOIN_TOKEN" =~ ^[A-Za-z0-9_-]+$ ]] || die "--token has unexpected characters"
+  local body response status
+  body="{\"token\":\"$JOIN_TOKEN\",\"name\":\"$JOIN_NAME\",\"role\":\"$JOIN_ROLE\"}"
+  if dry; then
+    log "    would POST $JOIN_URL/v1/nodes/join {name: $JOIN_NAME, role: $JOIN_ROLE, token} for the cluster settings"
+    CLUSTER=([REDIS_URL]="redis://:PASSWORD@ORIGIN:6379" [LIVEKIT_API_KEY]=KEY [LIVEKIT_API_SECRET]=SECRET
+      [TALLY_LIVEKIT_WEBHOOK_URL]="$JOIN_URL/webhooks/livekit" [LIVEKIT_WS_URL]="ws://ORIGIN:7880")
+    return 0
+  fi
+  response="$(curl -sS -m 30 -X POST -H 'content-type: application/json' --data "$body" -w '\n%{http_code}' \
+    "$JOIN_URL/v1/nodes/join")" || die "could not reach $JOIN_URL"
+  status="${response##*$'\n'}"
+  response="${response%$'\n'*}"
+  case "$status" in
+    200) ;;
+    401) die "the origin refused the token (unknown, expired or already used): create a new one with POST /v1/nodes/join-tokens" ;;
+    *) die "the origin answered $status: $response" ;;
+  esac
+  local line
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  while IFS= read -r line; do
+    CLUSTER[${line%%=*}]="${line#*=}"
+  done < <("$NODE_BIN" -e '
+    const s = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const out = { REDIS_URL: s.redisUrl, LIVEKIT_API_KEY: s.livekit.apiKey, LIVEKIT_API_SECRET: s.livekit.apiSecret,
+      TALLY_LIVEKIT_WEBHOOK_URL: s.livekit.webhookUrl, LIVEKIT_WS_URL: s.livekit.wsUrl };
+    for (const [k, v] of Object.entries(out)) if (typeof v === "string" && !/[\s"]/.test(v)) console.log(`${k}=${v}`);
+  ' <<<"$response")
+  [[ -n "${CLUSTER[REDIS_URL]:-}" && -n "${CLUSTER[LIVEKIT_API_SECRET]:-}" ]] || die "the origin's answer lacks the cluster settings: $response"
+  log "    joined: settings received (Redis ${CLUSTER[REDIS_URL]##*@})"
+}
+
+# shellcheck disable=SC2153 # NODE_IP is set by resolve_network (config.sh)
+join_env_content() {
+  local livekit_url="http://127.0.0.1:${PORT[livekit]}"
+  # A worker has no livekit-server: its egress talks to the origin's.
+  if [[ "$JOIN_ROLE" != media ]]; then livekit_url="http${CLUSTER[LIVEKIT_WS_URL]#ws}"; fi
+  cat <<EOF
+# Tally node configuration, written by install.sh --join (cluster secrets: keep it 600).
+# ./install.sh --leave drains this node and deletes this file.
+TALLY_HOME=$HOME_DIR
+TALLY_NODE_ID=$JOIN_NAME
+TALLY_NODE_ROLE=$JOIN_ROLE
+TALLY_ORIGIN_URL=$JOIN_URL
+REDIS_URL=${CLUSTER[REDIS_URL]}
+LIVEKIT_URL=$livekit_url
+LIVEKIT_API_KEY=${CLUSTER[LIVEKIT_API_KEY]}
+LIVEKIT_API_SECRET=${CLUSTER[LIVEKIT_API_SECRET]}
+TALLY_LIVEKIT_WEBHOOK_URL=${CLUSTER[TALLY_LIVEKIT_WEBHOOK_URL]}
+TALLY_LIVEKIT_WS_URL=${CLUSTER[LIVEKIT_WS_URL]}
+TALLY_HEARTBEAT_INTERVAL_S=${TALLY_HEARTBEAT_INTERVAL_S:-${OLD[TALLY_HEARTBEAT_INTERVAL_S]:-5}}
+# Installer settings (install.sh reads them on re-runs; the apps ignore them).
+TALLY_NODE_IP=$NODE_IP
+TALLY_OFFLINE=$OFFLINE
+TALLY_LIVEKIT_PORT=${PORT[livekit]}
+TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
+TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
+TALLY_EGRESS_PORT=${PORT[egress]}
+TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
+EOF
+}
+
+# livekit-server in LiveKit's multi-node mode: the origin's Redis and keys; rooms are placed on
+# the node with the lowest system load.
+join_livekit_yaml_content() {
+  local url="${CLUSTER[REDIS_URL]}" password="" address
+  [[ "$url" =~ ^rediss?://(([^:@]*):([^@]*)@)?([^/]+) ]] || die "unexpected Redis URL from the origin"
+  password="${BASH_REMATCH[3]}" address="${BASH_REMATCH[4]}"
+  cat <<EOF
+# livekit-server on a joined media node, written by install.sh --join.
+port: ${PORT[livekit]}
+rtc:
+  tcp_port: ${PORT[rtc-tcp]}
+  udp_port: ${PORT[rtc-udp]}
+  node_ip: $NODE_IP
+EOF
+  if [[ "$OFFLINE" == 1 ]]; then
+    printf '  use_external_ip: false\n  stun_servers:\n    - 127.0.0.1:3478\n'
+  else
+    echo "  use_external_ip: true"
+  fi
+  cat <<EOF
+redis:
+  address: $address
+EOF
+  [[ -z "$password" ]] || echo "  password: $password"
+  cat <<EOF
+node_selector:
+  kind: sysload
+  sysload_limit: 0.9
+keys:
+  ${CLUSTER[LIVEKIT_API_KEY]}: ${CLUSTER[LIVEKIT_API_SECRET]}
+webhook:
+  api_key: ${CLUSTER[LIVEKIT_API_KEY]}
+  urls:
+    - ${CLUSTER[TALLY_LIVEKIT_WEBHOOK_URL]}
+logging:
+  level: info
+EOF
+}
+
+write_join_config() {
+  prepare_home
+  write_file "$HOME_DIR/tally.env" 600 root < <(join_env_content)
+  if [[ "$JOIN_ROLE" == media ]]; then
+    write_file "$HOME_DIR/livekit.yaml" 600 "$TALLY_USER" < <(join_livekit_yaml_content)
+    install_tool_binary livekit-server
+  else
+    install_tool_binary egress
+  fi
+}
+
+node_heartbeating() {
+  [[ "$(redis-cli -u "${CLUSTER[REDIS_URL]}" --no-auth-warning EXISTS "tally:{nodes}:hb:$JOIN_NAME" 2>/dev/null)" == 1 ]]
+}
+
+start_join_services() {
+  if [[ "$JOIN_ROLE" == media ]]; then
+    service_start livekit
+    if ! dry; then
+      wait_until 30 livekit-server livekit_ready || service_fail livekit
+      log "    livekit-server: answering on 127.0.0.1:${PORT[livekit]}, in the origin's multi-node pool"
+    fi
+  fi
+  service_start agent
+  if ! dry; then
+    wait_until 30 "agent heartbeat" node_heartbeating || service_fail agent
+    log "    agent: node $JOIN_NAME heartbeats into the origin's pool"
+  fi
+  if [[ "$JOIN_ROLE" != media ]]; then start_egress; fi
+}
+
+join_main() {
+  step "preflight"
+  preflight
+  check_origin_url
+  step "system packages and binaries for the $JOIN_ROLE role"
+  provision_role
+  step "node dependencies"
+  install_join_deps
+  step "service user"
+  ensure_service_user
+  step "cluster settings from the origin"
+  load_existing_env
+  select_service_mode
+  exchange_join_token
+  step "configuration in $HOME_DIR"
+  resolve_ports
+  resolve_network
+  write_join_config
+  if [[ "$JOIN_ROLE" == media ]]; then
+    step "kernel UDP buffers"
+    tune_kernel
+  fi
+  step "services for the $JOIN_ROLE role"
+  start_join_services
+  if dry; then
+    log "dry run finished: nothing was changed"
+    return 0
+  fi
+  log "node $JOIN_NAME ($JOIN_ROLE) joined $JOIN_URL; leave with: ./install.sh --leave --home $HOME_DIR"
+}
+
+# run_leave_step drain|forget: apps/agent/src/leave.ts with only tally.env as environment.
+run_leave_step() {
+  if dry; then
+    log "    would run: node apps/agent/src/leave.ts $1 (env $HOME_DIR/tally.env)"
+    return 0
+  fi
+  (cd "$TALLY_REPO" && env -i PATH="$TALLY_SERVICE_PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 \
+    TALLY_LEAVE_TIMEOUT_S="${TALLY_LEAVE_TIMEOUT_S:-600}" "$NODE_BIN" --env-file="$HOME_DIR/tally.env" \
+    --import @swc-node/register/esm-register apps/agent/src/leave.ts "$1") 2>&1 | sed 's/^/[install]     /'
+  return "${PIPESTATUS[0]}"
+}
+
+leave_main() {
+  ENV_FILE="$HOME_DIR/tally.env"
+  [[ -r "$ENV_FILE" ]] || die "$ENV_FILE not found: nothing joined from $HOME_DIR"
+  local role
+  role="$(sed -n 's/^TALLY_NODE_ROLE=//p' "$ENV_FILE")"
+  [[ "$role" =~ ^(media|worker|gpu)$ ]] || die "$HOME_DIR is not a joined node (TALLY_NODE_ROLE=${role:-unset}); stop an origin with --stop"
+  dry || [[ "$(id -u)" -eq 0 ]] || die "--leave must run as root"
+  NODE_BIN="$(command -v node || true)"
+  [[ -n "$NODE_BIN" ]] || die "node not found on PATH"
+  SERVICE_MODE="$(recorded_mode)"
+  step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
+  local status=0
+  run_leave_step drain || status=$?
+  ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
+  step "stop the services"
+  [[ -z "$SERVICE_MODE" ]] || stop_all_services
+  step "remove from the pool"
+  run_leave_step forget
+  step "delete the cluster credentials"
+  run rm -f "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/egress.yaml"
+  log "left the cluster; join again with a new token: ./install.sh --join URL --token T --home $HOME_DIR"
+}
