@@ -14,9 +14,14 @@ export type ApiHarness = Readonly<{
 /** The real stack plus the API started through the production bootstrap on the port LiveKit's webhooks target. */
 export async function startApiHarness(
   env: Record<string, string> = {},
-  options: { egress?: boolean; ingress?: boolean } = {},
+  options: { egress?: boolean; ingress?: boolean; workers?: 'native' | 'docker' } = {},
 ): Promise<ApiHarness> {
-  const stack = await startStack({ env, ...(options.egress ? { egress: true } : {}), ...(options.ingress ? { ingress: true } : {}) });
+  const stack = await startStack({
+    env,
+    ...(options.egress ? { egress: true } : {}),
+    ...(options.ingress ? { ingress: true } : {}),
+    ...(options.workers ? { workers: options.workers } : {}),
+  });
   const app = await startApi(stack.config, { logger: false });
   const anonymous = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`);
   return {

@@ -73,7 +73,11 @@ export class NodeWorkers {
     await this.demand(nodeId, kind, Math.ceil(options.timeoutMs / 1000));
     for (;;) {
       const list = await this.list(nodeId);
-      if (!list || list.runtime === 'none' || isReady(list, kind)) return;
+      if (!list || list.runtime === 'none' || isReady(list, kind)) {
+        // The dispatcher's own work (a reservation, a retained ingress) keeps the worker from here on.
+        await this.redis.del(WORKER_KEYS.demand(nodeId, kind));
+        return;
+      }
       if (Date.now() >= deadline) {
         const last = list.exits[kind];
         throw new WorkerNotReadyError(

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type Config, loadConfig } from '@tally/config';
 import { NodeRegistry } from '@tally/nodes';
 import { Redis } from 'ioredis';
@@ -9,11 +9,12 @@ import type { Child } from './child.js';
 import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
 import { startEgress } from './egress.js';
-import { ingressPorts, startIngress, type TestIngress } from './ingress.js';
+import { type IngressPorts, ingressPorts, startIngress, type TestIngress } from './ingress.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
 import { startRedis, type TestRedis } from './redis.js';
+import { toolPath } from './tools.js';
 
 export type TestStack = Readonly<{
   config: Config;
@@ -41,6 +42,11 @@ export type StackOptions = Readonly<{
   egress?: boolean;
   /** Also run LiveKit ingress; livekit-server then announces its RTMP / WHIP URLs on the node IP. */
   ingress?: boolean;
+  /**
+   * Let the agent run egress and ingress on demand with this runtime (instead of `egress` / `ingress`
+   * running them for the whole file); `docker` also needs TALLY_DOCKER_SOCKET in `env`.
+   */
+  workers?: 'native' | 'docker';
 }>;
 
 /**
@@ -53,7 +59,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const redis = await startRedis();
   const apiPort = await freePort();
   const nodeIp = process.env['TALLY_TEST_NODE_IP'] ?? '127.0.0.1';
-  const ports = options.ingress ? await ingressPorts() : undefined;
+  const ports = options.ingress || options.workers ? await ingressPorts() : undefined;
   const livekit = await startLivekit({
     redisUrl: redis.url,
     nodeIp,
@@ -61,7 +67,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     ...(ports === undefined ? {} : { ingress: ports }),
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
-  const ingress = ports === undefined ? undefined : await startIngress({ livekit, redisUrl: redis.url, ports });
+  const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
     TALLY_HOME: '/nonexistent',
@@ -76,6 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     LIVEKIT_API_SECRET: livekit.apiSecret,
     TALLY_SECRETS_KEY: randomBytes(32).toString('hex'),
     TALLY_RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'tally-recordings-')),
+    ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;
@@ -98,6 +105,25 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);
     },
+  };
+}
+
+/** What the agent needs to run egress and ingress itself: free ports, the provisioned binaries, its own work dir. */
+async function agentWorkerEnv(runtime: 'native' | 'docker', nodeIp: string, ports: IngressPorts): Promise<Record<string, string>> {
+  const bin = dirname(toolPath('lk'));
+  return {
+    TALLY_WORKER_RUNTIME: runtime,
+    TALLY_WORKERS_DIR: mkdtempSync(join(tmpdir(), 'tally-workers-')),
+    TALLY_EGRESS_BIN: join(bin, 'egress'),
+    TALLY_INGRESS_BIN: join(bin, 'ingress'),
+    TALLY_NODE_IP: nodeIp,
+    TALLY_EGRESS_PORT: String(await freePort()),
+    TALLY_EGRESS_TEMPLATE_PORT: String(await freePort()),
+    TALLY_INGRESS_RTMP_PORT: String(ports.rtmpPort),
+    TALLY_INGRESS_WHIP_PORT: String(ports.whipPort),
+    TALLY_INGRESS_HEALTH_PORT: String(await freePort()),
+    TALLY_INGRESS_RELAY_PORT: String(await freePort()),
+    TALLY_INGRESS_UDP_PORT: String(await freePort()),
   };
 }
 

@@ -48,7 +48,7 @@ export class DockerDriver implements WorkerDriver {
         ShmSize: 256 * 1024 * 1024,
       },
     });
-    const output = new OutputLog();
+    const output = new OutputLog(join(spec.workDir, `${spec.kind}.log`));
     const logs = await container.attach({ stream: true, stdout: true, stderr: true });
     const lines = new PassThrough();
     this.docker.modem.demuxStream(logs, lines, lines);

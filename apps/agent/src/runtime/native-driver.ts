@@ -49,7 +49,7 @@ export class NativeDriver implements WorkerDriver {
     const pid = child.pid;
     const pidFile = join(this.options.stateDir, `${spec.name}.pid`);
     writeFileSync(pidFile, String(pid));
-    const output = new OutputLog();
+    const output = new OutputLog(join(spec.workDir, `${spec.kind}.log`));
     for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
     const exited = new Promise<WorkerExitInfo>((resolve) => {
       child.once('exit', (code, signal) => {

@@ -1,11 +1,23 @@
-/** A worker's recent output lines, kept in a ring, with listeners for new ones. */
+import { appendFileSync } from 'node:fs';
+
+/** A worker's recent output lines, kept in a ring and appended to its log file, with listeners for new ones. */
 export class OutputLog {
   private readonly lines: string[] = [];
   private readonly listeners: Array<(line: string) => void> = [];
 
-  constructor(private readonly keep = 500) {}
+  constructor(
+    private readonly file: string | undefined,
+    private readonly keep = 500,
+  ) {}
 
   push(line: string): void {
+    if (this.file !== undefined) {
+      try {
+        appendFileSync(this.file, `${line}\n`);
+      } catch {
+        // A full disk must not take the worker's supervision down with it.
+      }
+    }
     this.lines.push(line);
     if (this.lines.length > this.keep) this.lines.shift();
     for (const listener of this.listeners) listener(line);

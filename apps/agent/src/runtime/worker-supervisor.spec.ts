@@ -11,7 +11,7 @@ class FakeDriver implements WorkerDriver {
   stopped = 0;
 
   start(spec: WorkerSpec): Promise<WorkerHandle> {
-    const output = new OutputLog();
+    const output = new OutputLog(undefined);
     let end!: (exit: WorkerExitInfo) => void;
     const exited = new Promise<WorkerExitInfo>((resolve) => (end = resolve));
     const handle: WorkerHandle = {
