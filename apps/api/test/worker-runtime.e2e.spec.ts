@@ -115,7 +115,11 @@ describe('media workers run by the agent on demand (native runtime)', () => {
     expect(failed.error).toMatch(/egress worker on .*: exit 137/);
     const usage = (await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body;
     expect(usage.items.find((i) => i.quota === 'maxRecordings')?.used).toBe(0);
-    const event = await waitFor('recording.failed webhook', async () => receiver.of('recording.failed', started.body.id)[0], 60_000);
+    const event = await waitFor(
+      'recording.failed webhook',
+      () => Promise.resolve(receiver.of('recording.failed', started.body.id)[0]),
+      60_000,
+    );
     expect(event.signatureValid).toBe(true);
     expect((await workers()).exits.egress?.reason).toBe('exit 137');
 
