@@ -49,9 +49,9 @@ export type LadderRendition = z.infer<typeof LadderRendition>;
 export const LadderView = z
   .object({
     status: LadderStatus,
-    /** The encoder of the current (or last) attempt; a failed GPU attempt is retried on the CPU. */
-    encoder: LadderEncoder,
-    nodeId: z.string(),
+    /** The encoder of the current (or last) attempt; a failed GPU attempt is retried on the CPU. Null when no node would take it. */
+    encoder: LadderEncoder.nullable(),
+    nodeId: z.string().nullable(),
     /** Highest first; empty until the ladder is ready. */
     renditions: z.array(LadderRendition),
     /** The master playlist's path under the API, once ready. */
@@ -95,3 +95,8 @@ export const RecordingListQuery = z.strictObject({ status: RecordingStatus.optio
 export type RecordingListQuery = z.infer<typeof RecordingListQuery>;
 
 export const RecordingParams = z.object({ appId: AppId, recordingId: RecordingId });
+
+/** A file of a recording's ladder: `master.m3u8`, a rendition's playlist or one of its segments. */
+export const LadderFileParams = RecordingParams.extend({
+  file: z.string().regex(/^[a-z0-9_]{1,40}\.(m3u8|ts)$/, 'a playlist (.m3u8) or segment (.ts) name of the ladder'),
+});

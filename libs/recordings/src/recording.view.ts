@@ -31,13 +31,13 @@ export function toRecordingView(recording: Recording): RecordingView {
 }
 
 function toLadderView(recording: Recording): LadderView | null {
-  if (recording.ladderStatus === null || recording.ladderEncoder === null) return null;
+  if (recording.ladderStatus === null) return null;
   const ready = recording.ladderStatus === 'ready';
   const renditions = ready ? (Renditions.safeParse(recording.ladderRenditions).data ?? []) : [];
   return {
     status: recording.ladderStatus,
     encoder: recording.ladderEncoder,
-    nodeId: recording.ladderNodeId ?? '',
+    nodeId: recording.ladderNodeId,
     renditions: renditions.map((r) => ({ ...r, playlist: playlistName(r) })),
     master: ready ? `/v1/apps/${recording.appId}/recordings/${recording.id}/ladder/${MASTER_PLAYLIST}` : null,
     error: recording.ladderError,

@@ -78,7 +78,9 @@ export function buildRenditionCommand(input: RenditionCommandInput): string[] {
 }
 
 /** One command per rendition, highest first. */
-export function buildLadderCommands(input: Omit<RenditionCommandInput, 'rendition'> & Readonly<{ renditions: readonly Rendition[] }>): string[][] {
+export function buildLadderCommands(
+  input: Omit<RenditionCommandInput, 'rendition'> & Readonly<{ renditions: readonly Rendition[] }>,
+): string[][] {
   const { renditions, ...rest } = input;
   return renditions.map((rendition) => buildRenditionCommand({ ...rest, rendition }));
 }

@@ -14,9 +14,6 @@ export function masterPlaylist(renditions: readonly Rendition[], hasAudio: boole
   return `${lines.join('\n')}\n`;
 }
 
-/** Files a ladder directory may hold: playlists and MPEG-TS segments named by the ladder. */
-export const LADDER_FILE = /^[a-z0-9_]{1,40}\.(m3u8|ts)$/;
-
 export const LADDER_CONTENT_TYPES: Readonly<Record<string, string>> = {
   m3u8: 'application/vnd.apple.mpegurl',
   ts: 'video/mp2t',

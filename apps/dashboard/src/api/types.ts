@@ -139,8 +139,8 @@ export type RecordingView = {
 };
 export type LadderView = {
   status: 'queued' | 'running' | 'ready' | 'failed';
-  encoder: 'nvenc' | 'x264';
-  nodeId: string;
+  encoder: 'nvenc' | 'x264' | null;
+  nodeId: string | null;
   renditions: { name: string; width: number; height: number; bitrateKbps: number; playlist: string }[];
   master: string | null;
   error: string | null;

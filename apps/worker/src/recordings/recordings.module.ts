@@ -3,10 +3,11 @@ import { RECORDING_PROVIDERS } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsRunner } from './recordings.runner.js';
+import { TranscodesRunner } from './transcodes.runner.js';
 
-/** Recording finalisation and the egress side of reconciliation. */
+/** Recording finalisation, ladder reports, and the egress side of reconciliation. */
 @Module({
-  providers: [...RECORDING_PROVIDERS, RecordingFinaliser, RecordingsRunner, EgressReconciler],
+  providers: [...RECORDING_PROVIDERS, RecordingFinaliser, RecordingsRunner, TranscodesRunner, EgressReconciler],
   exports: [EgressReconciler],
 })
 export class RecordingsWorkerModule {}

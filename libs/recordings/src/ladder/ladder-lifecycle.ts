@@ -49,7 +49,9 @@ export class LadderLifecycle {
     if (!codecs.some((c) => c.type === 'video')) return { ok: false, reason: 'no_video', message: 'the recording has no video' };
     if (recording.ladderStatus !== null && recording.ladderStatus !== 'failed') return { ok: true, recording };
     const outcome = await this.dispatch(recording, PREFERENCE, [null, 'failed']);
-    return outcome.ok ? { ok: true, recording: await this.reload(recording.id) } : { ok: false, reason: 'refused', refusal: outcome.refusal };
+    return outcome.ok
+      ? { ok: true, recording: await this.reload(recording.id) }
+      : { ok: false, reason: 'refused', refusal: outcome.refusal };
   }
 
   /** Applies an agent's report; reports of an older attempt than the row's are ignored. */
@@ -79,8 +81,25 @@ export class LadderLifecycle {
     }
   }
 
-  /** Marks an open ladder failed (e.g. no node would take it) and tells the app. */
-  async fail(recording: Recording, error: string): Promise<void> {
+  /**
+   * Asks for a ladder on the app's behalf (its `transcodeLadder` setting, when a recording completes):
+   * a refusal cannot be answered with a 429, so the ladder is marked failed with the reason.
+   */
+  async requestForApp(recording: Recording): Promise<LadderRequest> {
+    const outcome = await this.request(recording);
+    if (!outcome.ok && outcome.reason === 'refused') {
+      await this.transition(
+        recording,
+        [null],
+        { ladderStatus: 'failed', ladderError: `refused: ${explainRefusal(outcome.refusal)}` },
+        'recording.ladder_failed',
+      );
+    }
+    return outcome;
+  }
+
+  /** Marks an open ladder failed and tells the app. */
+  private async fail(recording: Recording, error: string): Promise<void> {
     await this.transition(recording, OPEN, { ladderStatus: 'failed', ladderError: error }, 'recording.ladder_failed');
   }
 
@@ -130,13 +149,13 @@ export class LadderLifecycle {
 
   private async transition(
     recording: Recording,
-    from: LadderStatus[],
+    from: (LadderStatus | null)[],
     data: Prisma.RecordingUpdateManyMutationInput,
     event?: WebhookEventType,
   ): Promise<boolean> {
     const staged = await this.prisma.$transaction(async (tx) => {
       const { count } = await tx.recording.updateMany({
-        where: { id: recording.id, ladderAttempt: recording.ladderAttempt, ladderStatus: { in: from } },
+        where: { id: recording.id, ladderAttempt: recording.ladderAttempt, OR: from.map((s) => ({ ladderStatus: s })) },
         data,
       });
       if (count === 0 || !event) return { moved: count === 1, staged: undefined };

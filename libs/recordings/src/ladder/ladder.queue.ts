@@ -1,7 +1,7 @@
-import { JOBS, LADDER_RUN_JOB, type LadderReport, type LadderRun, QUEUES, transcodeQueueOf } from '@tally/contracts';
+import { LADDER_RUN_JOB, type LadderRun, transcodeQueueOf } from '@tally/contracts';
 import { Queue } from 'bullmq';
 
-/** The adapter in front of the per-node ladder queues (API and worker) and the report queue (agents). */
+/** The adapter in front of the per-node ladder queues, which only that node's agent consumes. */
 export class LadderQueue {
   private readonly queues = new Map<string, Queue>();
 
@@ -13,17 +13,6 @@ export class LadderQueue {
       jobId: `${run.recordingId}.${run.attempt}`,
       // A failed run is not retried here: the report decides (a GPU failure goes to the CPU).
       attempts: 1,
-      removeOnComplete: 1_000,
-      removeOnFail: 5_000,
-    });
-  }
-
-  /** An agent's report; one job per attempt and outcome. */
-  async report(report: LadderReport): Promise<void> {
-    await this.queue(QUEUES.transcodes).add(JOBS.reportLadder.name, report, {
-      jobId: `${report.recordingId}.${report.attempt}.${report.outcome}`,
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 2_000 },
       removeOnComplete: 1_000,
       removeOnFail: 5_000,
     });
