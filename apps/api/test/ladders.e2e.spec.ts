@@ -67,7 +67,6 @@ describe('VOD ladders made by the node agents', () => {
   /** A real recording of a real publisher; `whileActive` runs while egress is writing it. */
   async function completeRecording(
     tenant: Tenant,
-    size: { width: number; height: number },
     whileActive: (recording: RecordingView) => Promise<void> = () => Promise.resolve(),
   ): Promise<RecordingView> {
     const { app, client } = tenant;
@@ -75,7 +74,7 @@ describe('VOD ladders made by the node agents', () => {
     const token = (
       await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' })
     ).body;
-    const publisher = await joinAndPublish(token.url, token.token, { video: true, ...size });
+    const publisher = await joinAndPublish(token.url, token.token, { video: true });
     publishers.push(publisher);
     await waitFor(
       'the publisher to be live',
@@ -152,22 +151,14 @@ describe('VOD ladders made by the node agents', () => {
       expect(Math.abs(played.durationS - (recording.durationS ?? 0))).toBeLessThan(2);
     }
     // ffprobe opens the master playlist as a player does and finds every variant.
-    const variants = await run('ffprobe', [
-      '-v',
-      'error',
-      '-show_entries',
-      'program=program_id',
-      '-of',
-      'csv=p=0',
-      join(dir, 'master.m3u8'),
-    ]);
-    expect(variants.stdout.trim().split('\n')).toHaveLength(ladder.renditions.length);
+    const variants = await run('ffprobe', ['-v', 'error', '-show_entries', 'program=program_id', '-of', 'json', join(dir, 'master.m3u8')]);
+    expect((JSON.parse(variants.stdout) as { programs: unknown[] }).programs).toHaveLength(ladder.renditions.length);
   }
 
   it('makes a CPU ladder from a complete recording: every rendition plays, never above the source, and the app is told (signed)', async () => {
     const tenant = await tenantWithWebhooks('ladder');
     const { app, client } = tenant;
-    const recording = await completeRecording(tenant, { width: 640, height: 480 }, async (active) => {
+    const recording = await completeRecording(tenant, async (active) => {
       const early = await client.post<{ error: { code: string } }>(`/v1/apps/${app.id}/recordings/${active.id}/ladder`);
       expect(early.status).toBe(409);
       expect(early.body.error.code).toBe('conflict');
@@ -190,7 +181,9 @@ describe('VOD ladders made by the node agents', () => {
     expect(ladder.master).toBe(`/v1/apps/${app.id}/recordings/${recording.id}/ladder/master.m3u8`);
     const planned = planLadder(source).map((r) => ({ ...r, playlist: `${r.name}.m3u8` }));
     expect(ladder.renditions).toEqual(planned);
-    expect(ladder.renditions.every((r) => r.height <= source.height)).toBe(true);
+    // Egress writes track composites at 720p: the ladder stops there (no upscale to 1080p).
+    expect(source.height).toBe(720);
+    expect(ladder.renditions.map((r) => `${r.width}x${r.height}`)).toEqual(['1280x720', '854x480', '640x360']);
     await expectLadderPlays(client, done, ladder);
 
     const [event] = await waitFor(
@@ -247,15 +240,13 @@ describe('VOD ladders made by the node agents', () => {
     const tenant = await tenantWithWebhooks('auto-ladder');
     const { app, client } = tenant;
     expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { transcodeLadder: true })).body.transcodeLadder).toBe(true);
-    const recording = await completeRecording(tenant, { width: 320, height: 240 });
+    const recording = await completeRecording(tenant);
+    const source = await probe(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
 
     const done = await ladderDone(client, recording);
     const ladder = done.ladder as Ladder;
     expect(ladder).toMatchObject({ status: 'ready', encoder: 'x264', error: null });
-    // A 240p source is never upscaled: one rendition at its own size.
-    expect(ladder.renditions.map(({ name, width, height, playlist }) => ({ name, width, height, playlist }))).toEqual([
-      { name: '240p', width: 320, height: 240, playlist: '240p.m3u8' },
-    ]);
+    expect(ladder.renditions.map((r) => r.name)).toEqual(planLadder(source).map((r) => r.name));
     await expectLadderPlays(client, done, ladder);
     // The GPU node was asked first (free NVENC sessions are preferred) and its h264_nvenc run really failed.
     expect(readFileSync(gpuLog, 'utf8')).toMatch(new RegExp(`ladder ${recording.id} \\(nvenc\\) failed`));
