@@ -50,6 +50,8 @@ export const JOBS = {
   finaliseRecording: { queue: QUEUES.recordings, name: 'recording.finalise', payload: z.object({ recordingId: z.string() }) },
   /** An agent's report on a ladder it runs: started, ready with its renditions, or failed. */
   reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', payload: LadderReport },
+  /** Fails over ladders whose node left the pool or whose agent never took them (repeatable). */
+  sweepLadders: { queue: QUEUES.transcodes, name: 'ladders.sweep', payload: z.object({}) },
 } as const;
 export type JobKey = keyof typeof JOBS;
 

@@ -82,6 +82,26 @@ export class LadderLifecycle {
   }
 
   /**
+   * Open ladders whose run cannot end on its own are treated as a failed run on their node (a GPU
+   * run then goes to the CPU): the node left the pool, or its agent never took the job before the
+   * reservation lapsed. Returns how many were failed over.
+   */
+  async sweep(liveNodeIds: ReadonlySet<string>): Promise<number> {
+    const open = await this.prisma.recording.findMany({ where: { ladderStatus: { in: OPEN } } });
+    let repaired = 0;
+    for (const recording of open) {
+      const nodeId = recording.ladderNodeId ?? '';
+      const gone = !liveNodeIds.has(nodeId);
+      const untaken = recording.ladderStatus === 'queued' && !(await this.ledger.held(ladderReservationId(recording.id)));
+      if (!gone && !untaken) continue;
+      const error = gone ? `node ${nodeId} left the pool` : `no agent on node ${nodeId} took the ladder`;
+      await this.apply({ outcome: 'failed', recordingId: recording.id, attempt: recording.ladderAttempt, nodeId, error });
+      repaired += 1;
+    }
+    return repaired;
+  }
+
+  /**
    * Asks for a ladder on the app's behalf (its `transcodeLadder` setting, when a recording completes):
    * a refusal cannot be answered with a 429, so the ladder is marked failed with the reason.
    */
