@@ -166,6 +166,16 @@ describe('VOD ladders made by the node agents', () => {
     expect(recording.ladder).toBeNull();
     const source = await probe(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
 
+    // Refused before anything is queued, naming the limit.
+    await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxTranscodes: 0 } });
+    const refused = await client.post<{ error: { code: string; resource: string; limit: number } }>(
+      `/v1/apps/${app.id}/recordings/${recording.id}/ladder`,
+    );
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.transcodes', limit: 0 });
+    expect((await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}`)).body.ladder).toBeNull();
+    await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxTranscodes: null } });
+
     const requested = await client.post<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}/ladder`);
     expect(requested.status).toBe(202);
     // No GPU on this node: the CPU takes it.
