@@ -6,11 +6,14 @@ import { startAgent } from './agent.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 import { startWorkers } from './runtime/start-workers.js';
+import { loadTranscodeConfig } from './transcode/transcode-config.js';
+import { startNodeTranscodes } from './transcode/transcode-worker.js';
 
 const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
 
 try {
   const config = loadAgentConfig();
+  const transcodeConfig = loadTranscodeConfig();
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
   redis.on('error', (error: Error) => console.error(`redis: ${error.message}`));
   const registry = new NodeRegistry(redis);
@@ -20,6 +23,7 @@ try {
     registry,
     version,
   });
+  const transcodes = startNodeTranscodes(config, transcodeConfig);
   console.log(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
   const subscriber = redis.duplicate();
   const workers = await startWorkers({
@@ -34,7 +38,7 @@ try {
     console.log(`${signal}: leaving the node pool`);
     (workers?.stop() ?? Promise.resolve())
       .catch((error: unknown) => console.error('could not stop every media worker', error))
-      .then(() => agent.shutdown())
+      .then(() => Promise.all([transcodes.close(), agent.shutdown()]))
       .catch((error: unknown) => console.error('could not remove the heartbeat; it will expire', error))
       .finally(() => {
         redis.disconnect();

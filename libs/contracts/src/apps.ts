@@ -26,6 +26,8 @@ export const UpdateAppBody = z
     recordingMode: RecordingModeSetting.optional(),
     /** Whether a recording whose mode does not fit may fall back to a cheaper mode. */
     recordingFallback: z.boolean().optional(),
+    /** Whether every recording gets a VOD ladder as soon as it is complete. */
+    transcodeLadder: z.boolean().optional(),
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -44,6 +46,7 @@ export const AppView = z
     webhookSecretSet: z.boolean(),
     recordingMode: RecordingModeSetting,
     recordingFallback: z.boolean(),
+    transcodeLadder: z.boolean(),
   })
   .meta({ id: 'App' });
 export type AppView = z.infer<typeof AppView>;

@@ -26,6 +26,41 @@ export type StartRecordingBody = z.infer<typeof StartRecordingBody>;
 
 export const RecordingCodec = z.object({ type: z.enum(['video', 'audio']), codec: z.string() });
 
+export const LadderStatus = z.enum(['queued', 'running', 'ready', 'failed']);
+export type LadderStatus = z.infer<typeof LadderStatus>;
+
+/** `nvenc`: h264_nvenc on an NVIDIA GPU; `x264`: libx264 on the CPU. */
+export const LadderEncoder = z.enum(['nvenc', 'x264']);
+export type LadderEncoder = z.infer<typeof LadderEncoder>;
+
+export const LadderRendition = z
+  .object({
+    name: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    bitrateKbps: z.number().int(),
+    /** The rendition's HLS playlist, relative to the ladder's master playlist. */
+    playlist: z.string(),
+  })
+  .meta({ id: 'LadderRendition' });
+export type LadderRendition = z.infer<typeof LadderRendition>;
+
+/** A recording's VOD ladder: HLS renditions under `…/recordings/{id}/ladder/`, `master.m3u8` first. */
+export const LadderView = z
+  .object({
+    status: LadderStatus,
+    /** The encoder of the current (or last) attempt; a failed GPU attempt is retried on the CPU. Null when no node would take it. */
+    encoder: LadderEncoder.nullable(),
+    nodeId: z.string().nullable(),
+    /** Highest first; empty until the ladder is ready. */
+    renditions: z.array(LadderRendition),
+    /** The master playlist's path under the API, once ready. */
+    master: z.string().nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'Ladder' });
+export type LadderView = z.infer<typeof LadderView>;
+
 export const RecordingView = z
   .object({
     id: RecordingId,
@@ -47,6 +82,8 @@ export const RecordingView = z
     sha256: z.string().nullable(),
     codecs: z.array(RecordingCodec).nullable(),
     error: z.string().nullable(),
+    /** The VOD ladder made from the complete recording, null until one is requested. */
+    ladder: LadderView.nullable(),
   })
   .meta({ id: 'Recording' });
 export type RecordingView = z.infer<typeof RecordingView>;
@@ -58,3 +95,8 @@ export const RecordingListQuery = z.strictObject({ status: RecordingStatus.optio
 export type RecordingListQuery = z.infer<typeof RecordingListQuery>;
 
 export const RecordingParams = z.object({ appId: AppId, recordingId: RecordingId });
+
+/** A file of a recording's ladder: `master.m3u8`, a rendition's playlist or one of its segments. */
+export const LadderFileParams = RecordingParams.extend({
+  file: z.string().regex(/^[a-z0-9_]{1,40}\.(m3u8|ts)$/, 'a playlist (.m3u8) or segment (.ts) name of the ladder'),
+});

@@ -4,7 +4,15 @@ import { RecordingView } from './recordings.js';
 import { StreamView } from './streams.js';
 
 /** The events an app's webhook URL receives. */
-export const WEBHOOK_EVENT_TYPES = ['recording.started', 'recording.completed', 'recording.failed', 'stream.live', 'stream.ended'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'recording.started',
+  'recording.completed',
+  'recording.failed',
+  'recording.ladder_ready',
+  'recording.ladder_failed',
+  'stream.live',
+  'stream.ended',
+] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 
@@ -13,6 +21,8 @@ export type WebhookEventData = {
   'recording.started': RecordingView;
   'recording.completed': RecordingView;
   'recording.failed': RecordingView;
+  'recording.ladder_ready': RecordingView;
+  'recording.ladder_failed': RecordingView;
   'stream.live': StreamView;
   'stream.ended': StreamView;
 };

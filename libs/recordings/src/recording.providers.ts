@@ -1,13 +1,15 @@
 import type { Provider } from '@nestjs/common';
-import { CapacityLedger } from '@tally/admission';
+import { Admitter, CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitEgressClient } from '@tally/livekit';
 import { WebhookOutbox } from '@tally/webhooks';
 import { FinaliseQueue } from './finalise.queue.js';
+import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
+import { LadderQueue } from './ladder/ladder.queue.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
 
-/** The egress adapter, the finalise queue and the state machine, as the API and the worker both provide them. */
+/** The egress adapter, the finalise and ladder queues and the state machines, as the API and the worker both provide them. */
 export const RECORDING_PROVIDERS: Provider[] = [
   { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
   { provide: FinaliseQueue, useFactory: (config: Config) => new FinaliseQueue(config.redisUrl), inject: [CONFIG] },
@@ -16,5 +18,12 @@ export const RECORDING_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, ledger: CapacityLedger, outbox: WebhookOutbox, queue: FinaliseQueue) =>
       new RecordingLifecycle(prisma, ledger, outbox, queue),
     inject: [PrismaService, CapacityLedger, WebhookOutbox, FinaliseQueue],
+  },
+  { provide: LadderQueue, useFactory: (config: Config) => new LadderQueue(config.redisUrl), inject: [CONFIG] },
+  {
+    provide: LadderLifecycle,
+    useFactory: (prisma: PrismaService, admitter: Admitter, ledger: CapacityLedger, outbox: WebhookOutbox, queue: LadderQueue) =>
+      new LadderLifecycle(prisma, admitter, ledger, outbox, queue),
+    inject: [PrismaService, Admitter, CapacityLedger, WebhookOutbox, LadderQueue],
   },
 ];

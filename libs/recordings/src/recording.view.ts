@@ -1,8 +1,10 @@
-import { RecordingCodec, type RecordingView } from '@tally/contracts';
+import { RecordingCodec, type LadderView, type RecordingView } from '@tally/contracts';
 import type { Recording } from '@tally/db';
+import { MASTER_PLAYLIST, playlistName } from '@tally/transcode';
 import { z } from 'zod';
 
 const Codecs = z.array(RecordingCodec);
+const Renditions = z.array(z.object({ name: z.string(), width: z.number(), height: z.number(), bitrateKbps: z.number() }));
 
 export function toRecordingView(recording: Recording): RecordingView {
   const codecs = Codecs.safeParse(recording.codecs);
@@ -24,5 +26,20 @@ export function toRecordingView(recording: Recording): RecordingView {
     sha256: recording.sha256,
     codecs: codecs.success ? codecs.data : null,
     error: recording.error,
+    ladder: toLadderView(recording),
+  };
+}
+
+function toLadderView(recording: Recording): LadderView | null {
+  if (recording.ladderStatus === null) return null;
+  const ready = recording.ladderStatus === 'ready';
+  const renditions = ready ? (Renditions.safeParse(recording.ladderRenditions).data ?? []) : [];
+  return {
+    status: recording.ladderStatus,
+    encoder: recording.ladderEncoder,
+    nodeId: recording.ladderNodeId,
+    renditions: renditions.map((r) => ({ ...r, playlist: playlistName(r) })),
+    master: ready ? `/v1/apps/${recording.appId}/recordings/${recording.id}/ladder/${MASTER_PLAYLIST}` : null,
+    error: recording.ladderError,
   };
 }

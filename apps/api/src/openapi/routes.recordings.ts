@@ -1,6 +1,7 @@
 import {
   AppParams,
   ErrorBody,
+  LadderFileParams,
   LimitRefusal,
   RecordingList,
   RecordingListQuery,
@@ -54,5 +55,22 @@ export const RECORDING_ROUTES: readonly RouteSpec[] = [
     auth: 'app',
     params: RecordingParams,
     responses: { 200: null, 206: null, 302: null, ...errors, 409: ErrorBody, 416: null },
+  },
+  {
+    method: 'post',
+    path: '/v1/apps/{appId}/recordings/{recordingId}/ladder',
+    summary:
+      'Make a VOD ladder (HLS 1080p/720p/480p/360p, never above the source, plus a master playlist) from a complete recording; admitted on a node with a free NVENC session, else on a CPU; a ladder already queued, running or ready is returned as is. recording.ladder_ready / recording.ladder_failed webhooks follow',
+    auth: 'app',
+    params: RecordingParams,
+    responses: { 202: RecordingView, ...errors, 409: ErrorBody, 429: LimitRefusal },
+  },
+  {
+    method: 'get',
+    path: '/v1/apps/{appId}/recordings/{recordingId}/ladder/{file}',
+    summary: "A file of a ready ladder: master.m3u8, a rendition's playlist (application/vnd.apple.mpegurl) or a segment (video/mp2t)",
+    auth: 'app',
+    params: LadderFileParams,
+    responses: { 200: null, ...errors, 409: ErrorBody },
   },
 ];

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { StreamsModule } from '../streams/streams.module.js';
+import { LadderController } from './ladder.controller.js';
+import { LadderService } from './ladder.service.js';
 import { RecordingFileService } from './recording-file.service.js';
 import { RecordingStorage } from './recording-storage.js';
 import { RecordingsController } from './recordings.controller.js';
@@ -9,8 +11,8 @@ import { RecordingsService } from './recordings.service.js';
 
 @Module({
   imports: [StreamsModule],
-  controllers: [RecordingsController],
-  providers: [...RECORDING_PROVIDERS, RecordingStorage, RecordingsRepository, RecordingsService, RecordingFileService],
+  controllers: [RecordingsController, LadderController],
+  providers: [...RECORDING_PROVIDERS, RecordingStorage, RecordingsRepository, RecordingsService, RecordingFileService, LadderService],
   exports: [RecordingLifecycle],
 })
 export class RecordingsModule {}

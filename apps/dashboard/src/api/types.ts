@@ -51,6 +51,7 @@ export type AppView = {
   webhookSecretSet: boolean;
   recordingMode: RecordingModeSetting;
   recordingFallback: boolean;
+  transcodeLadder: boolean;
 };
 export type AppList = { items: AppView[] };
 export type AppSettingsPatch = {
@@ -59,6 +60,7 @@ export type AppSettingsPatch = {
   webhookUrl?: string | null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  transcodeLadder?: boolean;
 };
 
 export type CreatedApiKey = { id: string; appId: string; prefix: string; createdAt: string; lastUsedAt: string | null; key: string };
@@ -133,11 +135,27 @@ export type RecordingView = {
   sha256: string | null;
   codecs: { type: 'video' | 'audio'; codec: string }[] | null;
   error: string | null;
+  ladder: LadderView | null;
+};
+export type LadderView = {
+  status: 'queued' | 'running' | 'ready' | 'failed';
+  encoder: 'nvenc' | 'x264' | null;
+  nodeId: string | null;
+  renditions: { name: string; width: number; height: number; bitrateKbps: number; playlist: string }[];
+  master: string | null;
+  error: string | null;
 };
 export type RecordingList = { items: RecordingView[] };
 export type StartRecordingBody = { mode: RecordingModeSetting; layout?: string };
 
-export type WebhookEventType = 'recording.started' | 'recording.completed' | 'recording.failed' | 'stream.live' | 'stream.ended';
+export type WebhookEventType =
+  | 'recording.started'
+  | 'recording.completed'
+  | 'recording.failed'
+  | 'recording.ladder_ready'
+  | 'recording.ladder_failed'
+  | 'stream.live'
+  | 'stream.ended';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'dead';
 export type WebhookDeliveryView = {
   id: string;

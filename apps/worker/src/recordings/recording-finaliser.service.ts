@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
-import { RecordingFiles, RecordingLifecycle } from '@tally/recordings';
+import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
 
@@ -24,6 +24,7 @@ export class RecordingFinaliser {
   constructor(
     private readonly prisma: PrismaService,
     private readonly lifecycle: RecordingLifecycle,
+    private readonly ladders: LadderLifecycle,
     private readonly clock: Clock,
     @Inject(CONFIG) config: Config,
   ) {
@@ -65,8 +66,24 @@ export class RecordingFinaliser {
       sha256,
       codecs: probe.codecs,
     });
-    if (done) this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
-    return done ? 'completed' : 'skipped';
+    if (!done) return 'skipped';
+    this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
+    await this.ladderIfWanted(recordingId);
+    return 'completed';
+  }
+
+  /** The app's `transcodeLadder` setting: a ladder for every complete recording with video. */
+  private async ladderIfWanted(recordingId: string): Promise<void> {
+    const recording = await this.prisma.recording.findUnique({ where: { id: recordingId }, include: { app: true } });
+    if (!recording?.app.transcodeLadder) return;
+    try {
+      const outcome = await this.ladders.requestForApp(recording);
+      if (!outcome.ok)
+        this.logger.warn(`no ladder for ${recordingId}: ${outcome.reason === 'refused' ? outcome.refusal.resource : outcome.message}`);
+    } catch (error) {
+      // The recording is complete either way; the app can still ask for its ladder.
+      this.logger.error(`could not start the ladder of ${recordingId}: ${String(error)}`);
+    }
   }
 
   async fail(recordingId: string, reason: string): Promise<FinaliseOutcome> {

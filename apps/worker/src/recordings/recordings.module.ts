@@ -4,10 +4,11 @@ import { EgressReconciler } from './egress-reconciler.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsRunner } from './recordings.runner.js';
 import { WorkerExits } from './worker-exits.service.js';
+import { TranscodesRunner } from './transcodes.runner.js';
 
-/** Recording finalisation and the egress side of reconciliation. */
+/** Recording finalisation, ladder reports, and the egress side of reconciliation. */
 @Module({
-  providers: [...RECORDING_PROVIDERS, RecordingFinaliser, RecordingsRunner, EgressReconciler, WorkerExits],
+  providers: [...RECORDING_PROVIDERS, RecordingFinaliser, RecordingsRunner, TranscodesRunner, EgressReconciler, WorkerExits],
   exports: [EgressReconciler, WorkerExits],
 })
 export class RecordingsWorkerModule {}

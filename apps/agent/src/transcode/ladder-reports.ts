@@ -1,0 +1,26 @@
+import { JOBS, type LadderReport, QUEUES } from '@tally/contracts';
+import { Queue } from 'bullmq';
+
+/** The adapter in front of the worker's transcodes queue, where agents report their ladders. */
+export class LadderReports {
+  private readonly queue: Queue;
+
+  constructor(redisUrl: string) {
+    this.queue = new Queue(QUEUES.transcodes, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+  }
+
+  /** One job per attempt and outcome, so a repeated report is applied once. */
+  async send(report: LadderReport): Promise<void> {
+    await this.queue.add(JOBS.reportLadder.name, report, {
+      jobId: `${report.recordingId}.${report.attempt}.${report.outcome}`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 2_000 },
+      removeOnComplete: 1_000,
+      removeOnFail: 5_000,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,57 @@
+import { createReadStream, type ReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import type { RecordingView } from '@tally/contracts';
+import { ladderDirOf, LadderLifecycle, toRecordingView } from '@tally/recordings';
+import { LADDER_CONTENT_TYPES } from '@tally/transcode';
+import { refusalError } from '../capacity/refusal.js';
+import { DomainError } from '../common/domain-error.js';
+import { RecordingStorage } from './recording-storage.js';
+import { RecordingsService } from './recordings.service.js';
+
+export type LadderFile = Readonly<{ headers: Record<string, string>; body: ReadStream }>;
+
+/** A recording's VOD ladder: asked for here, admitted and run by the node agents, served from the recordings directory. */
+@Injectable()
+export class LadderService {
+  constructor(
+    private readonly recordings: RecordingsService,
+    private readonly ladders: LadderLifecycle,
+    private readonly storage: RecordingStorage,
+  ) {}
+
+  /** 202 with the recording once admitted (or when a ladder is already queued, running or ready). */
+  async request(appId: string, recordingId: string): Promise<RecordingView> {
+    const outcome = await this.ladders.request(await this.recordings.require(appId, recordingId));
+    if (outcome.ok) return toRecordingView(outcome.recording);
+    if (outcome.reason === 'refused') throw refusalError(outcome.refusal);
+    throw new DomainError('conflict', outcome.message, { reason: outcome.reason });
+  }
+
+  async open(appId: string, recordingId: string, file: string): Promise<LadderFile> {
+    const recording = await this.recordings.require(appId, recordingId);
+    if (recording.ladderStatus !== 'ready') {
+      throw new DomainError(
+        'conflict',
+        `the ladder is ${recording.ladderStatus ?? 'not requested'}; its files are served once it is ready`,
+        {
+          ladderStatus: recording.ladderStatus,
+        },
+      );
+    }
+    const path = join(this.storage.files.finalPath(ladderDirOf(recording.location)), file);
+    const size = (await stat(path).catch(() => undefined))?.size;
+    if (size === undefined) throw new DomainError('not_found', `${file} is not part of this ladder`);
+    const extension = file.split('.').pop() ?? '';
+    return {
+      headers: {
+        'content-type': LADDER_CONTENT_TYPES[extension] ?? 'application/octet-stream',
+        'content-length': String(size),
+        // Segments never change once the ladder is ready; a remade ladder keeps the names, so playlists are revalidated.
+        'cache-control': extension === 'ts' ? 'private, max-age=3600' : 'private, no-cache',
+      },
+      body: createReadStream(path),
+    };
+  }
+}

@@ -1,0 +1,55 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { JOBS, QUEUES } from '@tally/contracts';
+import { NodeRegistry } from '@tally/nodes';
+import { LadderLifecycle } from '@tally/recordings';
+import { Queue, Worker } from 'bullmq';
+import { assertEveryJobHandled, handlerFor, type JobHandlers } from '../jobs/job-handlers.js';
+
+/** Consumes the agents' ladder reports (each moves a ladder and its reservation along) and sweeps stuck ladders. */
+@Injectable()
+export class TranscodesRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(TranscodesRunner.name);
+  private readonly handlers: JobHandlers<typeof QUEUES.transcodes>;
+  private worker: Worker | undefined;
+  private queue: Queue | undefined;
+
+  constructor(
+    ladders: LadderLifecycle,
+    registry: NodeRegistry,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {
+    const handlers = {
+      reportLadder: async (payload: unknown) => ladders.apply(JOBS.reportLadder.payload.parse(payload)),
+      sweepLadders: async (payload: unknown) => {
+        JOBS.sweepLadders.payload.parse(payload);
+        const live = new Set((await registry.list()).map((n) => n.nodeId));
+        return { laddersFailedOver: await ladders.sweep(live) };
+      },
+    };
+    assertEveryJobHandled(QUEUES.transcodes, handlers);
+    this.handlers = handlers;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const connection = { url: this.config.redisUrl, maxRetriesPerRequest: null };
+    this.queue = new Queue(QUEUES.transcodes, { connection });
+    await this.queue.upsertJobScheduler(
+      JOBS.sweepLadders.name,
+      { every: this.config.sweepIntervalS * 1000 },
+      { name: JOBS.sweepLadders.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+    this.worker = new Worker(QUEUES.transcodes, async (job) => handlerFor(QUEUES.transcodes, this.handlers, job.name)(job.data), {
+      connection,
+      concurrency: 4,
+    });
+    this.worker.on('failed', (job, error) => {
+      this.logger.error(`${job?.name ?? '?'} ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close();
+    await this.queue?.close();
+  }
+}

@@ -1,0 +1,39 @@
+import { LADDER_RUN_JOB, type LadderRun, transcodeQueueOf } from '@tally/contracts';
+import { Queue } from 'bullmq';
+
+/** The adapter in front of the per-node ladder queues, which only that node's agent consumes. */
+export class LadderQueue {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly redisUrl: string) {}
+
+  /** Queues the run on the node it was admitted on; the job id is `<recordingId>.<attempt>`, so a retry of the call queues it once. */
+  async dispatch(nodeId: string, run: LadderRun): Promise<void> {
+    await this.queue(transcodeQueueOf(nodeId)).add(LADDER_RUN_JOB, run, {
+      jobId: `${run.recordingId}.${run.attempt}`,
+      // A failed run is not retried here: the report decides (a GPU failure goes to the CPU).
+      attempts: 1,
+      removeOnComplete: 1_000,
+      removeOnFail: 5_000,
+    });
+  }
+
+  private queue(name: string): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: { url: this.redisUrl, maxRetriesPerRequest: null } });
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+
+  /** Closed with the application that holds it (Nest calls this by name). */
+  async onModuleDestroy(): Promise<void> {
+    await this.close();
+  }
+}
