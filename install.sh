@@ -23,7 +23,7 @@ source "$here/scripts/install/redis.sh"
 # shellcheck source=scripts/install/services.sh
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
 # shellcheck source=scripts/install/egress.sh
-source "$here/scripts/install/egress.sh"   # egress.yaml from the capacity model, the egress service
+source "$here/scripts/install/egress.sh"   # what the host needs for the egress the agent runs
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
 # shellcheck source=scripts/install/join.sh
@@ -83,7 +83,7 @@ main() {
   step "database migrations"
   migrate_db
 
-  step "livekit-server, agent, egress, api, worker"
+  step "livekit-server, agent (runs egress on demand), api, worker"
   start_app_services
 
   step "health"

@@ -2,9 +2,9 @@
 # Integration test of ./install.sh on this host (root; background mode, no systemd needed).
 # Installs into a temp home on free non-default ports (never 5432/6379/7880/8080), then checks:
 #   dry run changes nothing; /healthz 200; config files and modes; POST /v1/apps -> 201;
-#   egress answers with a config derived from the capacity model;
-#   a re-run keeps secrets, data and unchanged services; the supervisor restarts a killed api
-#   and an egress that exited by itself;
+#   no egress runs until work asks for one; then the agent starts it with a config derived from
+#   the capacity model and reports it; a re-run keeps secrets, data and unchanged services; the
+#   supervisor restarts a killed api, and the agent an egress that exited by itself;
 #   --stop leaves no process and frees every port; install after --stop brings back the
 #   same data and keys.
 # Exits non-zero on the first failed check (logs of the home are printed). Takes ~1 min.
@@ -63,7 +63,7 @@ rtc_tcp_port="$(free_port)"
 rtc_udp_port="$(free_port)"
 egress_port="$(free_port)"
 egress_template_port="$(free_port)"
-tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port" "$egress_port" "$egress_template_port")
+tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
   --egress-port "$egress_port" --egress-template-port "$egress_template_port" --offline --no-systemd)
@@ -105,10 +105,23 @@ admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"
 healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
 dashboard_is_200() { [[ "$(http_code "$base/dashboard/")" == 200 ]]; }
 egress_is_up() { [[ "$(http_code "http://127.0.0.1:$egress_port/")" == 200 ]]; }
-egress_yaml_has() { grep -qE "$1" "$home/egress.yaml"; }
-# egress_pid: the egress binary (a child of egress-run.sh, which the supervisor started).
-egress_pid() { pgrep -P "$(cat "$home/run/egress.child.pid" 2>/dev/null || echo 0)" -x egress; }
-egress_running() { egress_pid >/dev/null; }
+egress_yaml="$home/workers/egress/egress.yaml"
+egress_yaml_has() { grep -qE "$1" "$egress_yaml"; }
+# egress_pid: the egress binary the agent started with this home's config.
+egress_pid() { pgrep -f -- "egress --config $egress_yaml" | head -n1; }
+node_id() { admin "$base/v1/nodes" | sed -n 's/.*"nodeId":"\([^"]*\)".*/\1/p'; }
+workers_json() { admin "$base/v1/nodes/$(node_id)/workers"; }
+workers_native() { [[ "$(workers_json)" == *'"runtime":"native"'* ]]; }
+egress_exit_reported() { [[ "$(workers_json)" == *'"exits":{"egress":{"reason":"exit'* ]]; }
+egress_reported_ready() { [[ "$(workers_json)" == *'"kind":"egress"'*'"state":"ready"'* ]]; }
+# demand_egress: what the API does before it dispatches a recording (libs/nodes NodeWorkers.demand).
+demand_egress() {
+  local node password
+  node="$(node_id)"
+  password="$(sed -n 's|^REDIS_URL=redis://:\([^@]*\)@.*|\1|p' "$home/tally.env")"
+  redis-cli -h 127.0.0.1 -p "$redis_port" -a "$password" --no-auth-warning SET "tally:{nodes}:demand:$node:egress" 1 EX 120 >/dev/null
+  redis-cli -h 127.0.0.1 -p "$redis_port" -a "$password" --no-auth-warning PUBLISH "tally:{nodes}:wake:$node" egress >/dev/null
+}
 env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
 file_mode() { [[ "$(stat -c %a "$1")" == "$2" ]]; }
 listening() { [[ -n "$(ss -Htln "sport = :$1")" ]]; }
@@ -123,7 +136,7 @@ eventually() { # eventually SECONDS CMD...
 }
 yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
 app_listed() { [[ "$(admin "$base/v1/apps")" == *"\"id\":\"$app_id\""* ]]; }
-fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/egress.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
+fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
 pid_of() { cat "$home/run/$1.pid"; }
 # home_pids: this home's supervisors and all their descendants (postgres backends included).
 home_pids() {
@@ -178,9 +191,12 @@ check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.con
 check "postgres cluster under DIR/postgres" test -f "$home/postgres/data/PG_VERSION"
 for port in "${tcp_ports[@]}"; do listening "$port" || fail "nothing listens on tcp $port"; done
 check "livekit listens on its UDP mux port" udp_listening "$rtc_udp_port"
+check "no egress runs before something needs one" test -z "$(egress_pid)"
+check "the agent reports its native worker runtime" eventually 15 workers_native
+demand_egress
+check "the agent starts egress on demand" eventually 60 egress_reported_ready
 check "egress answers on its health port" egress_is_up
-check "egress process is running" egress_running
-check "egress.yaml has mode 600" file_mode "$home/egress.yaml" 600
+check "egress.yaml has mode 600" file_mode "$egress_yaml" 600
 check "egress.yaml: livekit-server through its Redis" egress_yaml_has "\"address\": \"127\\.0\\.0\\.1:$redis_port\""
 check "egress.yaml: admission from the capacity model" egress_yaml_has '"track_composite_cpu_cost": [0-9.e-]+,'
 check "egress.yaml: the chosen health port" egress_yaml_has "\"health_port\": $egress_port,"
@@ -206,13 +222,12 @@ admin_key="$(cat "$home/admin.key")"
 lk_secret="$(env_value LIVEKIT_API_SECRET)"
 secrets_key="$(env_value TALLY_SECRETS_KEY)"
 db_url="$(env_value DATABASE_URL)"
-pg_pid="$(pid_of postgres)" api_pid="$(pid_of api)" egress_supervisor="$(pid_of egress)" egress_before="$(egress_pid)"
+pg_pid="$(pid_of postgres)" api_pid="$(pid_of api)"
 timed_install rerun "${install_args[@]}"
 check "healthz 200 after the re-run" healthz_is_200
 check "admin key unchanged" test "$(cat "$home/admin.key")" == "$admin_key"
 check "LiveKit secret unchanged" test "$(env_value LIVEKIT_API_SECRET)" == "$lk_secret"
 check "TALLY_SECRETS_KEY unchanged" test "$(env_value TALLY_SECRETS_KEY)" == "$secrets_key"
-check "egress kept running (same budget, same config)" test "$(pid_of egress)/$(egress_pid)" == "$egress_supervisor/$egress_before"
 check "DATABASE_URL unchanged" test "$(env_value DATABASE_URL)" == "$db_url"
 check "the app is still there" app_listed
 check "postgres kept running (unchanged config)" test "$(pid_of postgres)" == "$pg_pid"
@@ -222,15 +237,19 @@ check "api was restarted" test "$(pid_of api)" != "$api_pid"
 kill -KILL "$(cat "$home/run/api.child.pid")"
 sleep 1
 check "api restarted by its supervisor after kill -9" eventually 45 healthz_is_200
-# egress v1.8.6 shuts itself down after a recording's internal error; SIGTERM makes it exit the same way.
+# egress v1.8.6 shuts itself down after a recording's internal error; SIGTERM makes it exit the same
+# way. While work still asks for it, the agent starts another.
+demand_egress
+check "egress running again after the re-run" eventually 60 egress_reported_ready
 egress_before="$(egress_pid)"
 kill -TERM "$egress_before"
-egress_replaced() { local pid; pid="$(egress_pid)" && [[ "$pid" != "$egress_before" ]] && egress_is_up; }
-check "egress restarted by its supervisor after it exited by itself" eventually 45 egress_replaced
+egress_replaced() { local pid; pid="$(egress_pid)" && [[ -n "$pid" && "$pid" != "$egress_before" ]] && egress_is_up; }
+check "egress restarted by the agent after it exited by itself" eventually 45 egress_replaced
+check "the agent reports the exit" eventually 15 egress_exit_reported
 
 # 7. --stop stops exactly this home's processes and frees the ports.
 mapfile -t pids < <(home_pids)
-((${#pids[@]} >= 20)) || fail "expected >= 20 processes (7 supervisors, services, egress-run.sh and PulseAudio, postgres helpers), found ${#pids[@]}: ${pids[*]}"
+((${#pids[@]} >= 18)) || fail "expected >= 18 processes (6 supervisors, services, egress and PulseAudio under the agent, postgres helpers), found ${#pids[@]}: ${pids[*]}"
 start=$SECONDS
 ./install.sh --stop --home "$home" >/dev/null || fail "--stop exited non-zero"
 say "install.sh --stop took $((SECONDS - start))s"
@@ -247,7 +266,7 @@ check "healthz no longer answers" test "$(http_code "$base/healthz")" == 000
 # 8. Install after --stop: same data and keys.
 timed_install after-stop "${install_args[@]}"
 check "healthz 200 after restart" healthz_is_200
-check "egress up after restart" egress_is_up
+check "the agent reports its workers after restart" eventually 15 workers_native
 check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"
 check "the app survived stop/start" app_listed
 

@@ -15,7 +15,7 @@ declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS
   [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT
   [egress]=TALLY_EGRESS_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
-  [egress]=egress [egress-template]=egress)
+  [egress]=agent [egress-template]=agent) # egress runs under the agent
 PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
@@ -27,7 +27,8 @@ TUNABLE_KEYS=()
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
   TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
-  TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL)
+  TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
+  TALLY_EGRESS_BIN)
 
 ENV_FILE=""
 NODE_IP=""
@@ -222,8 +223,9 @@ prepare_home() {
   ensure_dir "$HOME_DIR/bin" 755 root
   ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_USER"
   ensure_dir "$HOME_DIR/redis" 700 "$TALLY_USER"
-  # egress's HOME, PulseAudio runtime dir and scratch space (scripts/install/egress-run.sh).
-  ensure_dir "$HOME_DIR/egress" 700 "$TALLY_USER"
+  # The media workers the agent runs on demand: their config, HOME, PulseAudio runtime dir and
+  # scratch space (docs/workers.md).
+  ensure_dir "$HOME_DIR/workers" 700 "$TALLY_USER"
 }
 
 tally_env_content() {
@@ -243,6 +245,11 @@ LIVEKIT_API_SECRET=$LIVEKIT_API_SECRET
 # Seals stored secrets (AES-256-GCM). Never change it: what it sealed could not be read anymore.
 TALLY_SECRETS_KEY=$SECRETS_KEY
 # The admin key is read from $HOME_DIR/admin.key (TALLY_ADMIN_KEY here would take precedence).
+# Media workers: the agent starts egress for the first recording and stops it once idle
+# (docs/workers.md). native or docker (kept when changed here).
+TALLY_WORKER_RUNTIME=${OLD[TALLY_WORKER_RUNTIME]:-native}
+TALLY_WORKERS_DIR=$HOME_DIR/workers
+TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 EOF
   if [[ -n "$CLUSTER_BIND" ]]; then
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
@@ -252,7 +259,8 @@ EOF
     printf '%s=%s\n' "$key" "${OLD[$key]:-${TUNABLE_DEFAULT[$key]}}"
   done
   cat <<EOF
-# Installer settings (install.sh reads them on re-runs; the apps ignore them).
+# Installer settings (install.sh reads them on re-runs; the agent reads TALLY_NODE_IP and the
+# TALLY_EGRESS_* ports for the workers it runs).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
 TALLY_PG_PORT=${PORT[pg]}
@@ -378,6 +386,6 @@ write_config() {
   write_file "$HOME_DIR/redis/redis.conf" 600 "$TALLY_USER" < <(redis_conf_content)
   ensure_admin_key
   install_tool_binary livekit-server
-  # egress execs `egress run-handler` per recording: DIR/bin goes on its PATH (egress-run.sh).
+  # The agent runs DIR/bin/egress on demand (TALLY_EGRESS_BIN); egress execs itself per recording.
   install_tool_binary egress
 }

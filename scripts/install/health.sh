@@ -33,10 +33,6 @@ wait_healthy() {
     die "the API did not become healthy; services are left running for inspection (stop: ./install.sh --stop --home $HOME_DIR)"
   fi
   log "    healthy after $((SECONDS - start))s"
-  if [[ "$EGRESS_ENABLED" == 1 ]]; then
-    wait_until 30 egress egress_ready || service_fail egress
-    log "    egress: answering on 127.0.0.1:${PORT[egress]}"
-  fi
   if ! wait_until 30 worker worker_ready; then
     service_fail worker
   fi
@@ -50,8 +46,8 @@ print_summary() {
 [install] Tally is running.
 [install]   API:        $local_url   (public: ${public_url:-http://$NODE_IP:${PORT[api]}})
 [install]   Admin key:  $HOME_DIR/admin.key
-[install]   Config:     $HOME_DIR/tally.env, $HOME_DIR/livekit.yaml, $HOME_DIR/egress.yaml
-[install]   Egress:     $(if [[ "$EGRESS_ENABLED" == 1 ]]; then echo "status http://127.0.0.1:${PORT[egress]}/"; else echo "not running: no room for any egress mode on this node"; fi)
+[install]   Config:     $HOME_DIR/tally.env, $HOME_DIR/livekit.yaml
+[install]   Egress:     run by the agent on demand (GET /v1/nodes/{id}/workers; logs in $HOME_DIR/workers/egress)
 [install]   Logs:       $(if [[ "$SERVICE_MODE" == systemd ]]; then echo "journalctl -u 'tally-*'"; else echo "$HOME_DIR/log/*.log"; fi)
 [install]   Media:      livekit ws://$NODE_IP:${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, udp ${PORT[rtc-udp]} (open these in the firewall)
 [install]   Stop:       ./install.sh --stop --home $HOME_DIR

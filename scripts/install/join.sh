@@ -122,6 +122,10 @@ LIVEKIT_API_SECRET=${CLUSTER[LIVEKIT_API_SECRET]}
 TALLY_LIVEKIT_WEBHOOK_URL=${CLUSTER[TALLY_LIVEKIT_WEBHOOK_URL]}
 TALLY_LIVEKIT_WS_URL=${CLUSTER[LIVEKIT_WS_URL]}
 TALLY_HEARTBEAT_INTERVAL_S=${TALLY_HEARTBEAT_INTERVAL_S:-${OLD[TALLY_HEARTBEAT_INTERVAL_S]:-5}}
+# Media workers the agent runs on demand (docs/workers.md): egress on worker and gpu nodes.
+TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
+TALLY_WORKERS_DIR=$HOME_DIR/workers
+TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 # Installer settings (install.sh reads them on re-runs; the apps ignore them).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
@@ -200,7 +204,7 @@ start_join_services() {
     wait_until 30 "agent heartbeat" node_heartbeating || service_fail agent
     log "    agent: node $JOIN_NAME heartbeats into the origin's pool"
   fi
-  if [[ "$JOIN_ROLE" != media ]]; then start_egress; fi
+  if [[ "$JOIN_ROLE" != media ]]; then ensure_egress_upload_dir; fi
 }
 
 join_main() {
@@ -265,6 +269,6 @@ leave_main() {
   step "remove from the pool"
   run_leave_step forget
   step "delete the cluster credentials"
-  run rm -f "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/egress.yaml"
+  run rm -rf "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/workers"
   log "left the cluster; join again with a new token: ./install.sh --join URL --token T --home $HOME_DIR"
 }

@@ -9,7 +9,7 @@ TALLY_USER="${TALLY_USER:-tally}"
 # What a service's environment starts from (services never inherit the installer's environment).
 TALLY_SERVICE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Services in start order; stop goes in reverse.
-TALLY_SERVICES=(postgres redis livekit agent egress api worker)
+TALLY_SERVICES=(postgres redis livekit agent api worker)
 
 DRY_RUN="${DRY_RUN:-0}"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starting and stopping Tally's services (postgres redis livekit agent egress api worker), either as
+# Starting and stopping Tally's services (postgres redis livekit agent api worker), either as
 # systemd units (deploy/systemd/tally-*.service rendered into /etc/systemd/system) or as
 # supervised background processes (scripts/install/supervise.sh; pid files in DIR/run,
 # logs in DIR/log). Source it; do not execute it.
@@ -82,13 +82,6 @@ service_spec() {
       SPEC_CMD=("$HOME_DIR/bin/livekit-server" --config "$HOME_DIR/livekit.yaml")
       SPEC_CONFIG=("$HOME_DIR/livekit.yaml" "$HOME_DIR/bin/livekit-server")
       SPEC_STOP_TIMEOUT=60
-      ;;
-    egress)
-      # egress-run.sh sets PATH (egress execs itself per recording), HOME and a PulseAudio for
-      # RoomComposite; on SIGTERM egress stops its recordings, closing their files, and exits.
-      SPEC_CMD=("$(command -v bash || echo /bin/bash)" "$TALLY_INSTALL_LIB/egress-run.sh" "$HOME_DIR")
-      SPEC_CWD=/ SPEC_STOP_TIMEOUT=60
-      SPEC_CONFIG=("$HOME_DIR/egress.yaml" "$HOME_DIR/bin/egress" "$TALLY_INSTALL_LIB/egress-run.sh")
       ;;
     api | worker | agent)
       SPEC_CMD=("$NODE_BIN" --import @swc-node/register/esm-register "apps/$1/src/main.ts")
@@ -285,10 +278,10 @@ start_app_services() {
     wait_until 30 livekit-server livekit_ready || service_fail livekit
     log "    livekit-server: answering on 127.0.0.1:${PORT[livekit]}"
   fi
-  # The agent heartbeats this node's budget; admission places work only on nodes it reports.
+  # The agent heartbeats this node's budget (admission places work only on nodes it reports) and
+  # runs egress on demand, with its admission derived from that budget.
+  ensure_egress_upload_dir
   service_start agent
-  # Egress's own admission is derived from that budget (scripts/install/egress.sh).
-  start_egress
   service_start api
   WORKER_LOG_OFFSET="$(stat -c %s "$(log_file worker)" 2>/dev/null || echo 0)"
   service_start worker
