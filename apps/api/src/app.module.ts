@@ -4,6 +4,7 @@ import type { Config } from '@tally/config';
 import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
+import { CamerasModule } from './cameras/cameras.module.js';
 import { CapacityModule } from './capacity/capacity.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
@@ -34,6 +35,7 @@ export class ApiModule {
         StreamsModule,
         RecordingsModule,
         IngressesModule,
+        CamerasModule,
         WebhooksModule,
         AppWebhooksModule,
         HealthModule,

@@ -50,5 +50,6 @@ export const EnvSchema = z.object({
     .min(1)
     .default(6 * 3_600_000),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -25,6 +25,8 @@ export type Config = Readonly<{
     s3: S3Config | undefined;
   }>;
   webhooks: Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number; timeoutMs: number }>;
+  /** A camera that sends no frame for this long is disconnected. */
+  cameras: Readonly<{ idleTimeoutS: number }>;
 }>;
 
 export type S3Config = Readonly<{
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
     }),
+    cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S }),
   });
 }
 

@@ -26,6 +26,8 @@ export const UpdateAppBody = z
     recordingMode: RecordingModeSetting.optional(),
     /** Whether a recording whose mode does not fit may fall back to a cheaper mode. */
     recordingFallback: z.boolean().optional(),
+    /** Let anyone watch the app's cameras without a viewer token or key. */
+    publicCameras: z.boolean().optional(),
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -44,6 +46,7 @@ export const AppView = z
     webhookSecretSet: z.boolean(),
     recordingMode: RecordingModeSetting,
     recordingFallback: z.boolean(),
+    publicCameras: z.boolean(),
   })
   .meta({ id: 'App' });
 export type AppView = z.infer<typeof AppView>;

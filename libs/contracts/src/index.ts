@@ -10,3 +10,4 @@ export * from './quotas.js';
 export * from './recordings.js';
 export * from './ingresses.js';
 export * from './webhooks.js';
+export * from './cameras.js';

@@ -10,6 +10,7 @@ export type AppChanges = {
   webhookUrl?: string | null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  publicCameras?: boolean;
 };
 
 @Injectable()

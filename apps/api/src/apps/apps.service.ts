@@ -46,6 +46,7 @@ export class AppsService {
     if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
+    if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
     const app = await this.apps.update(appId, changes);
     if (!app) throw new NotFoundError('app');
     return this.toView(app);
@@ -76,6 +77,7 @@ export class AppsService {
       webhookSecretSet: app.webhookSecret !== null,
       recordingMode: app.recordingMode,
       recordingFallback: app.recordingFallback,
+      publicCameras: app.publicCameras,
     };
   }
 }

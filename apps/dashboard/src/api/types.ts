@@ -30,6 +30,7 @@ export const QUOTA_FIELDS = [
   'maxIngresses',
   'maxTranscodes',
   'maxCameras',
+  'maxCameraViewers',
 ] as const;
 export type QuotaField = (typeof QUOTA_FIELDS)[number];
 export type AppQuotas = Record<QuotaField, number>;
@@ -51,6 +52,7 @@ export type AppView = {
   webhookSecretSet: boolean;
   recordingMode: RecordingModeSetting;
   recordingFallback: boolean;
+  publicCameras: boolean;
 };
 export type AppList = { items: AppView[] };
 export type AppSettingsPatch = {
@@ -76,6 +78,7 @@ export const WORKLOAD_KINDS = [
   'transcode.cpu',
   'transcode.nvenc',
   'camera.mjpeg',
+  'camera.viewer',
 ] as const;
 export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
 
