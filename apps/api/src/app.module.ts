@@ -9,6 +9,7 @@ import { CapacityModule } from './capacity/capacity.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HlsModule } from './hls/hls.module.js';
 import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
@@ -36,6 +37,7 @@ export class ApiModule {
         RecordingsModule,
         IngressesModule,
         CamerasModule,
+        HlsModule,
         WebhooksModule,
         AppWebhooksModule,
         HealthModule,

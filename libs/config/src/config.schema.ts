@@ -51,5 +51,7 @@ export const EnvSchema = z.object({
     .default(6 * 3_600_000),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
+  TALLY_HLS_DIR: z.string().min(1).optional(),
+  TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
 });
 export type Env = z.infer<typeof EnvSchema>;

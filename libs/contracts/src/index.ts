@@ -11,3 +11,4 @@ export * from './recordings.js';
 export * from './ingresses.js';
 export * from './webhooks.js';
 export * from './cameras.js';
+export * from './hls.js';
