@@ -4,11 +4,13 @@ import type { Config } from '@tally/config';
 import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
+import { CamerasModule } from './cameras/cameras.module.js';
 import { CapacityModule } from './capacity/capacity.module.js';
 import { ClusterModule } from './cluster/cluster.module.js';
 import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HlsModule } from './hls/hls.module.js';
 import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
@@ -36,6 +38,8 @@ export class ApiModule {
         StreamsModule,
         RecordingsModule,
         IngressesModule,
+        CamerasModule,
+        HlsModule,
         WebhooksModule,
         AppWebhooksModule,
         HealthModule,

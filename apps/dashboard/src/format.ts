@@ -48,6 +48,7 @@ export const QUOTA_LABELS: Readonly<Record<string, string>> = {
   maxIngresses: 'Ingresses',
   maxTranscodes: 'Transcodes',
   maxCameras: 'Cameras',
+  maxCameraViewers: 'Camera viewers',
 };
 
 export const MODE_LABELS: Readonly<Record<string, string>> = {

@@ -11,6 +11,7 @@ import {
   type NodeHeadroom,
   type Refusal,
   unlimited,
+  type WorkloadCost,
   type WorkloadKind,
   ZERO_LOAD,
 } from '@tally/capacity';
@@ -27,6 +28,9 @@ export type PoolSource = Readonly<{
 
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
 export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
+
+/** Per-admission refinements: a node the workload must share (a viewer with its camera) and a per-instance cost. */
+export type AdmitOptions = Readonly<{ nodeId?: string; unitCost?: WorkloadCost }>;
 
 export type AdmitterOptions = Readonly<{
   /** Sees every admission decision once (metrics); it must not throw, and cannot change the decision. */
@@ -63,8 +67,15 @@ export class Admitter {
   }
 
   /** Takes `count` units of `kind` for the app under reservation `id`, or says which limit refused. */
-  async admit(id: string, appId: string, kind: WorkloadKind, count: number, lapseAfterMs: number): Promise<Admitted | Refused> {
-    const result = await this.decide(id, appId, kind, count, lapseAfterMs);
+  async admit(
+    id: string,
+    appId: string,
+    kind: WorkloadKind,
+    count: number,
+    lapseAfterMs: number,
+    options: AdmitOptions = {},
+  ): Promise<Admitted | Refused> {
+    const result = await this.decide(id, appId, kind, count, lapseAfterMs, options);
     try {
       this.options.onDecision?.(kind, result);
     } catch {
@@ -73,7 +84,14 @@ export class Admitter {
     return result;
   }
 
-  private async decide(id: string, appId: string, kind: WorkloadKind, count: number, lapseAfterMs: number): Promise<Admitted | Refused> {
+  private async decide(
+    id: string,
+    appId: string,
+    kind: WorkloadKind,
+    count: number,
+    lapseAfterMs: number,
+    options: AdmitOptions,
+  ): Promise<Admitted | Refused> {
     const held = await this.ledger.held(id);
     if (held) return { ok: true, nodeId: held.nodeId };
     const nodes = await this.pool.schedulableNodes();
@@ -83,7 +101,7 @@ export class Admitter {
         nodes.map((n) => n.id),
         [appId],
       );
-      const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
+      const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
       if (!decision.ok) return { ok: false, refusal: decision.refusal };
       const { placement } = decision;
       const node = nodes.find((n) => n.id === placement.reservation.nodeId);

@@ -14,6 +14,7 @@ const generous: AppLimits = {
   ingresses: 100,
   transcodes: 100,
   cameras: 100,
+  camera_viewers: 100,
 };
 const node = (id: string, patch: Partial<NodeBudget> = {}): NodeBudget => ({ ...DEFAULT_NODE_BUDGET, id, ...patch });
 const poolOf = (nodes: NodeBudget[], usage: Usage = EMPTY_USAGE): PoolState => ({ nodes, model: DEFAULT_MODEL, usage });

@@ -1,6 +1,6 @@
 import { quotaClassesOf, type AppLimits, type AppResource } from './app-limits.js';
 import type { NodeBudget } from './budget.js';
-import { runtimeOf, type Runtime, type WorkloadKind } from './costs.js';
+import { runtimeOf, type Runtime, type WorkloadCost, type WorkloadKind } from './costs.js';
 import type { CapacityModel } from './model.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
 import { LOAD_KEYS, scaleLoad, type Load, type LoadKey } from './resources.js';
@@ -18,6 +18,8 @@ export type AdmissionRequest = Readonly<{
   count?: number;
   /** Pins the placement, e.g. a viewer to the node that hosts its room. */
   nodeId?: string;
+  /** What one unit costs when the workload is sized per instance (a camera's fps × frame size); the model's cost when absent. */
+  unitCost?: WorkloadCost;
 }>;
 
 export type NodeResource = 'node.ram' | 'node.cpu' | 'node.nic' | 'node.nvenc' | 'node.unavailable';
@@ -101,7 +103,8 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
     };
   }
 
-  const candidates = hosts.map((n) => evaluate(pool, n, request.kind, count));
+  const unitCost = request.unitCost ?? pool.model.costs[request.kind];
+  const candidates = hosts.map((n) => evaluate(pool, n, request.kind, unitCost, count));
   const fitting = candidates.filter((c) => c.shortfalls.length === 0);
   if (fitting.length > 0) {
     const spread = SPREAD.has(request.kind);
@@ -113,7 +116,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
       nodeId: best.nodeId,
       ...(best.gpuIndex === undefined ? {} : { gpuIndex: best.gpuIndex }),
     };
-    const cost = pool.model.costs[request.kind];
+    const cost = unitCost;
     const runtime = runtimeOf(request.kind);
     const placement: Placement = {
       reservation,
@@ -151,10 +154,10 @@ export function release(pool: PoolState, reservation: Reservation): Usage {
   return releaseReservation(pool.usage, reservation, pool.model);
 }
 
-function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: number): Candidate {
+function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, unitCost: WorkloadCost, count: number): Candidate {
   const cap = nodeCapacity(node, pool.model);
   const used = nodeUsageOf(pool.usage, node.id);
-  const charge = chargeOf(pool.model, used, kind, count);
+  const charge = chargeOf(pool.model, used, kind, count, unitCost);
   const shortfalls: Shortfall[] = [];
   let headroom = Number.POSITIVE_INFINITY;
   let dominant = -1;
@@ -177,7 +180,7 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: 
     }
   }
 
-  const sessions = pool.model.costs[kind].nvencSessions * count;
+  const sessions = unitCost.nvencSessions * count;
   if (sessions === 0) return { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls };
   const gpus = cap.nvencSessions.map((limit, index) => ({ index, limit, used: used.nvenc[index] ?? 0 }));
   const open = gpus.filter((g) => g.used + sessions <= g.limit);

@@ -1,7 +1,16 @@
 import type { WorkloadKind } from './costs.js';
 
 /** What an app's quota counts: concurrent workloads per class. */
-export const QUOTA_CLASSES = ['streams', 'viewers', 'recordings', 'room_composites', 'ingresses', 'transcodes', 'cameras'] as const;
+export const QUOTA_CLASSES = [
+  'streams',
+  'viewers',
+  'recordings',
+  'room_composites',
+  'ingresses',
+  'transcodes',
+  'cameras',
+  'camera_viewers',
+] as const;
 export type QuotaClass = (typeof QUOTA_CLASSES)[number];
 export type AppLimits = Readonly<Record<QuotaClass, number>>;
 export type AppResource = `app.${QuotaClass}`;
@@ -29,6 +38,8 @@ export function quotaClassesOf(kind: WorkloadKind): readonly QuotaClass[] {
       return ['transcodes'];
     case 'camera.mjpeg':
       return ['cameras'];
+    case 'camera.viewer':
+      return ['camera_viewers'];
   }
 }
 

@@ -11,6 +11,7 @@ export const WORKLOAD_KINDS = [
   'transcode.cpu',
   'transcode.nvenc',
   'camera.mjpeg',
+  'camera.viewer',
 ] as const;
 export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
 
@@ -58,8 +59,11 @@ export const DEFAULT_COSTS: CostTable = Object.freeze({
   'transcode.cpu': cost(512, 2_000, 0),
   // h264_nvenc rendition: one encoder session, little CPU. (est.)
   'transcode.nvenc': cost(256, 250, 0, 1),
-  // ws-mjpeg: a few MB, ~0 CPU, VGA 15 fps ≈ 2–3 Mbps.
+  // ws-mjpeg: a few MB, ~0 CPU, VGA 15 fps ≈ 2–3 Mbps. The API charges each camera's NIC from its
+  // own fps and frame-size caps (QVGA 8 fps ≈ 0.5 Mbps); this figure sizes the derived quota.
   'camera.mjpeg': cost(8, 10, 3_000),
+  // One MJPEG / WebSocket viewer of a camera: the shared frame goes out once more. (RAM/CPU est.)
+  'camera.viewer': cost(1, 2, 3_000),
 });
 
 /** Egress idle with its warm Chrome pool: 819 MB and 0.7 % of 8 cores, measured. */

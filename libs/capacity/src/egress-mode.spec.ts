@@ -16,6 +16,7 @@ const limits: AppLimits = {
   ingresses: 2,
   transcodes: 2,
   cameras: 2,
+  camera_viewers: 2,
 };
 const poolOf = (nodes: NodeBudget[]): PoolState => ({ nodes, model: DEFAULT_MODEL, usage: EMPTY_USAGE });
 /** A node with room for a track-composite but not for Chrome (with the egress runtime it starts). */

@@ -148,6 +148,8 @@ export function nodeUnits(
         return Math.max(maxConcurrent('transcode.cpu', node, model), maxConcurrent('transcode.nvenc', node, model));
       case 'cameras':
         return max(node, 'camera.mjpeg');
+      case 'camera_viewers':
+        return max(node, 'camera.viewer');
     }
   });
 }

@@ -40,8 +40,14 @@ export function appUsageOf(usage: Usage, appId: string, cls: QuotaClass): number
 }
 
 /** What a reservation adds to its node: the workloads, and the runtime's idle footprint if it starts it. */
-export function chargeOf(model: CapacityModel, node: NodeUsage, kind: WorkloadKind, count: number): Load {
-  const workloads = scaleLoad(model.costs[kind], count);
+export function chargeOf(
+  model: CapacityModel,
+  node: NodeUsage,
+  kind: WorkloadKind,
+  count: number,
+  unitCost: Load = model.costs[kind],
+): Load {
+  const workloads = scaleLoad(unitCost, count);
   const runtime = runtimeOf(kind);
   const startsRuntime = runtime !== undefined && (node.runtimes[runtime] ?? 0) === 0;
   return startsRuntime ? addLoad(workloads, model.runtimes[runtime]) : workloads;

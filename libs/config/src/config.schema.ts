@@ -52,5 +52,8 @@ export const EnvSchema = z.object({
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
+  TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
+  TALLY_HLS_DIR: z.string().min(1).optional(),
+  TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
 });
 export type Env = z.infer<typeof EnvSchema>;

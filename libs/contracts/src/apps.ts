@@ -28,6 +28,8 @@ export const UpdateAppBody = z
     recordingFallback: z.boolean().optional(),
     /** Whether every recording gets a VOD ladder as soon as it is complete. */
     transcodeLadder: z.boolean().optional(),
+    /** Let anyone watch the app's cameras without a viewer token or key. */
+    publicCameras: z.boolean().optional(),
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -47,6 +49,7 @@ export const AppView = z
     recordingMode: RecordingModeSetting,
     recordingFallback: z.boolean(),
     transcodeLadder: z.boolean(),
+    publicCameras: z.boolean(),
   })
   .meta({ id: 'App' });
 export type AppView = z.infer<typeof AppView>;

@@ -12,3 +12,5 @@ export * from './ingresses.js';
 export * from './webhooks.js';
 export * from './workers.js';
 export * from './cluster.js';
+export * from './cameras.js';
+export * from './hls.js';

@@ -10,6 +10,7 @@ export const QUOTA_FIELDS = {
   maxIngresses: 'ingresses',
   maxTranscodes: 'transcodes',
   maxCameras: 'cameras',
+  maxCameraViewers: 'camera_viewers',
 } as const;
 export type QuotaField = keyof typeof QUOTA_FIELDS;
 export type QuotaClassName = (typeof QUOTA_FIELDS)[QuotaField];
@@ -27,6 +28,7 @@ export const AppQuotas = z
     maxIngresses: limit,
     maxTranscodes: limit,
     maxCameras: limit,
+    maxCameraViewers: limit,
   })
   .meta({ id: 'AppQuotas' });
 export type AppQuotas = z.infer<typeof AppQuotas>;

@@ -8,9 +8,18 @@ import {
   EncodedFileType,
   EncodingOptions,
   S3Upload,
+  SegmentedFileOutput,
+  SegmentedFileProtocol,
   VideoCodec,
 } from 'livekit-server-sdk';
-import type { EgressDestination, EgressRequest, EgressState, EgressSummary, LivekitCredentials } from './livekit.types.js';
+import type {
+  EgressDestination,
+  EgressRequest,
+  EgressState,
+  EgressSummary,
+  LivekitCredentials,
+  SegmentsDestination,
+} from './livekit.types.js';
 
 /** Composite output: 720p30 H.264 with AAC audio in MP4, which every browser and player plays. */
 const COMPOSITE_ENCODING = new EncodingOptions({
@@ -55,6 +64,35 @@ export class LivekitEgressClient {
         return summarise(await this.client.startTrackEgress(request.room, output, request.trackSid));
       }
     }
+  }
+
+  /** Live HLS of one publisher (track-composite) or of the whole room (room-composite), keyframes on segment boundaries. */
+  async startSegments(
+    request: Extract<EgressRequest, { mode: 'track_composite' | 'room_composite' }> & Readonly<{ videoOnly?: boolean }>,
+    destination: SegmentsDestination,
+  ): Promise<EgressSummary> {
+    const output = new SegmentedFileOutput({
+      protocol: SegmentedFileProtocol.HLS_PROTOCOL,
+      filenamePrefix: `${destination.dir}/segment`,
+      playlistName: `${destination.dir}/index.m3u8`,
+      livePlaylistName: `${destination.dir}/live.m3u8`,
+      segmentDuration: destination.segmentS,
+      disableManifest: true,
+    });
+    const encodingOptions = new EncodingOptions({ ...COMPOSITE_ENCODING, keyFrameInterval: destination.segmentS });
+    const info =
+      request.mode === 'track_composite'
+        ? await this.client.startTrackCompositeEgress(request.room, output, {
+            ...(request.audioTrackSid === undefined ? {} : { audioTrackId: request.audioTrackSid }),
+            ...(request.videoTrackSid === undefined ? {} : { videoTrackId: request.videoTrackSid }),
+            encodingOptions,
+          })
+        : await this.client.startRoomCompositeEgress(request.room, output, {
+            layout: request.layout,
+            encodingOptions,
+            ...(request.videoOnly ? { videoOnly: true } : {}),
+          });
+    return summarise(info);
   }
 
   async stop(egressId: string): Promise<EgressSummary> {
@@ -121,7 +159,8 @@ function requestedPath(info: EgressInfo): string | undefined {
     case 'trackComposite': {
       const value = request.value;
       const legacy = value.output.case === 'file' ? value.output.value.filepath : undefined;
-      return value.fileOutputs[0]?.filepath ?? legacy;
+      const legacySegments = value.output.case === 'segments' ? value.output.value.playlistName : undefined;
+      return value.fileOutputs[0]?.filepath ?? legacy ?? value.segmentOutputs[0]?.playlistName ?? legacySegments;
     }
     case 'track':
       return request.value.output.case === 'file' ? request.value.output.value.filepath : undefined;

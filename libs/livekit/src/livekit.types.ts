@@ -45,6 +45,9 @@ export type EgressRequest =
   | Readonly<{ mode: 'track'; room: string; trackSid: string }>
   | Readonly<{ mode: 'room_composite'; room: string; layout: string }>;
 
+/** Live HLS into a local directory: `index.m3u8` (every segment) and `live.m3u8` (a sliding window). */
+export type SegmentsDestination = Readonly<{ dir: string; segmentS: number }>;
+
 export type IngressState = 'inactive' | 'buffering' | 'publishing' | 'error' | 'complete';
 
 /** What Tally reads from LiveKit's IngressInfo (the stream key is left out on purpose). */

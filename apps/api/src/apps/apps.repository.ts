@@ -11,6 +11,7 @@ export type AppChanges = {
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
   transcodeLadder?: boolean;
+  publicCameras?: boolean;
 };
 
 @Injectable()

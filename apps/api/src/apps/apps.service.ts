@@ -47,6 +47,7 @@ export class AppsService {
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
     if (body.transcodeLadder !== undefined) changes.transcodeLadder = body.transcodeLadder;
+    if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
     const app = await this.apps.update(appId, changes);
     if (!app) throw new NotFoundError('app');
     return this.toView(app);
@@ -78,6 +79,7 @@ export class AppsService {
       recordingMode: app.recordingMode,
       recordingFallback: app.recordingFallback,
       transcodeLadder: app.transcodeLadder,
+      publicCameras: app.publicCameras,
     };
   }
 }

@@ -3,7 +3,7 @@ import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, LimitRefusedError } from './domain-error.js';
 
-const STATUS: Record<ErrorCode, number> = {
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   validation_failed: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -34,7 +34,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof DomainError) {
       const body = { code: exception.code, message: exception.message, ...(exception.details ? { details: exception.details } : {}) };
-      void reply.status(STATUS[exception.code]).send({ error: body, requestId });
+      void reply.status(ERROR_STATUS[exception.code]).send({ error: body, requestId });
       return;
     }
     if (exception instanceof HttpException) {

@@ -29,6 +29,8 @@ import {
 } from '@tally/contracts';
 import { CLUSTER_ROUTES } from './routes.cluster.js';
 import { errors, type RouteSpec } from './route-spec.js';
+import { CAMERA_ROUTES } from './routes.cameras.js';
+import { HLS_ROUTES } from './routes.hls.js';
 import { INGRESS_ROUTES } from './routes.ingresses.js';
 import { RECORDING_ROUTES } from './routes.recordings.js';
 import { WEBHOOK_ROUTES } from './routes.webhooks.js';
@@ -214,4 +216,12 @@ const CORE_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** Every public route, with the same zod schemas the controllers validate with. */
-export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...RECORDING_ROUTES, ...INGRESS_ROUTES, ...WEBHOOK_ROUTES, ...CLUSTER_ROUTES];
+export const ROUTES: readonly RouteSpec[] = [
+  ...CORE_ROUTES,
+  ...RECORDING_ROUTES,
+  ...INGRESS_ROUTES,
+  ...CAMERA_ROUTES,
+  ...HLS_ROUTES,
+  ...WEBHOOK_ROUTES,
+  ...CLUSTER_ROUTES,
+];

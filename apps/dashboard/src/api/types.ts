@@ -30,6 +30,7 @@ export const QUOTA_FIELDS = [
   'maxIngresses',
   'maxTranscodes',
   'maxCameras',
+  'maxCameraViewers',
 ] as const;
 export type QuotaField = (typeof QUOTA_FIELDS)[number];
 export type AppQuotas = Record<QuotaField, number>;
@@ -52,6 +53,7 @@ export type AppView = {
   recordingMode: RecordingModeSetting;
   recordingFallback: boolean;
   transcodeLadder: boolean;
+  publicCameras: boolean;
 };
 export type AppList = { items: AppView[] };
 export type AppSettingsPatch = {
@@ -78,6 +80,7 @@ export const WORKLOAD_KINDS = [
   'transcode.cpu',
   'transcode.nvenc',
   'camera.mjpeg',
+  'camera.viewer',
 ] as const;
 export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
 

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import { egressKindOf } from '@tally/capacity';
+import { hlsSessionIdInPath } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
 import { FinaliseQueue, RecordingLifecycle, recordingIdInPath } from '@tally/recordings';
@@ -66,6 +67,8 @@ export class EgressReconciler {
     const owned = new Set(open.flatMap((r) => (r.egressId && stillOpen.has(r.id) ? [r.egressId] : [])));
     for (const egress of egresses) {
       if (!RUNNING.has(egress.state) || owned.has(egress.egressId)) continue;
+      // Live HLS egresses belong to the API's HLS sessions, which stop them themselves.
+      if (hlsSessionIdInPath(egress.requestedPath)) continue;
       const claimedBy = recordingIdInPath(egress.requestedPath);
       if (claimedBy && stillOpen.has(claimedBy)) continue;
       await this.egress.stop(egress.egressId).then(

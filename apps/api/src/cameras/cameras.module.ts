@@ -1,0 +1,26 @@
+import { Module } from '@nestjs/common';
+import { CameraFeedHub } from './camera-feed-hub.js';
+import { CameraMjpegService } from './camera-mjpeg.service.js';
+import { CameraPresence } from './camera-presence.js';
+import { CameraSockets } from './camera-sockets.js';
+import { CameraViewerTokens } from './camera-viewer-tokens.js';
+import { CameraViewersService } from './camera-viewers.service.js';
+import { CamerasController } from './cameras.controller.js';
+import { CamerasRepository } from './cameras.repository.js';
+import { CamerasService } from './cameras.service.js';
+
+/** ws-mjpeg cameras: WebSocket ingest, MJPEG / WebSocket / still viewers, admitted per camera and per viewer. */
+@Module({
+  controllers: [CamerasController],
+  providers: [
+    CamerasRepository,
+    CamerasService,
+    CameraFeedHub,
+    CameraPresence,
+    CameraViewerTokens,
+    CameraViewersService,
+    CameraMjpegService,
+    CameraSockets,
+  ],
+})
+export class CamerasModule {}

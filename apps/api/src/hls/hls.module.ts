@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { LivekitEgressClient } from '@tally/livekit';
+import { StreamsModule } from '../streams/streams.module.js';
+import { HlsFilesService } from './hls-files.service.js';
+import { HlsJanitor } from './hls-janitor.js';
+import { HlsController, HlsFilesController } from './hls.controller.js';
+import { HlsRepository } from './hls.repository.js';
+import { HlsService } from './hls.service.js';
+
+/** Live HLS of a stream: a segmented egress, its files served for CDNs, deleted after a retention period. */
+@Module({
+  imports: [StreamsModule],
+  controllers: [HlsController, HlsFilesController],
+  providers: [
+    { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
+    HlsRepository,
+    HlsService,
+    HlsFilesService,
+    HlsJanitor,
+  ],
+})
+export class HlsModule {}

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { type HlsSession, type HlsStatus, type Prisma, PrismaService } from '@tally/db';
+
+export type NewHlsSession = Readonly<{
+  id: string;
+  appId: string;
+  streamId: string;
+  mode: string;
+  preset: string;
+  segmentS: number;
+  audio: boolean;
+  nodeId: string;
+  dir: string;
+}>;
+
+const OPEN: HlsStatus[] = ['starting', 'live'];
+
+/** HLS session rows; reads are scoped by appId and streamId, the janitor's sweeps span every app. */
+@Injectable()
+export class HlsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  create(session: NewHlsSession): Promise<HlsSession> {
+    return this.prisma.hlsSession.create({ data: session });
+  }
+
+  /** The stream's newest session whose segments still exist. */
+  latest(appId: string, streamId: string): Promise<HlsSession | null> {
+    return this.prisma.hlsSession.findFirst({ where: { appId, streamId, purgedAt: null }, orderBy: { createdAt: 'desc' } });
+  }
+
+  open(appId: string, streamId: string): Promise<HlsSession | null> {
+    return this.prisma.hlsSession.findFirst({ where: { appId, streamId, status: { in: OPEN } } });
+  }
+
+  /** Open sessions whose stream has ended, with when it ended. */
+  async openOfEndedStreams(): Promise<Readonly<{ session: HlsSession; endedAt: Date }>[]> {
+    const open = await this.prisma.hlsSession.findMany({ where: { status: { in: OPEN } }, take: 500 });
+    if (open.length === 0) return [];
+    const ended = await this.prisma.stream.findMany({
+      where: { id: { in: open.map((s) => s.streamId) }, status: 'ended' },
+      select: { id: true, endedAt: true },
+    });
+    const endedAt = new Map(ended.map((s) => [s.id, s.endedAt ?? new Date(0)]));
+    return open.flatMap((session) => {
+      const at = endedAt.get(session.streamId);
+      return at ? [{ session, endedAt: at }] : [];
+    });
+  }
+
+  starting(): Promise<HlsSession[]> {
+    return this.prisma.hlsSession.findMany({ where: { status: 'starting' }, take: 100 });
+  }
+
+  due(now: Date): Promise<HlsSession[]> {
+    return this.prisma.hlsSession.findMany({ where: { purgeAt: { lte: now }, purgedAt: null }, take: 100 });
+  }
+
+  /** Moves the row from one of `from`; false when another writer got there first. */
+  async transition(id: string, from: HlsStatus[], data: Prisma.HlsSessionUpdateManyMutationInput): Promise<boolean> {
+    const { count } = await this.prisma.hlsSession.updateMany({ where: { id, status: { in: from } }, data });
+    return count === 1;
+  }
+
+  async update(id: string, data: Prisma.HlsSessionUpdateManyMutationInput): Promise<void> {
+    await this.prisma.hlsSession.updateMany({ where: { id }, data });
+  }
+}
