@@ -41,6 +41,8 @@ export type StackOptions = Readonly<{
   egress?: boolean;
   /** Also run LiveKit ingress; livekit-server then announces its RTMP / WHIP URLs on the node IP. */
   ingress?: boolean;
+  /** A Postgres server holding the migrated template database; the vitest global setup's when absent (bench/ passes its own). */
+  postgresUrl?: string;
 }>;
 
 /**
@@ -48,7 +50,7 @@ export type StackOptions = Readonly<{
  * LiveKit's webhooks go to the port config.http.port, where the test starts the API.
  */
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
-  const serverUrl = inject('postgresUrl');
+  const serverUrl = options.postgresUrl ?? inject('postgresUrl');
   const databaseUrl = await createTestDatabase(serverUrl);
   const redis = await startRedis();
   const apiPort = await freePort();
