@@ -25,5 +25,6 @@ ip -n "$ns" link set tally0 up
 ip -n "$ns" link set tally1 up
 
 echo "[bench:$name] network namespace $ns (media address $node_ip)" >&2
-ip netns exec "$ns" env TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
+# NODE_ENV=production keeps @livekit/rtc-node's debug log off stdout, where the result goes.
+ip netns exec "$ns" env NODE_ENV=production TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
   PATH="$TALLY_BIN_DIR:$PATH" node --import @swc-node/register/esm-register "bench/$name/main.ts" "$@"

@@ -4,7 +4,8 @@ import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
 import { startAppProcess } from '@tally/testing';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
-import { joinAsViewer } from '../../apps/api/test/media-client.js';
+import { joinAndPublish, joinAsViewer, type Publisher } from '../../apps/api/test/media-client.js';
+import type { StreamView } from '@tally/contracts';
 import { benchArgs } from '../lib/args.js';
 import { netCounters, watchTree, type TreeUsage } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
@@ -12,7 +13,7 @@ import { RESULTS_DIR, writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 import { nodeComponents } from './components.js';
-import { startPush, startRecordings, stopRecordings, viewerToken } from './media.js';
+import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
 const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, viewers: 10 });
@@ -42,6 +43,7 @@ try {
     quotas: { maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
   });
   const costs: Partial<Record<WorkloadKind, Measured>> = {};
+  const publishers: Publisher[] = [];
   const notes: Record<string, string> = {};
 
   const stream = await createStream(client, app.id, 'capacity');
@@ -59,7 +61,7 @@ try {
   log(`${args.viewers} WebRTC viewers`);
   const viewers = await Promise.all(
     Array.from({ length: args.viewers }, async (_, i) => {
-      const token = await viewerToken(client, app.id, stream.id, `viewer-${i}`);
+      const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
       const viewer = await joinAsViewer(token.url, token.token);
       await viewer.tracks;
       return viewer;
@@ -75,15 +77,25 @@ try {
   costs['viewer.webrtc'] = { ...perUnit(livekitViewers, livekitOnePub, args.viewers), nicKbps: Math.max(0, viewerNicKbps) };
   notes['viewer.webrtc'] = `livekit-server's share per viewer of one 640x360 publisher, ${args.viewers} viewers; NIC from loopback bytes`;
 
+  // Track egress records a publisher's only track: an rtc-node participant publishing audio alone.
+  let audioOnlyStream: StreamView | undefined;
+  const audioOnly = async (): Promise<StreamView> => {
+    if (audioOnlyStream) return audioOnlyStream;
+    audioOnlyStream = await createStream(client, app.id, 'capacity-audio');
+    const token = await streamToken(client, app.id, audioOnlyStream.id, 'speaker', 'publisher');
+    publishers.push(await joinAndPublish(token.url, token.token, { video: false }));
+    await streamLive(client, app.id, audioOnlyStream.id);
+    return audioOnlyStream;
+  };
   const modes = [
     ['room_composite', 'egress.room_composite', args.roomComposite, 'headless Chromium + Xvfb composing the grid, 720p H.264 MP4'],
     ['track_composite', 'egress.track_composite', args.trackComposite, 'GStreamer muxing the video and audio tracks into MP4'],
-    ['track', 'egress.track', args.track, 'one track written as received'],
+    ['track', 'egress.track', args.track, 'one Opus audio track written to OGG as received'],
   ] as const;
   for (const [mode, kind, count, note] of modes) {
     if (count <= 0) continue;
     log(`${count} concurrent ${mode} recording(s)`);
-    const recordings = await startRecordings(client, app.id, stream.id, mode, count);
+    const recordings = await startRecordings(client, app.id, mode === 'track' ? (await audioOnly()).id : stream.id, mode, count);
     await settle(5_000);
     const busy = await watchTree(egress.roots, windowMs);
     costs[kind] = perUnit(busy, idleOf('egress (idle)'), count);
@@ -93,6 +105,7 @@ try {
     await settle(5_000);
   }
   await push.stop();
+  await Promise.all(publishers.map((p) => p.stop()));
 
   const measuredAt = new Date().toISOString();
   const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;

@@ -15,14 +15,7 @@ export async function startPush(client: ApiClient, appId: string, streamId: stri
   let ffmpeg: ChildProcess | undefined;
   for (let attempt = 1; ; attempt++) {
     ffmpeg = pushRtmp(`${ingress.url}/${ingress.streamKey}`, seconds);
-    const live = await waitFor(
-      'stream live with a publisher',
-      async () => {
-        const s = (await client.get<StreamView>(`/v1/apps/${appId}/streams/${streamId}`)).body;
-        return s.status === 'live' && (s.publishers ?? 0) >= 1 ? true : undefined;
-      },
-      45_000,
-    ).catch(() => false);
+    const live = await streamLive(client, appId, streamId, 45_000).catch(() => false);
     if (live) break;
     await stopPush(ffmpeg);
     if (attempt === 5) {
@@ -47,8 +40,14 @@ export async function startPush(client: ApiClient, appId: string, streamId: stri
   };
 }
 
-export async function viewerToken(client: ApiClient, appId: string, streamId: string, identity: string): Promise<StreamToken> {
-  const minted = await client.post<StreamToken>(`/v1/apps/${appId}/streams/${streamId}/tokens`, { identity, role: 'viewer' });
+export async function streamToken(
+  client: ApiClient,
+  appId: string,
+  streamId: string,
+  identity: string,
+  role: 'viewer' | 'publisher' = 'viewer',
+): Promise<StreamToken> {
+  const minted = await client.post<StreamToken>(`/v1/apps/${appId}/streams/${streamId}/tokens`, { identity, role });
   if (minted.status !== 201) throw new Error(`mint token: ${minted.status} ${JSON.stringify(minted.body)}`);
   return minted.body;
 }
@@ -84,5 +83,17 @@ function recordingIn(client: ApiClient, appId: string, id: string, statuses: Rec
       return statuses.includes(r.status) ? r : undefined;
     },
     90_000,
+  );
+}
+
+/** Resolves once the stream is live with at least one publisher. */
+export function streamLive(client: ApiClient, appId: string, streamId: string, timeoutMs = 60_000): Promise<true> {
+  return waitFor(
+    `stream ${streamId} live with a publisher`,
+    async () => {
+      const s = (await client.get<StreamView>(`/v1/apps/${appId}/streams/${streamId}`)).body;
+      return s.status === 'live' && s.publishers >= 1 ? true : undefined;
+    },
+    timeoutMs,
   );
 }
