@@ -26,7 +26,7 @@ export type BenchStack = Readonly<{
  * as a separate process: the same services npm test starts, reused so a benchmark measures them.
  */
 export async function startBenchStack(
-  options: { egress?: boolean; ingress?: boolean; env?: Record<string, string> } = {},
+  options: { egress?: boolean; ingress?: boolean; env?: Record<string, string>; livekitPrometheusPort?: number } = {},
 ): Promise<BenchStack> {
   const postgres = await startPostgres();
   try {

@@ -43,6 +43,8 @@ export type StackOptions = Readonly<{
   ingress?: boolean;
   /** A Postgres server holding the migrated template database; the vitest global setup's when absent (bench/ passes its own). */
   postgresUrl?: string;
+  /** Serve livekit-server's Prometheus metrics on this port. */
+  livekitPrometheusPort?: number;
 }>;
 
 /**
@@ -61,6 +63,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     nodeIp,
     webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
     ...(ports === undefined ? {} : { ingress: ports }),
+    ...(options.livekitPrometheusPort === undefined ? {} : { prometheusPort: options.livekitPrometheusPort }),
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const ingress = ports === undefined ? undefined : await startIngress({ livekit, redisUrl: redis.url, ports });
