@@ -14,5 +14,5 @@ export function fixed(value: number | undefined, decimals = 0): string {
 
 /** How many times faster or bigger `value` is than `baseline` (e.g. "0.42×"). */
 export function ratio(value: number, baseline: number): string {
-  return baseline > 0 ? `${(value / baseline).toFixed(2)}×` : '–';
+  return baseline > 0 ? `${(value / baseline).toPrecision(2)}×` : '–';
 }
