@@ -7,6 +7,7 @@ import { benchArgs } from '../lib/args.js';
 import { pidsMatching, watchTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { sumMetric } from '../lib/prometheus.js';
+import { type LkSummary, parseLkSummary } from './lk-summary.js';
 import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
@@ -35,8 +36,8 @@ const metrics = async () => {
   const text = await (await fetch(`http://127.0.0.1:${prometheusPort}/metrics`)).text();
   const m = (name: string, direction: string) => sumMetric(text, name, { direction });
   return {
-    bytesIn: m('livekit_bytes_total', 'incoming'),
-    bytesOut: m('livekit_bytes_total', 'outgoing'),
+    bytesIn: m('livekit_packet_bytes', 'incoming'),
+    bytesOut: m('livekit_packet_bytes', 'outgoing'),
     packetsIn: m('livekit_packet_total', 'incoming'),
     packetsOut: m('livekit_packet_total', 'outgoing'),
     at: performance.now(),
@@ -51,6 +52,7 @@ type Row = Step &
     packetsOutPerS: number;
     cpuPercentOfHost: number;
     lkExit: number | null;
+    lk?: LkSummary;
     summary: string;
   }>;
 const rows: Row[] = [];
@@ -90,6 +92,7 @@ try {
       const after = await metrics();
       const lkExit = await exited;
       const seconds = (after.at - before.at) / 1000;
+      const lkSummary = parseLkSummary(output);
       const rate = (a: number, b: number) => (b - a) / seconds;
       const row: Row = {
         ...step,
@@ -99,12 +102,14 @@ try {
         packetsOutPerS: rate(before.packetsOut, after.packetsOut),
         cpuPercentOfHost: cpu.cpuMillicores / (cores * 10),
         lkExit,
+        ...(lkSummary ? { lk: lkSummary } : {}),
         summary: output.split('\n').slice(-25).join('\n'),
       };
       rows.push(row);
       await client.delete(`/v1/apps/${app.id}/streams/${stream.id}`);
       log(`${step.scenario}: livekit-server at ${fixed(row.cpuPercentOfHost)} % of the host, lk exit ${String(lkExit)}`);
-      if (row.cpuPercentOfHost >= args.targetCpu || lkExit !== 0) break;
+      // A step whose subscribers received nothing is a failure: stepping further says nothing more.
+      if (row.cpuPercentOfHost >= args.targetCpu || lkExit !== 0 || !row.lk?.subscribed) break;
     }
   }
 } finally {
@@ -113,7 +118,19 @@ try {
 
 const kB = (v: number) => `${fixed(v / 1024)} kB/s`;
 const table = markdownTable(
-  ['scenario', 'pubs', 'subs', 'bytes/s in', 'bytes/s out', 'packets/s in', 'packets/s out', 'livekit-server CPU (% of host)', 'lk'],
+  [
+    'scenario',
+    'pubs',
+    'subs',
+    'bytes/s in',
+    'bytes/s out',
+    'packets/s in',
+    'packets/s out',
+    'livekit-server CPU (% of host)',
+    'tracks subscribed',
+    'subscriber bitrate (total)',
+    'lk',
+  ],
   rows.map((r) => [
     r.scenario,
     r.audioPubs ? `${r.audioPubs} audio` : `${r.videoPubs} video`,
@@ -123,6 +140,8 @@ const table = markdownTable(
     fixed(r.packetsInPerS),
     fixed(r.packetsOutPerS),
     `${fixed(r.cpuPercentOfHost)} %`,
+    r.lk ? `${r.lk.subscribed}/${r.lk.expected}` : '–',
+    r.lk?.bitrate ?? '–',
     r.lkExit === 0 ? 'ok' : `exit ${String(r.lkExit)}`,
   ]),
 );
