@@ -4,7 +4,7 @@ import type { StreamView } from '@tally/contracts';
 import { freePort, toolPath } from '@tally/testing';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
 import { benchArgs } from '../lib/args.js';
-import { pidsMatching, watchTree } from '../lib/proc.js';
+import { ioCounters, pidsMatching, processTree, watchTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { sumMetric } from '../lib/prometheus.js';
 import { type LkSummary, parseLkSummary } from './lk-summary.js';
@@ -40,6 +40,7 @@ const metrics = async () => {
     bytesOut: m('livekit_packet_bytes', 'outgoing'),
     packetsIn: m('livekit_packet_total', 'incoming'),
     packetsOut: m('livekit_packet_total', 'outgoing'),
+    io: ioCounters(processTree(livekitRoots())),
     at: performance.now(),
   };
 };
@@ -48,6 +49,8 @@ type Row = Step &
   Readonly<{
     bytesInPerS: number;
     bytesOutPerS: number;
+    ioReadPerS: number;
+    ioWritePerS: number;
     packetsInPerS: number;
     packetsOutPerS: number;
     cpuPercentOfHost: number;
@@ -98,6 +101,8 @@ try {
         ...step,
         bytesInPerS: rate(before.bytesIn, after.bytesIn),
         bytesOutPerS: rate(before.bytesOut, after.bytesOut),
+        ioReadPerS: rate(before.io.readBytes, after.io.readBytes),
+        ioWritePerS: rate(before.io.writtenBytes, after.io.writtenBytes),
         packetsInPerS: rate(before.packetsIn, after.packetsIn),
         packetsOutPerS: rate(before.packetsOut, after.packetsOut),
         cpuPercentOfHost: cpu.cpuMillicores / (cores * 10),
@@ -135,6 +140,8 @@ const table = markdownTable(
     r.scenario,
     r.audioPubs ? `${r.audioPubs} audio` : `${r.videoPubs} video`,
     r.subs,
+    kB(r.ioReadPerS),
+    kB(r.ioWritePerS),
     kB(r.bytesInPerS),
     kB(r.bytesOutPerS),
     fixed(r.packetsInPerS),
