@@ -131,22 +131,3 @@ export function netCounters(iface: string): NetCounters {
   ).map(Number);
   return { rxBytes: f[0] ?? 0, rxPackets: f[1] ?? 0, txBytes: f[8] ?? 0, txPackets: f[9] ?? 0 };
 }
-
-export type IoCounters = Readonly<{ readBytes: number; writtenBytes: number; reads: number; writes: number }>;
-
-/**
- * Bytes and calls of read/write-family syscalls (sockets included) of a set of processes, from
- * /proc/<pid>/io: for a media server, close to what it receives and sends.
- */
-export function ioCounters(pids: readonly number[]): IoCounters {
-  const total = { readBytes: 0, writtenBytes: 0, reads: 0, writes: 0 };
-  for (const pid of pids) {
-    const text = read(`/proc/${pid}/io`) ?? '';
-    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(text)?.[1] ?? 0);
-    total.readBytes += field('rchar');
-    total.writtenBytes += field('wchar');
-    total.reads += field('syscr');
-    total.writes += field('syscw');
-  }
-  return total;
-}
