@@ -20,7 +20,7 @@ export default defineConfig({
         plugins: [swcPlugin()],
         test: {
           name: 'unit',
-          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'apps/dashboard/test/**/*.spec.ts'],
+          include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'apps/dashboard/test/**/*.spec.ts', 'bench/**/*.spec.ts'],
           exclude: [...exclude, '**/*.int.spec.ts', '**/*.e2e.spec.ts'],
         },
       },

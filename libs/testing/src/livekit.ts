@@ -23,6 +23,8 @@ export type LivekitOptions = Readonly<{
   webhookUrl?: string;
   /** The ports LiveKit ingress listens on: CreateIngress returns URLs on the node IP and these (no URL without them). */
   ingress?: Readonly<{ rtmpPort: number; whipPort: number }>;
+  /** Serve livekit-server's Prometheus metrics on this port (bench/load samples them). */
+  prometheusPort?: number;
 }>;
 
 /**
@@ -55,6 +57,7 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
         ]
       : []),
     ...(options.webhookUrl ? ['webhook:', `  api_key: ${apiKey}`, '  urls:', `    - ${options.webhookUrl}`] : []),
+    ...(options.prometheusPort ? [`prometheus_port: ${options.prometheusPort}`] : []),
     'logging:',
     '  level: info',
   ].join('\n');

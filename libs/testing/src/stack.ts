@@ -47,6 +47,10 @@ export type StackOptions = Readonly<{
    * running them for the whole file); `docker` also needs TALLY_DOCKER_SOCKET in `env`.
    */
   workers?: 'native' | 'docker';
+  /** A Postgres server holding the migrated template database; the vitest global setup's when absent (bench/ passes its own). */
+  postgresUrl?: string;
+  /** Serve livekit-server's Prometheus metrics on this port. */
+  livekitPrometheusPort?: number;
 }>;
 
 /**
@@ -54,7 +58,7 @@ export type StackOptions = Readonly<{
  * LiveKit's webhooks go to the port config.http.port, where the test starts the API.
  */
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
-  const serverUrl = inject('postgresUrl');
+  const serverUrl = options.postgresUrl ?? inject('postgresUrl');
   const databaseUrl = await createTestDatabase(serverUrl);
   const redis = await startRedis();
   const apiPort = await freePort();
@@ -65,6 +69,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     nodeIp,
     webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
     ...(ports === undefined ? {} : { ingress: ports }),
+    ...(options.livekitPrometheusPort === undefined ? {} : { prometheusPort: options.livekitPrometheusPort }),
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;

@@ -1,0 +1,206 @@
+// bench:capacity — the cost profile: base load, per-recording, per-ingress and per-viewer costs on this host.
+import { join } from 'node:path';
+import { cpus, hostname, tmpdir, totalmem } from 'node:os';
+import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
+import { startAppProcess } from '@tally/testing';
+import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { joinAndPublish, joinAsViewer, type Publisher } from '../../apps/api/test/media-client.js';
+import type { StreamView } from '@tally/contracts';
+import { benchArgs } from '../lib/args.js';
+import { netCounters, watchTree, type TreeUsage } from '../lib/proc.js';
+import { progress } from '../lib/progress.js';
+import { RESULTS_DIR, writeResult } from '../lib/results.js';
+import { startBenchStack } from '../lib/stack.js';
+import { fixed, markdownTable } from '../lib/table.js';
+import { nodeComponents } from './components.js';
+import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
+import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
+
+const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, viewers: 10 });
+const log = (m: string) => progress('capacity', m);
+const windowMs = args.window * 1000;
+const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
+  ramMb: Math.max(0, busy.pssMb - idle.pssMb) / n,
+  cpuMillicores: Math.max(0, busy.cpuMillicores - idle.cpuMillicores) / n,
+});
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+log('starting Postgres, Redis, livekit-server, agent, egress, ingress, the API and the worker');
+const bench = await startBenchStack({ egress: true, ingress: true });
+const worker = await startAppProcess('worker', bench.stack.env, join(tmpdir(), `tally-bench-worker-${bench.stack.nodeId}.log`));
+try {
+  const components = nodeComponents(bench, worker);
+  await settle(5_000);
+  log(`base load: ${components.length} services idle for ${args.window} s`);
+  const idle = await Promise.all(components.map((c) => watchTree(c.roots, windowMs)));
+  const idleOf = (name: string) => idle[components.findIndex((c) => c.name === name)] as TreeUsage;
+  const egress = components.find((c) => c.name === 'egress (idle)')!;
+  const ingress = components.find((c) => c.name === 'ingress (idle)')!;
+  const livekit = components.find((c) => c.name === 'livekit-server')!;
+
+  const { app, client } = await createTenant(bench.admin, 'bench-capacity', { maxStreams: 50 });
+  await bench.admin.patch(`/v1/apps/${app.id}`, {
+    quotas: { maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
+  });
+  const costs: Partial<Record<WorkloadKind, Measured>> = {};
+  const publishers: Publisher[] = [];
+  const notes: Record<string, string> = {};
+
+  const stream = await createStream(client, app.id, 'capacity');
+  const pushSeconds = 600;
+  // Tally's RTMP ingress always transcodes into simulcast layers; it is the publisher for what follows.
+  log('RTMP ingress (transcoding into simulcast layers), the publisher for what follows');
+  const push = await startPush(client, app.id, stream.id, pushSeconds, bench.stack.ingress?.logFile ?? '/dev/null');
+  await settle(3_000);
+  const lo0 = netCounters('lo');
+  const [ingressPass, livekitOnePub] = await Promise.all([watchTree(ingress.roots, windowMs), watchTree(livekit.roots, windowMs)]);
+  const lo1 = netCounters('lo');
+  costs['ingress.rtmp'] = perUnit(ingressPass, idleOf('ingress (idle)'), 1);
+  notes['ingress.rtmp'] = 'ffmpeg test card 640x360 25 fps x264 800 kbps + AAC, transcoded into simulcast layers';
+
+  log(`${args.viewers} WebRTC viewers`);
+  const viewers = await Promise.all(
+    Array.from({ length: args.viewers }, async (_, i) => {
+      const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
+      const viewer = await joinAsViewer(token.url, token.token);
+      await viewer.tracks;
+      return viewer;
+    }),
+  );
+  await settle(3_000);
+  const lo2 = netCounters('lo');
+  const livekitViewers = await watchTree(livekit.roots, windowMs);
+  const lo3 = netCounters('lo');
+  await Promise.all(viewers.map((v) => v.room.disconnect()));
+  const bytesPerS = (a: typeof lo0, b: typeof lo0) => (b.txBytes - a.txBytes) / args.window;
+  const viewerNicKbps = ((bytesPerS(lo2, lo3) - bytesPerS(lo0, lo1)) * 8) / 1000 / args.viewers;
+  // A viewer's NIC cost is the bitrate of what it watches, which the apps' publishers set, not this
+  // host: it is reported but stays out of the profile (the model keeps its ~2.5 Mbps per viewer).
+  costs['viewer.webrtc'] = perUnit(livekitViewers, livekitOnePub, args.viewers);
+  const viewerNic = Math.max(0, viewerNicKbps);
+  notes['viewer.webrtc'] =
+    `livekit-server's share per viewer of the RTMP publisher, ${args.viewers} viewers; NIC from loopback bytes, not written to the profile`;
+
+  // Track egress records a publisher's only track: an rtc-node participant publishing audio alone.
+  let audioOnlyStream: StreamView | undefined;
+  const audioOnly = async (): Promise<StreamView> => {
+    if (audioOnlyStream) return audioOnlyStream;
+    audioOnlyStream = await createStream(client, app.id, 'capacity-audio');
+    const token = await streamToken(client, app.id, audioOnlyStream.id, 'speaker', 'publisher');
+    publishers.push(await joinAndPublish(token.url, token.token, { video: false }));
+    await streamLive(client, app.id, audioOnlyStream.id);
+    return audioOnlyStream;
+  };
+  const modes = [
+    ['room_composite', 'egress.room_composite', args.roomComposite, 'headless Chromium + Xvfb composing the grid, 720p H.264 MP4'],
+    ['track_composite', 'egress.track_composite', args.trackComposite, 'GStreamer muxing the video and audio tracks into MP4'],
+    ['track', 'egress.track', args.track, 'one Opus audio track, no transcode'],
+  ] as const;
+  for (const [mode, kind, count, note] of modes) {
+    if (count <= 0) continue;
+    log(`${count} concurrent ${mode} recording(s)`);
+    const recordings = await startRecordings(client, app.id, mode === 'track' ? (await audioOnly()).id : stream.id, mode, count);
+    await settle(5_000);
+    const busy = await watchTree(egress.roots, windowMs);
+    costs[kind] = perUnit(busy, idleOf('egress (idle)'), count);
+    notes[kind] = `${note}; ${count} at once, egress tree PSS minus idle egress`;
+    const done = await stopRecordings(client, app.id, recordings);
+    log(`${mode}: ${done.map((r) => r.status).join(', ')}`);
+    await settle(5_000);
+  }
+  await push.stop();
+  await Promise.all(publishers.map((p) => p.stop()));
+
+  const measuredAt = new Date().toISOString();
+  const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;
+  const baseLoad = Object.fromEntries(
+    components.flatMap((c, i) =>
+      c.baseLoad && idle[i] ? [[c.baseLoad, { ramMb: idle[i].pssMb, cpuMillicores: idle[i].cpuMillicores }]] : [],
+    ),
+  );
+  const egressIdle = idleOf('egress (idle)');
+  const profile = buildProfile({
+    host,
+    measuredAt,
+    baseLoad,
+    egressIdle: { ramMb: egressIdle.pssMb, cpuMillicores: egressIdle.cpuMillicores },
+    costs,
+  });
+  const profilePath = join(RESULTS_DIR, 'capacity-profile.json');
+  const model = writeProfile(profilePath, profile);
+
+  const thisHost: NodeBudget = {
+    id: 'this-host',
+    cpuMillicores: cpus().length * 1000,
+    ramMb: Math.floor(totalmem() / 2 ** 20),
+    nicMbps: 1000,
+    gpus: [],
+  };
+  const fitDefault = recordingsThatFit(DEFAULT_MODEL);
+  const fitMeasured = recordingsThatFit(model);
+  const fitHost = recordingsThatFit(model, thisHost);
+  const cpuPct = (mc: number) => `${fixed(mc / 10, 1)} % of a core`;
+  const row = (name: string, m: Measured | TreeUsage, note: string) => [
+    name,
+    `${fixed('pssMb' in m ? m.pssMb : m.ramMb)} MB`,
+    cpuPct(m.cpuMillicores),
+    note,
+  ];
+  const componentTable = markdownTable(
+    ['component', 'RAM', 'CPU', 'note'],
+    [
+      ...components.map((c, i) => row(c.name, idle[i] as TreeUsage, 'idle, PSS of its process tree')),
+      ...RECORDING_KINDS.flatMap((kind) =>
+        costs[kind] ? [row(`1 ${kind.slice(7).replace('_', '-')} recording`, costs[kind], notes[kind] ?? '')] : [],
+      ),
+      row('1 RTMP ingress', costs['ingress.rtmp'], notes['ingress.rtmp'] ?? ''),
+      [
+        ...row('1 WebRTC viewer', costs['viewer.webrtc'], notes['viewer.webrtc'] ?? '').slice(0, 3),
+        `${fixed(viewerNic)} kbps; ${notes['viewer.webrtc']}`,
+      ],
+    ],
+  );
+  const fitTable = markdownTable(
+    [
+      'mode',
+      `fit 8 GB / 8 vCPU (measured)`,
+      'fit 8 GB / 8 vCPU (built-in defaults)',
+      `fit this host (${thisHost.cpuMillicores / 1000} vCPU, ${thisHost.ramMb} MB)`,
+    ],
+    RECORDING_KINDS.map((kind) => [kind.slice(7).replace('_', '-'), fitMeasured[kind], fitDefault[kind], fitHost[kind]]),
+  );
+  const rc = costs['egress.room_composite'];
+  const tc = costs['egress.track_composite'];
+  const ratios = rc && tc ? { ram: tc.ramMb / rc.ramMb, cpu: tc.cpuMillicores / rc.cpuMillicores } : undefined;
+  const file = writeResult('capacity', {
+    args,
+    idle: components.map((c, i) => ({ name: c.name, ...idle[i] })),
+    costs,
+    viewerNicKbps: viewerNic,
+    fitMeasured,
+    fitDefault,
+    fitHost,
+    ratios,
+    profilePath,
+  });
+  process.stdout.write(
+    [
+      '## Cost profile',
+      '',
+      componentTable,
+      '',
+      '## Concurrent recordings that fit',
+      '',
+      fitTable,
+      '',
+      ratios ? `track-composite : room-composite = ${ratios.ram.toFixed(2)} (RAM), ${ratios.cpu.toFixed(2)} (CPU)` : '',
+      '',
+      `Profile (TALLY_CAPACITY_PROFILE): ${profilePath}`,
+      `JSON: ${file}`,
+      '',
+    ].join('\n'),
+  );
+} finally {
+  await worker.stop();
+  await bench.stop();
+}

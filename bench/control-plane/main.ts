@@ -1,0 +1,100 @@
+// bench:control-plane — admission throughput of the API next to a bare Fastify route, and the race check.
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { freePort, startAppProcess, startChild, waitFor } from '@tally/testing';
+import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { benchArgs } from '../lib/args.js';
+import { httpLoad, type LoadResult } from '../lib/http-load.js';
+import { progress } from '../lib/progress.js';
+import { writeResult } from '../lib/results.js';
+import { startBenchStack } from '../lib/stack.js';
+import { fixed, markdownTable, ratio } from '../lib/table.js';
+import { raceCheck } from './race.js';
+import { scenarios } from './scenarios.js';
+
+const args = benchArgs({ connections: [1, 10, 50], duration: 5, raceRequests: 1000, raceQuota: 10 });
+const log = (m: string) => progress('control-plane', m);
+
+log('starting Postgres, Redis, livekit-server, agent and the API');
+const bench = await startBenchStack();
+const barePort = await freePort();
+const bare = startChild(
+  process.execPath,
+  ['--import', '@swc-node/register/esm-register', join(import.meta.dirname, 'bare-server.ts'), String(barePort)],
+  join(tmpdir(), `tally-bench-bare-${barePort}.log`),
+);
+const secondPort = await freePort();
+const secondApi = await startAppProcess(
+  'api',
+  { ...bench.stack.env, TALLY_PORT: String(secondPort) },
+  join(tmpdir(), `tally-bench-api2-${secondPort}.log`),
+);
+try {
+  await waitFor('bare fastify', async () => ((await fetch(`http://127.0.0.1:${barePort}/bare`, { method: 'POST' })).ok ? true : undefined));
+  const { app, key, client } = await createTenant(bench.admin, 'bench-throughput', { maxStreams: 100_000 });
+  const stream = await createStream(client, app.id, 'token source');
+  const all = scenarios({
+    apiUrl: bench.apiUrl,
+    bareUrl: `http://127.0.0.1:${barePort}`,
+    appId: app.id,
+    streamId: stream.id,
+    key: key.key,
+  });
+
+  type Row = Readonly<{ scenario: string; connections: number; result: LoadResult }>;
+  const rows: Row[] = [];
+  for (const connections of args.connections) {
+    for (const scenario of all) {
+      log(`${scenario.name} at ${connections} connection(s) for ${args.duration} s`);
+      rows.push({
+        scenario: scenario.name,
+        connections,
+        result: await httpLoad({ ...scenario.load, connections, durationS: args.duration }),
+      });
+    }
+  }
+
+  log(`race: ${args.raceRequests} concurrent creates across two API processes, quota ${args.raceQuota}`);
+  const race = await raceCheck({
+    admin: bench.admin,
+    apiUrls: [bench.apiUrl, `http://127.0.0.1:${secondPort}`],
+    requests: args.raceRequests,
+    quota: args.raceQuota,
+  });
+
+  const bareAt = (connections: number) =>
+    rows.find((r) => r.scenario === 'bare fastify route' && r.connections === connections)?.result.reqPerSec ?? 0;
+  const table = markdownTable(
+    ['scenario', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'vs bare route', 'non-2xx', 'errors'],
+    rows.map((r) => [
+      r.scenario,
+      r.connections,
+      fixed(r.result.reqPerSec),
+      fixed(r.result.p50Ms, 1),
+      fixed(r.result.p99Ms, 1),
+      ratio(r.result.reqPerSec, bareAt(r.connections)),
+      r.result.non2xx,
+      r.result.errors,
+    ]),
+  );
+  const raceTable = markdownTable(
+    [
+      'concurrent creates',
+      'API processes',
+      'quota',
+      'admitted (201)',
+      'refused (429)',
+      'other',
+      'streams counted by usage',
+      'over-admissions',
+    ],
+    [[race.requests, 2, race.quota, race.admitted, race.refused, race.other, race.usageUsed, race.overAdmissions]],
+  );
+  const file = writeResult('control-plane', { args, rows, race });
+  process.stdout.write(`## Control plane throughput\n\n${table}\n\n## Admission race\n\n${raceTable}\n\nJSON: ${file}\n`);
+  if (race.overAdmissions !== 0) process.exitCode = 1;
+} finally {
+  await secondApi.stop();
+  await bare.stop();
+  await bench.stop();
+}

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { runMigrations } from '@tally/db';
+import {
+  ApiClient,
+  type Child,
+  createDatabase,
+  startAppProcess,
+  startPostgres,
+  startStack,
+  TEMPLATE_DATABASE,
+  type TestStack,
+} from '@tally/testing';
+
+export type BenchStack = Readonly<{
+  stack: TestStack;
+  /** The API as its own OS process (as in production), so that its CPU and memory can be measured. */
+  api: Child;
+  apiUrl: string;
+  admin: ApiClient;
+  stop(): Promise<void>;
+}>;
+
+/**
+ * The test stack (Postgres, Redis, livekit-server, agent, optionally egress / ingress) plus the API
+ * as a separate process: the same services npm test starts, reused so a benchmark measures them.
+ */
+export async function startBenchStack(
+  options: { egress?: boolean; ingress?: boolean; env?: Record<string, string>; livekitPrometheusPort?: number } = {},
+): Promise<BenchStack> {
+  const postgres = await startPostgres();
+  try {
+    await runMigrations(await createDatabase(postgres.url, TEMPLATE_DATABASE));
+    const stack = await startStack({ ...options, postgresUrl: postgres.url });
+    const api = await startAppProcess('api', stack.env, join(tmpdir(), `tally-bench-api-${stack.nodeId}.log`));
+    const apiUrl = `http://127.0.0.1:${stack.config.http.port}`;
+    return {
+      stack,
+      api,
+      apiUrl,
+      admin: new ApiClient(apiUrl, stack.adminKey),
+      async stop() {
+        await api.stop();
+        await stack.stop();
+        await postgres.stop();
+      },
+    };
+  } catch (error) {
+    await postgres.stop();
+    throw error;
+  }
+}
