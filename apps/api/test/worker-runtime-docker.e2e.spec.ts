@@ -26,7 +26,9 @@ describe('media workers run by the agent on demand (docker runtime)', () => {
     if (!existsSync(IMAGES_TAR)) throw new Error(`${IMAGES_TAR} is missing: run scripts/build-images.sh --save ${IMAGES_TAR}`);
     dockerd = await startDockerd();
     const stream = await dockerd.docker.loadImage(createReadStream(IMAGES_TAR));
-    await new Promise<void>((resolve, reject) => dockerd.docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      dockerd.docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())),
+    );
     harness = await startApiHarness(
       { TALLY_WORKER_IDLE_GRACE_S: String(IDLE_GRACE_S), TALLY_DOCKER_SOCKET: dockerd.socketPath, TALLY_EGRESS_IMAGE: EGRESS_IMAGE },
       { workers: 'docker' },
@@ -52,7 +54,8 @@ describe('media workers run by the agent on demand (docker runtime)', () => {
     const tenant = await createTenant(harness.admin, 'docker-on-demand');
     const created = await createStream(tenant.client, tenant.app.id);
     const base = `/v1/apps/${tenant.app.id}`;
-    const token = (await tenant.client.post<StreamToken>(`${base}/streams/${created.id}/tokens`, { identity: 'cam', role: 'publisher' })).body;
+    const token = (await tenant.client.post<StreamToken>(`${base}/streams/${created.id}/tokens`, { identity: 'cam', role: 'publisher' }))
+      .body;
     publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
     await waitFor(
       'the stream to be live',
