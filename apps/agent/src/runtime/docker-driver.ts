@@ -43,7 +43,10 @@ export class DockerDriver implements WorkerDriver {
         Binds: [spec.workDir, ...spec.mounts].map((dir) => `${dir}:${dir}`),
         Memory: memory,
         MemorySwap: memory,
-        NanoCpus: spec.limits.cpuMillicores * 1_000_000,
+        // A CFS quota rather than NanoCpus: dockerd rejects NanoCpus above the host's core count,
+        // while a node's budget may grant a worker more than the cores this host has.
+        CpuPeriod: 100_000,
+        CpuQuota: spec.limits.cpuMillicores * 100,
         Init: true,
         ShmSize: 256 * 1024 * 1024,
       },
