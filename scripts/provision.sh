@@ -35,6 +35,7 @@ fi
 bash "$TALLY_PROVISION_DIR/livekit.sh"
 bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
 bash "$TALLY_PROVISION_DIR/ingress.sh" "${skip_apt_arg[@]}"
+bash "$TALLY_PROVISION_DIR/images.sh"
 
 log "done in $(fmt_duration $((SECONDS - total_start)))"
 echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"
