@@ -4,6 +4,7 @@ import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Clock } from '../clock.js';
+import { IngressReconciler } from '../ingresses/ingress-reconciler.service.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
@@ -27,6 +28,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     egresses: EgressReconciler,
     workerExits: WorkerExits,
     departures: NodeDepartures,
+    ingresses: IngressReconciler,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -37,7 +39,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
         const streams = await reconciler.run(now);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
-        const report = { streams, recordings };
+        const report = { streams, recordings, ingresses: await ingresses.run(now) };
         await this.countRepairs(report);
         return report;
       },
