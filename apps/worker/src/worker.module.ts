@@ -3,10 +3,11 @@ import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
-import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import { NodeRegistry, NodeWorkers, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { Redis } from 'ioredis';
 import { WebhookOutbox } from '@tally/webhooks';
 import { Clock } from './clock.js';
+import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
@@ -22,13 +23,14 @@ export class WorkerModule {
       module: WorkerModule,
       // Global, so the feature modules it imports share its adapters.
       global: true,
-      imports: [RecordingsWorkerModule],
+      imports: [RecordingsWorkerModule, IngressesWorkerModule],
       providers: [
         { provide: CONFIG, useValue: config },
         { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
         { provide: REDIS, useFactory: () => new Redis(config.redisUrl, { maxRetriesPerRequest: 3 }) },
         { provide: CapacityLedger, useFactory: (redis: Redis) => new CapacityLedger(redis), inject: [REDIS] },
         { provide: NodeRegistry, useFactory: (redis: Redis) => new NodeRegistry(redis), inject: [REDIS] },
+        { provide: NodeWorkers, useFactory: (redis: Redis) => new NodeWorkers(redis), inject: [REDIS] },
         {
           provide: Admitter,
           useFactory: (ledger: CapacityLedger, registry: NodeRegistry, repository: ReconcileRepository) =>
@@ -50,7 +52,7 @@ export class WorkerModule {
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],
-      exports: [CONFIG, PrismaService, CapacityLedger, Admitter, NodeRegistry, Clock, WebhookOutbox],
+      exports: [CONFIG, PrismaService, CapacityLedger, Admitter, NodeRegistry, NodeWorkers, Clock, WebhookOutbox],
     };
   }
 }

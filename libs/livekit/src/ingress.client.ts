@@ -50,6 +50,7 @@ export function summariseIngress(info: IngressInfo): IngressSummary {
   const state = info.state;
   return {
     ingressId: info.ingressId,
+    name: info.name,
     room: info.roomName,
     participantIdentity: info.participantIdentity,
     url: info.url,

@@ -53,6 +53,8 @@ export type IngressState = 'inactive' | 'buffering' | 'publishing' | 'error' | '
 /** What Tally reads from LiveKit's IngressInfo (the stream key is left out on purpose). */
 export type IngressSummary = Readonly<{
   ingressId: string;
+  /** Tally names each ingress after its own id (`ing_…`). */
+  name: string;
   room: string;
   participantIdentity: string;
   /** Where the encoder pushes (without the stream key). */

@@ -4,7 +4,9 @@ import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Clock } from '../clock.js';
+import { IngressReconciler } from '../ingresses/ingress-reconciler.service.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
+import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -25,6 +27,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     reconciler: StreamsReconciler,
     egresses: EgressReconciler,
     workerExits: WorkerExits,
+    departures: NodeDepartures,
+    ingresses: IngressReconciler,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -32,7 +36,10 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
       reconcileStreams: async (payload: unknown) => {
         JOBS.reconcileStreams.payload.parse(payload);
         const now = clock.now();
-        const report = { streams: await reconciler.run(now), recordings: await egresses.run(now) };
+        const streams = await reconciler.run(now);
+        // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
+        const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
+        const report = { streams, recordings, ingresses: await ingresses.run(now) };
         await this.countRepairs(report);
         return report;
       },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RECORDING_PROVIDERS } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
+import { NodeDepartures } from './node-departures.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsRunner } from './recordings.runner.js';
 import { WorkerExits } from './worker-exits.service.js';
@@ -8,7 +9,15 @@ import { TranscodesRunner } from './transcodes.runner.js';
 
 /** Recording finalisation, ladder reports, and the egress side of reconciliation. */
 @Module({
-  providers: [...RECORDING_PROVIDERS, RecordingFinaliser, RecordingsRunner, TranscodesRunner, EgressReconciler, WorkerExits],
-  exports: [EgressReconciler, WorkerExits],
+  providers: [
+    ...RECORDING_PROVIDERS,
+    RecordingFinaliser,
+    RecordingsRunner,
+    TranscodesRunner,
+    EgressReconciler,
+    WorkerExits,
+    NodeDepartures,
+  ],
+  exports: [EgressReconciler, WorkerExits, NodeDepartures],
 })
 export class RecordingsWorkerModule {}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
+import { LivekitIngressClient } from '@tally/livekit';
+import { IngressReconciler } from './ingress-reconciler.service.js';
+
+/** The ingress side of reconciliation. */
+@Module({
+  providers: [
+    { provide: LivekitIngressClient, useFactory: (config: Config) => new LivekitIngressClient(config.livekit), inject: [CONFIG] },
+    IngressReconciler,
+  ],
+  exports: [IngressReconciler],
+})
+export class IngressesWorkerModule {}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { CapacityLedger } from '@tally/admission';
+import { DEFAULT_MODEL, fits, unlimited } from '@tally/capacity';
+import type { NodeHeartbeat } from '@tally/contracts';
+import { PrismaService } from '@tally/db';
+import { NodeRegistry } from '@tally/nodes';
+import { FinaliseQueue, RecordingLifecycle } from '@tally/recordings';
+import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
+import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { NodeDepartures } from './node-departures.service.js';
+
+const NOW = new Date('2026-11-22T12:00:00Z');
+const LONG_AGO = new Date(NOW.getTime() - 10 * 60_000);
+const LIMITS = { ...unlimited(), recordings: 10 };
+const BUDGET = { cpuMillicores: 8_000, ramMb: 8_192, nicMbps: 1_000, gpus: [] };
+
+const heartbeat = (nodeId: string): NodeHeartbeat => ({
+  nodeId,
+  role: 'worker',
+  budget: BUDGET,
+  used: { cpuMillicores: 0, ramMb: 0 },
+  labels: {},
+  version: '0.1.0',
+  startedAt: NOW.toISOString(),
+  sentAt: NOW.toISOString(),
+});
+
+describe(NodeDepartures.name, () => {
+  let prisma: PrismaService;
+  let redis: TestRedis;
+  let connection: Redis;
+  let ledger: CapacityLedger;
+  let registry: NodeRegistry;
+  let deliveries: DeliveryQueue;
+  let finalise: FinaliseQueue;
+  let sut: NodeDepartures;
+  const appId = 'app_departures000000';
+  const streamId = 'str_departures000000';
+
+  beforeAll(async () => {
+    prisma = new PrismaService(await createTestDatabase(inject('postgresUrl')));
+    redis = await startRedis();
+    connection = new Redis(redis.url);
+    ledger = new CapacityLedger(connection);
+    registry = new NodeRegistry(connection);
+    deliveries = new DeliveryQueue(redis.url);
+    finalise = new FinaliseQueue(redis.url);
+    sut = new NodeDepartures(prisma, registry, new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise));
+    await prisma.app.create({ data: { id: appId, name: 'departures', webhookUrl: 'http://127.0.0.1:9/hooks' } });
+    await prisma.stream.create({ data: { id: streamId, appId, name: 's', room: `${appId}.${streamId}`, status: 'live' } });
+  });
+
+  afterAll(async () => {
+    await finalise?.close();
+    await deliveries?.close();
+    connection?.disconnect();
+    await redis?.stop();
+    await prisma?.$disconnect();
+  });
+
+  /** An active recording with its confirmed reservation on the node, created at `createdAt`. */
+  async function recordingOn(nodeId: string, createdAt = LONG_AGO): Promise<string> {
+    const id = `rec_${randomBytes(8).toString('hex')}`;
+    const node = { id: nodeId, ...BUDGET };
+    const decision = fits(
+      { nodes: [node], model: DEFAULT_MODEL, usage: await ledger.usage([nodeId], [appId]) },
+      { appId, limits: LIMITS, kind: 'egress.track_composite' },
+    );
+    if (!decision.ok) throw new Error('not admitted');
+    expect((await ledger.reserve(id, decision.placement, LIMITS, [], 60_000)).ok).toBe(true);
+    await ledger.confirm(id);
+    await prisma.recording.create({
+      data: {
+        id,
+        appId,
+        streamId,
+        mode: 'track_composite',
+        reason: 'test',
+        nodeId,
+        status: 'active',
+        createdAt,
+        startedAt: createdAt,
+        storage: 'local',
+        location: `${appId}/${id}.mp4`,
+      },
+    });
+    return id;
+  }
+
+  const eventsOf = async (recordingId: string) =>
+    (await prisma.webhookEvent.findMany({ orderBy: { createdAt: 'asc' } }))
+      .filter((e) => (e.payload as { data: { id: string } }).data.id === recordingId)
+      .map((e) => e.type);
+
+  it('fails a recording whose node has no heartbeat, once, freeing its capacity and telling the app', async () => {
+    const id = await recordingOn('dep-gone');
+
+    expect(await sut.run(NOW)).toEqual({ recordingsFailedNodeGone: 1 });
+    expect(await sut.run(NOW)).toEqual({ recordingsFailedNodeGone: 0 });
+
+    expect(await prisma.recording.findUnique({ where: { id } })).toMatchObject({
+      status: 'failed',
+      error: 'node dep-gone left the pool',
+      endedAt: NOW,
+    });
+    expect(await ledger.held(id)).toBeUndefined();
+    expect(await eventsOf(id)).toEqual(['recording.failed']);
+  });
+
+  it('leaves recordings on live nodes alone, draining ones included', async () => {
+    await registry.heartbeat(heartbeat('dep-live'), 60);
+    await registry.heartbeat(heartbeat('dep-draining'), 60);
+    await registry.setStatus('dep-draining', 'draining');
+    const onLive = await recordingOn('dep-live');
+    const onDraining = await recordingOn('dep-draining');
+
+    await sut.run(NOW);
+
+    for (const id of [onLive, onDraining]) {
+      expect((await prisma.recording.findUnique({ where: { id } }))?.status).toBe('active');
+      expect((await ledger.held(id))?.confirmed).toBe(true);
+      expect(await eventsOf(id)).toEqual([]);
+    }
+  });
+
+  it('fails recordings once their node leaves the pool, but not those too young to judge', async () => {
+    await registry.heartbeat(heartbeat('dep-leaving'), 60);
+    const old = await recordingOn('dep-leaving');
+    const young = await recordingOn('dep-leaving', new Date(NOW.getTime() - 5_000));
+    await sut.run(NOW);
+    expect((await prisma.recording.findUnique({ where: { id: old } }))?.status).toBe('active');
+
+    await registry.remove('dep-leaving');
+    await sut.run(NOW);
+
+    expect((await prisma.recording.findUnique({ where: { id: old } }))?.status).toBe('failed');
+    expect((await prisma.recording.findUnique({ where: { id: young } }))?.status).toBe('active');
+    expect(await ledger.held(young)).toBeDefined();
+  });
+
+  it('treats a node whose heartbeat it cannot parse as alive', async () => {
+    await connection.set('tally:{nodes}:hb:dep-other-version', JSON.stringify({ nodeId: 'dep-other-version', shape: 'new' }), 'EX', 60);
+    await connection.sadd('tally:{nodes}:index', 'dep-other-version');
+    const id = await recordingOn('dep-other-version');
+
+    await sut.run(NOW);
+
+    expect((await prisma.recording.findUnique({ where: { id } }))?.status).toBe('active');
+  });
+});

@@ -1,0 +1,54 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { PrismaService } from '@tally/db';
+import { NodeRegistry } from '@tally/nodes';
+import { RecordingLifecycle } from '@tally/recordings';
+
+/** A recording younger than this was placed from a pool listing that may be a moment old: it is not judged. */
+const SETTLE_MS = 30_000;
+
+export type NodeDeparturesReport = Readonly<{ recordingsFailedNodeGone: number }>;
+
+/**
+ * A node whose heartbeat expired is gone, and so is every recording its egress was writing: each
+ * open recording placed on it fails with that reason, which releases its reservation and sends
+ * `recording.failed`. Only absence from the pool counts; a draining or disabled node still runs
+ * what it has.
+ */
+@Injectable()
+export class NodeDepartures {
+  private readonly logger = new Logger(NodeDepartures.name);
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly registry: NodeRegistry,
+    private readonly lifecycle: RecordingLifecycle,
+  ) {}
+
+  async run(now: Date): Promise<NodeDeparturesReport> {
+    const open = await this.prisma.recording.findMany({
+      where: { status: { in: ['starting', 'active', 'ending'] }, createdAt: { lt: new Date(now.getTime() - SETTLE_MS) } },
+      select: { id: true, nodeId: true },
+    });
+    if (open.length === 0) return { recordingsFailedNodeGone: 0 };
+    const listed = new Set((await this.registry.list()).map((n) => n.nodeId));
+    const gone = new Set<string>();
+    for (const nodeId of new Set(open.map((r) => r.nodeId))) {
+      if (!listed.has(nodeId) && !(await this.stillBeating(nodeId))) gone.add(nodeId);
+    }
+    let failed = 0;
+    for (const { id, nodeId } of open) {
+      if (gone.has(nodeId) && (await this.lifecycle.fail(id, `node ${nodeId} left the pool`, now))) failed += 1;
+    }
+    if (failed > 0) this.logger.warn(`${failed} recording(s) failed on nodes that left the pool: ${[...gone].join(', ')}`);
+    return { recordingsFailedNodeGone: failed };
+  }
+
+  /** list() skips a heartbeat it cannot parse (an agent of another version), but that node is alive. */
+  private async stillBeating(nodeId: string): Promise<boolean> {
+    try {
+      return (await this.registry.get(nodeId)) !== undefined;
+    } catch {
+      return true;
+    }
+  }
+}
