@@ -135,7 +135,7 @@ describe(admit.name, () => {
       ),
       { numRuns: 100 },
     );
-  });
+  }, 60_000);
 
   it('admits whatever a refusal-free node could host, so capacity is not left idle', () => {
     fc.assert(
