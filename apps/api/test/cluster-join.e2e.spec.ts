@@ -7,7 +7,7 @@ import { LivekitRoomClient } from '@tally/livekit';
 import { freePort, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { addHost, forward, installOnNode, killService, nodeHome, removeHome, type TwoHosts } from './joined-node.js';
+import { addHost, forward, installOnNode, killService, readableCheckout, nodeHome, removeHome, type TwoHosts } from './joined-node.js';
 
 /** Two hosts on one machine: the origin (the test stack) and a node that joins it with ./install.sh --join. */
 describe('install.sh --join', () => {
@@ -46,6 +46,7 @@ describe('install.sh --join', () => {
     );
 
   beforeAll(async () => {
+    await readableCheckout();
     hosts = await addHost();
     const [redisPort, apiPort] = [await freePort(), await freePort()];
     originUrl = `http://${hosts.originIp}:${apiPort}`;

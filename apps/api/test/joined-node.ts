@@ -1,13 +1,33 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const REPO = resolve(import.meta.dirname, '../../..');
+const CHECKOUT = resolve(import.meta.dirname, '../../..');
+let usableCheckout: string | undefined;
+
+/**
+ * The services run the checkout as an unprivileged user, and install.sh refuses a checkout it
+ * cannot read (a clone under /root, say): such a checkout is copied once to a readable place, as
+ * scripts/install.int.sh does.
+ */
+export async function readableCheckout(): Promise<string> {
+  if (usableCheckout) return usableCheckout;
+  const probe = ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'test', '-r', join(CHECKOUT, 'apps/api/src/main.ts')];
+  const readable = await run('setpriv', probe).then(
+    () => true,
+    () => false,
+  );
+  if (readable) return (usableCheckout = CHECKOUT);
+  const copy = mkdtempSync(join(tmpdir(), 'tally-join-src-'));
+  chmodSync(copy, 0o755);
+  await run('cp', ['-a', `${CHECKOUT}/.`, `${copy}/`], { maxBuffer: 16 * 1024 * 1024 });
+  return (usableCheckout = copy);
+}
 
 /**
  * A second host on this machine: a network namespace joined to the test's by a veth pair. The
@@ -60,12 +80,13 @@ export type InstallResult = Readonly<{ code: number; output: string }>;
 
 /** ./install.sh ARGS inside the node's namespace, as root, the way an operator runs it there. */
 export async function installOnNode(ns: string, args: string[], env: Record<string, string> = {}): Promise<InstallResult> {
+  const checkout = await readableCheckout();
   try {
     const { stdout, stderr } = await run(
       'ip',
-      ['netns', 'exec', ns, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'bash', join(REPO, 'install.sh'), ...args],
+      ['netns', 'exec', ns, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'bash', join(checkout, 'install.sh'), ...args],
       {
-        cwd: REPO,
+        cwd: checkout,
         maxBuffer: 16 * 1024 * 1024,
       },
     );

@@ -66,7 +66,7 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
   const logFile = join(dir, 'livekit.log');
   const child = startChild(toolPath('livekit-server'), ['--config', configFile], logFile);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('livekit-server', async () => ((await fetch(url)).ok ? true : undefined), 30_000);
+  await waitFor('livekit-server', async () => ((await fetch(url)).ok ? true : undefined), 60_000);
   return {
     url,
     wsUrl: `ws://127.0.0.1:${port}`,
