@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
 import { startAppProcess } from '@tally/testing';
+import { dispose } from '@livekit/rtc-node';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
 import { joinAndPublish, joinAsViewer, type Publisher } from '../../apps/api/test/media-client.js';
 import type { StreamView } from '@tally/contracts';
@@ -203,4 +204,6 @@ try {
 } finally {
   await worker.stop();
   await bench.stop();
+  // rtc-node's native runtime keeps the process alive until it is disposed.
+  await dispose();
 }

@@ -1,5 +1,6 @@
 // bench:load — LiveKit's own load-test scenarios against Tally's livekit-server, stepped up until a CPU target or failure.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { StreamView } from '@tally/contracts';
 import { freePort, toolPath } from '@tally/testing';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
@@ -8,7 +9,9 @@ import { netCounters, pidsMatching, watchTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { sumMetric } from '../lib/prometheus.js';
 import { type LkSummary, parseLkSummary } from './lk-summary.js';
-import { writeResult } from '../lib/results.js';
+import { RESULTS_DIR, writeResult } from '../lib/results.js';
+import { lineChartSvg, writePng } from '../lib/plot.js';
+import { launchChromium } from '../../apps/dashboard/test/browser.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 
@@ -156,4 +159,15 @@ const table = markdownTable(
   ]),
 );
 const file = writeResult('load', { args, rows });
-process.stdout.write(`## LiveKit load scenarios\n\n${table}\n\nJSON: ${file}\n`);
+const png = join(RESULTS_DIR, 'load.png');
+const series = scenarios.map((steps) => ({
+  name: steps[0]?.scenario ?? '',
+  points: rows.filter((r) => r.scenario === steps[0]?.scenario).map((r) => [r.subs, r.cpuPercentOfHost] as const),
+}));
+const browser = await launchChromium();
+try {
+  await writePng(browser, lineChartSvg('livekit-server CPU by subscribers', 'subscribers', 'CPU (% of host)', series), png);
+} finally {
+  await browser.close();
+}
+process.stdout.write(`## LiveKit load scenarios\n\n${table}\n\nPlot: ${png}\nJSON: ${file}\n`);
