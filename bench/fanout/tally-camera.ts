@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppView, CameraToken, CreatedApiKey, CreatedCamera } from '@tally/contracts';
 import { runMigrations } from '@tally/db';
+import { generateJpegs } from '../../apps/api/test/camera-client.js';
 import {
   ApiClient,
   type Child,
@@ -59,7 +58,7 @@ export async function startTallyCamera(): Promise<TallyCamera> {
   await admin.patch(`/v1/apps/${app.id}`, { quotas: { maxCameraViewers: 100_000 } });
   const key = (await admin.post<CreatedApiKey>(`/v1/apps/${app.id}/keys`)).body.key;
   const client = admin.withKey(key);
-  const frames = jpegs(FPS * 4);
+  const frames = await generateJpegs(FPS * 4);
   const maxFrameKb = Math.ceil(Math.max(...frames.map((f) => f.length)) / 1024);
   const camera = (await client.post<CreatedCamera>(`/v1/apps/${app.id}/cameras`, { name: 'bench', maxFps: FPS, maxFrameKb })).body;
   const token = (await client.post<CameraToken>(`/v1/apps/${app.id}/cameras/${camera.id}/tokens`, { ttlS: 86_400 })).body;
@@ -82,30 +81,6 @@ export async function startTallyCamera(): Promise<TallyCamera> {
       await postgres.stop();
     },
   };
-}
-
-function jpegs(count: number): Buffer[] {
-  const dir = mkdtempSync(join(tmpdir(), 'tally-fanout-jpegs-'));
-  try {
-    execFileSync('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc=size=320x240:rate=${FPS}`,
-      '-frames:v',
-      String(count),
-      '-q:v',
-      '8',
-      join(dir, 'f%04d.jpg'),
-    ]);
-    return readdirSync(dir)
-      .sort()
-      .map((f) => readFileSync(join(dir, f)));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 function log(name: string): string {
