@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the pinned LiveKit binaries into $TALLY_TOOLS_DIR/bin:
 #   livekit-server  v1.13.5   (go install of the upstream module, unmodified)
-#   lk              v2.18.2   (livekit-cli, via the wrapper module in go/lk, -tags portaudio_system)
+#   lk              v2.18.2   (livekit-cli, via the wrapper module in go/lk, -tags portaudio_system;
+#                              its load-test sample media, Git LFS pointers in the module zip,
+#                              generated with ffmpeg to the names, sizes and bitrates it expects)
 # A build is skipped when the binary exists and its stamp records the same version + recipe.
 # TALLY_FORCE_REBUILD=1 forces a rebuild (still fast with the warm Go cache).
 set -euo pipefail
@@ -11,6 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LIVEKIT_SERVER_VERSION="v1.13.5"
 LK_VERSION="v2.18.2"
 LK_WRAPPER_DIR="$TALLY_PROVISION_DIR/go/lk"
+LK_MODULE="github.com/livekit/livekit-cli/v2"
+# Bump when the lk build steps below change in a way the wrapper files do not show.
+LK_RECIPE=2
 
 mkdir -p "$TALLY_BIN_DIR" "$TALLY_STAMP_DIR" "$TALLY_TOOLS_DIR/src"
 
@@ -43,10 +48,50 @@ build_livekit_server() {
   log "built $name $LIVEKIT_SERVER_VERSION in $(fmt_duration $((SECONDS - start)))"
 }
 
+# lk_sample_media DIR: writes the load tester's sample media into DIR (pkg/provider/resources of
+# the module): per video set three simulcast layers (180p/360p/720p at 15/20/30 fps, or the
+# portrait "circles" 180/360/540 wide), H.264 Annex B (baseline, one slice per frame, no B-frames)
+# or VP8 IVF, at the bitrate the file name states; Opus in Ogg for the audio loops. 8 s each.
+lk_sample_media() {
+  local dir="$1" seconds=8 name spec codec size kbps fps w h
+  local ff=(ffmpeg -nostdin -hide_banner -loglevel error -y)
+  local videos=(
+    "butterfly h264 180 150 15" "butterfly h264 360 400 20" "butterfly h264 720 2000 30"
+    "cartoon h264 180 120 15" "cartoon h264 360 400 20" "cartoon h264 720 1500 30"
+    "crescent vp8 180 150 15" "crescent vp8 360 600 20" "crescent vp8 720 2000 30"
+    "neon vp8 180 150 15" "neon vp8 360 600 20" "neon vp8 720 2000 30"
+    "tunnel vp8 180 150 15" "tunnel vp8 360 600 20" "tunnel vp8 720 2000 30"
+    "circles h264 p180 200 15" "circles h264 p360 700 20" "circles h264 p540 2000 30"
+  )
+  for spec in "${videos[@]}"; do
+    read -r name codec size kbps fps <<<"$spec"
+    if [[ "$size" == p* ]]; then
+      w="${size#p}" h=$((${size#p} * 4 / 3))
+    else
+      h="$size" w=$((size * 16 / 9))
+    fi
+    local src=(-f lavfi -i "testsrc2=size=${w}x${h}:rate=$fps:duration=$seconds")
+    if [[ "$codec" == h264 ]]; then
+      "${ff[@]}" "${src[@]}" -c:v libx264 -profile:v baseline -preset veryfast -tune zerolatency -bf 0 \
+        -x264-params "slices=1:sliced-threads=0:repeat-headers=1" -g $((fps * 2)) -pix_fmt yuv420p \
+        -b:v "${kbps}k" -maxrate "${kbps}k" -bufsize "$((kbps * 2))k" -f h264 "$dir/${name}_${size}_${kbps}.h264"
+    else
+      "${ff[@]}" "${src[@]}" -c:v libvpx -deadline realtime -cpu-used 8 -g $((fps * 2)) -pix_fmt yuv420p \
+        -b:v "${kbps}k" -f ivf "$dir/${name}_${size}_${kbps}.ivf"
+    fi
+  done
+  local voices=(amelia benjamin clint elena emma ken sophie) i=0 voice
+  for voice in "${voices[@]}"; do
+    i=$((i + 1))
+    "${ff[@]}" -f lavfi -i "sine=frequency=$((220 * i)):sample_rate=48000:duration=$seconds" -ac 2 \
+      -c:a libopus -b:a 32k -frame_duration 20 -page_duration 20000 -f ogg "$dir/change-$voice.ogg"
+  done
+}
+
 build_lk() {
   local name=lk recipe
   recipe="$(hash_files "$LK_WRAPPER_DIR/go.mod" "$LK_WRAPPER_DIR/go.sum" "$LK_WRAPPER_DIR/tools.go")"
-  local stamp="lk $LK_VERSION recipe=$recipe"
+  local stamp="lk $LK_VERSION recipe=$recipe.$LK_RECIPE"
   if stamp_matches "$name" "$stamp"; then
     log "$name $LK_VERSION: present ($TALLY_BIN_DIR/$name)"
     return 0
@@ -62,8 +107,19 @@ build_lk() {
   rm -rf "$work"
   mkdir -p "$work"
   cp "$LK_WRAPPER_DIR/go.mod" "$LK_WRAPPER_DIR/go.sum" "$LK_WRAPPER_DIR/tools.go" "$work/"
-  (cd "$work" && go build -mod=readonly -trimpath -tags portaudio_system \
-    -o "$TALLY_BIN_DIR/$name.tmp" github.com/livekit/livekit-cli/v2/cmd/lk)
+  # The module's sample media are Git LFS pointers: build from a copy with real ones.
+  local module_dir resources
+  module_dir="$(cd "$work" && go mod download -json "$LK_MODULE@$LK_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$module_dir" && -f "$module_dir/go.mod" ]] || die "go mod download $LK_MODULE@$LK_VERSION failed"
+  cp -r "$module_dir" "$work/livekit-cli"
+  chmod -R u+w "$work/livekit-cli"
+  resources="$work/livekit-cli/pkg/provider/resources"
+  command -v ffmpeg >/dev/null 2>&1 || die "ffmpeg is required to make lk's sample media: run scripts/provision/system.sh"
+  find "$resources" -type f ! -name README.md -delete
+  lk_sample_media "$resources"
+  (cd "$work" && go mod edit -replace "$LK_MODULE=./livekit-cli" && go build -mod=readonly -trimpath -tags portaudio_system \
+    -o "$TALLY_BIN_DIR/$name.tmp" "$LK_MODULE/cmd/lk")
   mv -f "$TALLY_BIN_DIR/$name.tmp" "$TALLY_BIN_DIR/$name"
   check_binary_version "$TALLY_BIN_DIR/$name" "$LK_VERSION"
   stamp_write "$name" "$stamp"
