@@ -9,7 +9,8 @@ TALLY_USAGE="Usage:
                [--egress-template-port N] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
-               [--home DIR] [--node-ip IP] [--offline] [--no-provision] [--no-systemd] [--dry-run]
+               [--recordings-dir DIR] [--home DIR] [--node-ip IP] [--offline] [--no-provision]
+               [--no-systemd] [--dry-run]
   ./install.sh --leave [--home DIR] [--dry-run]
 
 Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
@@ -45,12 +46,18 @@ Joining another origin (docs/cluster.md):
   --token T           the one-time join token
   --role R            media (livekit-server, default), worker (egress, ingress) or gpu (egress)
   --name N            this node's id in the pool (default: the host name)
+  --recordings-dir D  the origin's recordings directory as mounted on this host (a shared mount
+                      writable by the service user): ladders and recordings placed on this node
+                      are read and written there (remembered; default DIR/recordings, which the
+                      origin does not see)
   --no-provision      the tools are installed already: skip apt and the LiveKit builds
   --leave             drain this joined node (waits up to \$TALLY_LEAVE_TIMEOUT_S, default 600 s,
                       for its work to finish), stop its services, remove it from the pool and
                       delete the cluster credentials from DIR
 
-Environment: TALLY_ADMIN_KEY (>= 24 chars) is used as the admin key when DIR/admin.key does
+Environment: TALLY_NODE_CPU_MILLICORES, TALLY_NODE_RAM_MB, TALLY_NODE_NIC_MBPS and
+TALLY_NODE_NVENC_SESSIONS given to --join replace what the node's agent measures (remembered in
+DIR/tally.env). TALLY_ADMIN_KEY (>= 24 chars) is used as the admin key when DIR/admin.key does
 not exist yet; otherwise one is generated there once. TALLY_SECRETS_KEY (64 hex chars) likewise
 seeds the key that seals stored secrets when DIR/tally.env has none yet."
 
@@ -66,6 +73,7 @@ JOIN_URL=""
 JOIN_TOKEN=""
 JOIN_ROLE=media
 JOIN_NAME=""
+RECORDINGS_DIR_ARG=""
 INSECURE_HTTP=0
 DO_PROVISION=1
 # Explicit ports (flag or environment); empty = not given.
@@ -114,13 +122,14 @@ parse_args() {
         ACTION=join JOIN_URL="${2%/}"
         shift
         ;;
-      --token | --role | --name | --cluster-bind)
+      --token | --role | --name | --cluster-bind | --recordings-dir)
         need_value "$@"
         case "$1" in
           --token) JOIN_TOKEN="$2" ;;
           --role) JOIN_ROLE="$2" ;;
           --name) JOIN_NAME="$2" ;;
           --cluster-bind) CLUSTER_BIND_ARG="$2" ;;
+          --recordings-dir) RECORDINGS_DIR_ARG="${2%/}" ;;
         esac
         shift
         ;;
@@ -163,6 +172,10 @@ parse_args() {
     [[ "$JOIN_ROLE" =~ ^(media|worker|gpu)$ ]] || die "--role must be media, worker or gpu, got: $JOIN_ROLE"
     JOIN_NAME="${JOIN_NAME:-$(hostname)}"
     [[ "$JOIN_NAME" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "--name must be letters, digits and _ . - (starting with a letter or digit), got: $JOIN_NAME"
+    if [[ -n "$RECORDINGS_DIR_ARG" ]]; then
+      [[ "$RECORDINGS_DIR_ARG" == /* && "$RECORDINGS_DIR_ARG" != *[[:space:]\'\"\\\$\`]* ]] ||
+        die "--recordings-dir must be an absolute path without spaces or quotes, got: $RECORDINGS_DIR_ARG"
+    fi
   fi
 }
 

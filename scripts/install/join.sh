@@ -103,6 +103,27 @@ exchange_join_token() {
   log "    joined: settings received (Redis ${CLUSTER[REDIS_URL]##*@})"
 }
 
+# resolve_recordings_dir: where this node's agent reads recordings and writes ladders (and its
+# egress writes recordings): --recordings-dir, else the remembered one, else DIR/recordings. The
+# origin serves files from its own recordings directory, so a node that takes such work needs
+# that directory mounted, writable by the service user.
+resolve_recordings_dir() {
+  RECORDINGS_DIR="${RECORDINGS_DIR_ARG:-${OLD[TALLY_RECORDINGS_DIR]:-}}"
+  if [[ -z "$RECORDINGS_DIR" ]]; then
+    RECORDINGS_DIR="$HOME_DIR/recordings"
+    warn "no --recordings-dir: ladders and recordings placed on this node go to $RECORDINGS_DIR, which the origin does not see; mount the origin's recordings directory and pass --recordings-dir (docs/cluster.md)"
+    return 0
+  fi
+  if dry; then
+    log "    recordings directory: $RECORDINGS_DIR (must be the origin's, writable by $TALLY_USER)"
+    return 0
+  fi
+  [[ -d "$RECORDINGS_DIR" ]] || die "--recordings-dir $RECORDINGS_DIR does not exist: mount the origin's recordings directory there first"
+  setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- test -w "$RECORDINGS_DIR" -a -x "$RECORDINGS_DIR" ||
+    die "--recordings-dir $RECORDINGS_DIR is not writable by $TALLY_USER (uid $(id -u "$TALLY_USER")): give it the uid that owns it on the origin"
+  log "    recordings directory: $RECORDINGS_DIR (shared with the origin, writable by $TALLY_USER)"
+}
+
 # shellcheck disable=SC2153 # NODE_IP is set by resolve_network (config.sh)
 join_env_content() {
   local livekit_url="http://127.0.0.1:${PORT[livekit]}"
@@ -122,6 +143,13 @@ LIVEKIT_API_SECRET=${CLUSTER[LIVEKIT_API_SECRET]}
 TALLY_LIVEKIT_WEBHOOK_URL=${CLUSTER[TALLY_LIVEKIT_WEBHOOK_URL]}
 TALLY_LIVEKIT_WS_URL=${CLUSTER[LIVEKIT_WS_URL]}
 TALLY_HEARTBEAT_INTERVAL_S=${TALLY_HEARTBEAT_INTERVAL_S:-${OLD[TALLY_HEARTBEAT_INTERVAL_S]:-5}}
+# The budget the agent advertises: empty = what it measures (apps/agent/README.md).
+TALLY_NODE_CPU_MILLICORES=${TALLY_NODE_CPU_MILLICORES:-${OLD[TALLY_NODE_CPU_MILLICORES]:-}}
+TALLY_NODE_RAM_MB=${TALLY_NODE_RAM_MB:-${OLD[TALLY_NODE_RAM_MB]:-}}
+TALLY_NODE_NIC_MBPS=${TALLY_NODE_NIC_MBPS:-${OLD[TALLY_NODE_NIC_MBPS]:-}}
+TALLY_NODE_NVENC_SESSIONS=${TALLY_NODE_NVENC_SESSIONS:-${OLD[TALLY_NODE_NVENC_SESSIONS]:-}}
+# The origin's recordings directory, mounted here: ladders are read and written there.
+TALLY_RECORDINGS_DIR=$RECORDINGS_DIR
 # Media workers the agent runs on demand (docs/workers.md): egress on worker and gpu nodes.
 TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
 TALLY_WORKERS_DIR=$HOME_DIR/workers
@@ -224,6 +252,7 @@ join_main() {
   step "configuration in $HOME_DIR"
   resolve_ports
   resolve_network
+  resolve_recordings_dir
   write_join_config
   if [[ "$JOIN_ROLE" == media ]]; then
     step "kernel UDP buffers"

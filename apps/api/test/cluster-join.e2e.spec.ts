@@ -1,13 +1,24 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import type { Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CapacityView, JoinTokenView, NodeList } from '@tally/contracts';
+import { promisify } from 'node:util';
+import { CapacityLedger } from '@tally/admission';
+import { type CapacityView, type JoinTokenView, newId, type NodeList, type RecordingView } from '@tally/contracts';
+import { createPrismaClient, type PrismaClient } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
-import { freePort, waitFor } from '@tally/testing';
+import { ladderReservationId } from '@tally/recordings';
+import { type ApiClient, type Child, freePort, startAppProcess, TEST_NODE_BUDGET, waitFor } from '@tally/testing';
+import { Redis } from 'ioredis';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
 import { addHost, forward, installOnNode, killService, readableCheckout, nodeHome, removeHome, type TwoHosts } from './joined-node.js';
+
+const run = promisify(execFile);
 
 /** Two hosts on one machine: the origin (the test stack) and a node that joins it with ./install.sh --join. */
 describe('install.sh --join', () => {
@@ -17,6 +28,11 @@ describe('install.sh --join', () => {
   let home: string;
   const forwarders: Server[] = [];
   let poolCpuBefore = 0;
+  let redis: Redis;
+  let prisma: PrismaClient;
+  let worker: Child | undefined;
+  let workerHome = '';
+  const workerName = `worker-${randomBytes(3).toString('hex')}`;
 
   const nodes = async () => (await sut.admin.get<NodeList>('/v1/nodes')).body.items;
   const poolCpu = async () => (await sut.admin.get<CapacityView>('/v1/capacity')).body.total.allocatable.cpuMillicores;
@@ -45,6 +61,73 @@ describe('install.sh --join', () => {
       { TALLY_HEARTBEAT_INTERVAL_S: '1' },
     );
 
+  const recordingsDir = () => sut.stack.env['TALLY_RECORDINGS_DIR'] ?? '';
+  const serviceUid = async () => Number((await run('id', ['-u', 'tally'])).stdout.trim());
+
+  /**
+   * A complete recording: `seconds` of test pattern and tone at `size`, written by ffmpeg where egress
+   * writes (the origin's recordings directory, owned by the service user) and registered as egress's finaliser would.
+   */
+  async function recordingFile(client: ApiClient, appId: string, size: string, seconds: number): Promise<RecordingView> {
+    const stream = await createStream(client, appId);
+    const id = newId('rec');
+    const location = `${appId}/${id}.mp4`;
+    mkdirSync(join(recordingsDir(), appId), { recursive: true });
+    const lavfi = (source: string) => ['-f', 'lavfi', '-i', `${source}:duration=${seconds}`];
+    await run('ffmpeg', [
+      ...['-hide_banner', '-loglevel', 'error'],
+      ...lavfi(`testsrc=size=${size}:rate=15`),
+      ...lavfi('sine=frequency=440'),
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', join(recordingsDir(), location)],
+    ]);
+    await run('chown', ['-R', 'tally:tally', join(recordingsDir(), appId)]);
+    const probed = await probeVideo(join(recordingsDir(), location));
+    const now = new Date();
+    await prisma.recording.create({
+      data: {
+        id,
+        appId,
+        streamId: stream.id,
+        mode: 'track_composite',
+        reason: 'written by ffmpeg for the test',
+        nodeId: sut.stack.nodeId,
+        status: 'complete',
+        storage: 'local',
+        location,
+        durationS: probed.durationS,
+        codecs: [
+          { type: 'video', codec: 'h264' },
+          { type: 'audio', codec: 'aac' },
+        ],
+        startedAt: now,
+        endedAt: now,
+      },
+    });
+    return (await client.get<RecordingView>(`/v1/apps/${appId}/recordings/${id}`)).body;
+  }
+
+  /** Asks for a ladder while the origin takes no new work (an operator's PATCH), so admission can only place it on the worker node. */
+  async function ladderOffOrigin(client: ApiClient, recording: RecordingView): Promise<RecordingView> {
+    expect((await sut.admin.patch(`/v1/nodes/${sut.stack.nodeId}`, { status: 'disabled' })).status).toBe(200);
+    try {
+      const requested = await client.post<RecordingView>(`/v1/apps/${recording.appId}/recordings/${recording.id}/ladder`);
+      expect(requested.status, JSON.stringify(requested.body)).toBe(202);
+      return requested.body;
+    } finally {
+      await sut.admin.patch(`/v1/nodes/${sut.stack.nodeId}`, { status: 'active' });
+    }
+  }
+
+  const ladderOnceIn = (client: ApiClient, recording: RecordingView, statuses: readonly Ladder['status'][]) =>
+    waitFor(
+      `ladder of ${recording.id} in ${statuses.join('/')}`,
+      async () => {
+        const r = (await client.get<RecordingView>(`/v1/apps/${recording.appId}/recordings/${recording.id}`)).body;
+        return r.ladder && statuses.includes(r.ladder.status) ? r : undefined;
+      },
+      240_000,
+    );
+
   beforeAll(async () => {
     await readableCheckout();
     hosts = await addHost();
@@ -55,15 +138,21 @@ describe('install.sh --join', () => {
     forwarders.push(await forward(hosts.originIp, redisPort, sut.stack.redis.port));
     forwarders.push(await forward(hosts.originIp, apiPort, sut.stack.config.http.port));
     home = nodeHome();
+    redis = new Redis(sut.stack.redis.url);
+    prisma = createPrismaClient(sut.stack.config.databaseUrl);
     poolCpuBefore = await poolCpu();
   });
 
   afterAll(async () => {
-    if (home && existsSync(join(home, 'run', 'mode'))) await installOnNode(hosts.ns, ['--stop', '--home', home]);
+    for (const dir of [home, workerHome])
+      if (dir && existsSync(join(dir, 'run', 'mode'))) await installOnNode(hosts.ns, ['--stop', '--home', dir]);
+    await worker?.stop();
+    await prisma?.$disconnect();
+    redis?.disconnect();
     for (const server of forwarders) server.close();
     await sut?.stop();
     await hosts?.remove();
-    if (home) removeHome(home);
+    for (const dir of [home, workerHome]) if (dir) removeHome(dir);
   });
 
   it('--dry-run prints every step and changes nothing; plain HTTP needs --insecure-http', async () => {
@@ -95,6 +184,44 @@ describe('install.sh --join', () => {
     expect(plain.output).toContain('without --insecure-http');
   });
 
+  it('--dry-run prints the steps of each role: what it provisions, which services it starts, where its recordings go', async () => {
+    const dryHome = `${home}-dry`;
+    const expected = {
+      media: { provisions: ['system.sh', 'livekit.sh'], not: ['egress.sh', 'ingress.sh'], livekit: true },
+      worker: { provisions: ['system.sh', 'egress.sh', 'ingress.sh'], not: ['livekit.sh'], livekit: false },
+      gpu: { provisions: ['system.sh', 'egress.sh'], not: ['livekit.sh', 'ingress.sh'], livekit: false },
+    } as const;
+    for (const [role, want] of Object.entries(expected)) {
+      const common = [
+        '--join',
+        originUrl,
+        '--token',
+        'tjt_x',
+        '--role',
+        role,
+        '--name',
+        `dry-${role}`,
+        '--insecure-http',
+        '--home',
+        dryHome,
+      ];
+      const dry = await installOnNode(hosts.ns, [...common, '--recordings-dir', '/mnt/tally-recordings', '--dry-run']);
+
+      expect(dry.code, dry.output).toBe(0);
+      for (const script of want.provisions)
+        expect(dry.output, role).toContain(`would run: bash ${await readableCheckout()}/scripts/provision/${script}`);
+      for (const script of want.not) expect(dry.output, role).not.toContain(`scripts/provision/${script}`);
+      expect(dry.output).toContain(`{name: dry-${role}, role: ${role}, token}`);
+      expect(dry.output).toContain('would start agent');
+      expect(dry.output.includes('would start livekit'), role).toBe(want.livekit);
+      expect(dry.output).toContain('recordings directory: /mnt/tally-recordings');
+      expect(existsSync(dryHome)).toBe(false);
+      // Without a shared recordings directory the node's ladders would land where the origin never looks.
+      const unshared = await installOnNode(hosts.ns, [...common, '--dry-run']);
+      expect(unshared.output).toContain(`no --recordings-dir: ladders and recordings placed on this node go to ${dryHome}/recordings`);
+    }
+  });
+
   it('joins with a one-time token: the node is in the pool with its measured budget and the pool grows', async () => {
     const { token, command } = await newToken();
     expect(command).toContain(`--join ${originUrl} --token ${token}`);
@@ -114,7 +241,7 @@ describe('install.sh --join', () => {
     expect(await poolCpu()).toBeGreaterThan(poolCpuBefore);
   });
 
-  it("runs the node's livekit-server in the origin's LiveKit pool: a room made there is the origin's too", async () => {
+  it("runs the node's livekit-server in the origin's LiveKit pool: rooms are shared, and LiveKit can place one on the node", async () => {
     const { apiKey, apiSecret } = sut.stack.livekit;
     const onNode = new LivekitRoomClient({ url: `http://${hosts.nodeIp}:7880`, apiKey, apiSecret });
     const atOrigin = new LivekitRoomClient({ url: sut.stack.livekit.url, apiKey, apiSecret });
@@ -124,10 +251,22 @@ describe('install.sh --join', () => {
 
     expect((await atOrigin.listRooms()).map((r) => r.name)).toContain(room);
     await atOrigin.deleteRoom(room);
-  });
 
-  // Transcodes on joined nodes: a transcode job placed on the joined gpu/worker node runs there and its ladder plays.
-  it.todo('runs a transcode job on the joined node and its ladder plays');
+    // LiveKit's own registry (its Redis hash "nodes") holds the node's livekit-server, announced on the node's address.
+    const lkNodes = await redis.hgetallBuffer('nodes');
+    const lkNodeId = Object.entries(lkNodes).find(([, info]) => info.includes(hosts.nodeIp))?.[0];
+    expect(lkNodeId, "the joined livekit-server in LiveKit's node registry").toBeDefined();
+    const placed = `placed-${randomBytes(3).toString('hex')}`;
+    await new RoomServiceClient(sut.stack.livekit.url, apiKey, apiSecret).createRoom({
+      name: placed,
+      nodeId: lkNodeId ?? '',
+      emptyTimeout: 60,
+    });
+    // Asked at the origin, hosted on the node: LiveKit maps the room to the joined livekit-server.
+    expect(await redis.hget('room_node_map', placed)).toBe(lkNodeId);
+    expect((await onNode.listRooms([placed])).map((r) => r.name)).toEqual([placed]);
+    await atOrigin.deleteRoom(placed);
+  });
 
   it('--leave drains the node: it takes no new work, waits for its running work, then leaves the pool', async () => {
     const name = (await nodes()).find((n) => n.role === 'media')?.nodeId ?? '';
@@ -168,4 +307,65 @@ describe('install.sh --join', () => {
     await waitFor('node gone', async () => ((await nodes()).some((n) => n.nodeId === name) ? undefined : true), 15_000);
     expect(await poolCpu()).toBe(poolCpuBefore);
   });
+  it('runs a transcode job on a joined worker node that shares the recordings directory, and its ladder plays', async () => {
+    // The origin's recordings directory, shared with the node as a mount would be: the service user (made by the first join) owns it.
+    await run('chown', ['-R', 'tally:tally', recordingsDir()]);
+    worker = await startAppProcess(
+      'worker',
+      { ...sut.stack.env, TALLY_SWEEP_INTERVAL_S: '2' },
+      join(tmpdir(), `tally-worker-${workerName}.log`),
+    );
+    workerHome = nodeHome();
+    const joined = await installOnNode(
+      hosts.ns,
+      [
+        ...['--join', originUrl, '--token', (await newToken()).token, '--role', 'worker', '--name', workerName, '--insecure-http'],
+        ...['--home', workerHome, '--no-provision', '--no-systemd', '--no-sysctl', '--offline', '--node-ip', hosts.nodeIp],
+        ...['--recordings-dir', recordingsDir()],
+      ],
+      { TALLY_HEARTBEAT_INTERVAL_S: '1', ...TEST_NODE_BUDGET },
+    );
+    expect(joined.code, joined.output).toBe(0);
+    const env = readFileSync(join(workerHome, 'tally.env'), 'utf8');
+    expect(env).toContain(`TALLY_RECORDINGS_DIR=${recordingsDir()}\n`);
+    expect(env).toContain('TALLY_WORKER_RUNTIME=native\n');
+    expect(existsSync(join(workerHome, 'livekit.yaml'))).toBe(false);
+    expect((await nodes()).find((n) => n.nodeId === workerName)).toMatchObject({
+      role: 'worker',
+      status: 'active',
+      budget: { cpuMillicores: Number(TEST_NODE_BUDGET.TALLY_NODE_CPU_MILLICORES) },
+    });
+    const { app, client } = await createTenant(sut.admin, `ladder-${randomBytes(3).toString('hex')}`);
+    const recording = await recordingFile(client, app.id, '854x480', 3);
+
+    const requested = await ladderOffOrigin(client, recording);
+
+    expect(requested.ladder).toMatchObject({ encoder: 'x264', nodeId: workerName });
+    const done = await ladderOnceIn(client, recording, ['ready', 'failed']);
+    const ladder = done.ladder as Ladder;
+    expect(ladder).toMatchObject({ status: 'ready', nodeId: workerName, error: null });
+    expect(ladder.renditions.map((r) => `${r.name} ${r.width}x${r.height}`)).toEqual(['480p 854x480', '360p 640x360']);
+    await expectLadderPlays(client, done, ladder);
+    // Written on the node by its agent, as the service user (the origin's own agent runs as root here).
+    expect(statSync(join(recordingsDir(), app.id, `${recording.id}.ladder`, 'master.m3u8')).uid).toBe(await serviceUid());
+    expect(await new CapacityLedger(redis).held(ladderReservationId(recording.id))).toBeUndefined();
+  }, 300_000);
+
+  it('a killed worker node leaves the pool after its heartbeat TTL and the ladder it was encoding is reported failed', async () => {
+    const { app, client } = await createTenant(sut.admin, `killed-${randomBytes(3).toString('hex')}`);
+    // Long enough that the node is still encoding when it dies.
+    const recording = await recordingFile(client, app.id, '1280x720', 60);
+    expect((await ladderOffOrigin(client, recording)).ladder?.nodeId).toBe(workerName);
+    const running = await ladderOnceIn(client, recording, ['running', 'ready', 'failed']);
+    expect(running.ladder?.status).toBe('running');
+
+    killService(workerHome, 'agent');
+
+    await waitFor('worker node gone', async () => ((await nodes()).some((n) => n.nodeId === workerName) ? undefined : true), 15_000);
+    const failed = await ladderOnceIn(client, recording, ['failed', 'ready']);
+    expect(failed.ladder).toMatchObject({ status: 'failed', nodeId: workerName, error: `node ${workerName} left the pool` });
+    expect(await new CapacityLedger(redis).held(ladderReservationId(recording.id))).toBeUndefined();
+    expect(existsSync(join(recordingsDir(), app.id, `${recording.id}.ladder`))).toBe(false);
+    expect(await poolCpu()).toBe(poolCpuBefore);
+  }, 300_000);
 });

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CapacityLedger } from '@tally/admission';
 import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { NodeRegistry } from '@tally/nodes';
@@ -12,14 +10,11 @@ import { planLadder } from '@tally/transcode';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 
-const run = promisify(execFile);
-
 type Tenant = Awaited<ReturnType<typeof createTenant>>;
-type Ladder = NonNullable<RecordingView['ladder']>;
-type VideoProbe = { width: number; height: number; durationS: number; streams: string[] };
 
 describe('VOD ladders made by the node agents', () => {
   let harness: ApiHarness;
@@ -96,65 +91,6 @@ describe('VOD ladders made by the node agents', () => {
     return recordingIn(client, recording.appId, recording.id, (r) => r.ladder?.status === 'ready' || r.ladder?.status === 'failed');
   }
 
-  /** Fetches the master playlist, each rendition's playlist and every segment through the API, as a player would. */
-  async function downloadLadder(client: ApiClient, recording: RecordingView): Promise<string> {
-    const dir = mkdtempSync(join(tmpdir(), `ladder-${recording.id}-`));
-    const base = `/v1/apps/${recording.appId}/recordings/${recording.id}/ladder`;
-    const fetchTo = async (file: string, contentType: string): Promise<string> => {
-      const response = await client.raw(`${base}/${file}`);
-      expect(response.status, file).toBe(200);
-      expect(response.headers.get('content-type')).toBe(contentType);
-      const body = Buffer.from(await response.arrayBuffer());
-      writeFileSync(join(dir, file), body);
-      return body.toString('utf8');
-    };
-    const master = await fetchTo('master.m3u8', 'application/vnd.apple.mpegurl');
-    for (const playlist of master.split('\n').filter((l) => l.endsWith('.m3u8'))) {
-      const text = await fetchTo(playlist, 'application/vnd.apple.mpegurl');
-      for (const segment of text.split('\n').filter((l) => l.endsWith('.ts'))) await fetchTo(segment, 'video/mp2t');
-    }
-    return dir;
-  }
-
-  async function probe(path: string): Promise<VideoProbe> {
-    const { stdout } = await run('ffprobe', [
-      '-v',
-      'error',
-      '-show_entries',
-      'format=duration:stream=codec_type,width,height',
-      '-of',
-      'json',
-      path,
-    ]);
-    const parsed = JSON.parse(stdout) as {
-      format: { duration: string };
-      streams: { codec_type: string; width?: number; height?: number }[];
-    };
-    const video = parsed.streams.find((s) => s.codec_type === 'video');
-    return {
-      width: video?.width ?? 0,
-      height: video?.height ?? 0,
-      durationS: Number(parsed.format.duration),
-      streams: parsed.streams.map((s) => s.codec_type).sort(),
-    };
-  }
-
-  /** Every rendition plays end to end at its advertised size, and the master playlist lists exactly them. */
-  async function expectLadderPlays(client: ApiClient, recording: RecordingView, ladder: Ladder): Promise<void> {
-    const dir = await downloadLadder(client, recording);
-    const master = readFileSync(join(dir, 'master.m3u8'), 'utf8');
-    expect(master.split('\n').filter((l) => l.endsWith('.m3u8'))).toEqual(ladder.renditions.map((r) => r.playlist));
-    for (const rendition of ladder.renditions) {
-      expect(master).toContain(`RESOLUTION=${rendition.width}x${rendition.height}`);
-      const played = await probe(join(dir, rendition.playlist));
-      expect(played).toMatchObject({ width: rendition.width, height: rendition.height, streams: ['audio', 'video'] });
-      expect(Math.abs(played.durationS - (recording.durationS ?? 0))).toBeLessThan(2);
-    }
-    // ffprobe opens the master playlist as a player does and finds every variant.
-    const variants = await run('ffprobe', ['-v', 'error', '-show_entries', 'program=program_id', '-of', 'json', join(dir, 'master.m3u8')]);
-    expect((JSON.parse(variants.stdout) as { programs: unknown[] }).programs).toHaveLength(ladder.renditions.length);
-  }
-
   it('makes a CPU ladder from a complete recording: every rendition plays, never above the source, and the app is told (signed)', async () => {
     const tenant = await tenantWithWebhooks('ladder');
     const { app, client } = tenant;
@@ -164,7 +100,7 @@ describe('VOD ladders made by the node agents', () => {
       expect(early.body.error.code).toBe('conflict');
     });
     expect(recording.ladder).toBeNull();
-    const source = await probe(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
+    const source = await probeVideo(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
 
     // Refused before anything is queued, naming the limit.
     await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxTranscodes: 0 } });
@@ -251,7 +187,7 @@ describe('VOD ladders made by the node agents', () => {
     const { app, client } = tenant;
     expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { transcodeLadder: true })).body.transcodeLadder).toBe(true);
     const recording = await completeRecording(tenant);
-    const source = await probe(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
+    const source = await probeVideo(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
 
     const done = await ladderDone(client, recording);
     const ladder = done.ladder as Ladder;
