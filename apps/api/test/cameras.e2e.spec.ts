@@ -1,16 +1,31 @@
-import type { AppView, CameraList, CameraToken, CameraView, CreatedCamera, LimitRefusal } from '@tally/contracts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  AppUsageView,
+  AppView,
+  CameraList,
+  CameraToken,
+  CameraView,
+  CapacityView,
+  CreatedCamera,
+  LimitRefusal,
+} from '@tally/contracts';
 import { CAMERA_CLOSE_CODES } from '@tally/contracts';
-import { waitFor } from '@tally/testing';
+import { freePort, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createTenant, startApiHarness } from './api-harness.js';
 import { generateJpegs, RefusedUpgrade, TestCamera, TestMjpegViewer, TestSocketViewer } from './camera-client.js';
+
+/** Viewer leases short enough that a dead API process's viewers are seen to lapse within the test. */
+const LEASE_S = 3;
 
 describe('ws-mjpeg cameras', () => {
   let harness: ApiHarness;
   let jpegs: Buffer[];
 
   beforeAll(async () => {
-    harness = await startApiHarness({ TALLY_CAMERA_IDLE_TIMEOUT_S: '2' });
+    harness = await startApiHarness({ TALLY_CAMERA_IDLE_TIMEOUT_S: '2', TALLY_CAMERA_VIEWER_LEASE_S: String(LEASE_S) });
     jpegs = await generateJpegs(24);
   }, 120_000);
 
@@ -163,5 +178,53 @@ describe('ws-mjpeg cameras', () => {
 
     expect((await client.delete(`/v1/apps/${app.id}/cameras/${camera.id}`)).status).toBe(204);
     expect((await client.post(`/v1/apps/${app.id}/cameras`, { name: 'two' })).status).toBe(201);
+  });
+
+  it('frees the places of viewers served by an API process that was killed, and keeps those of a live one', async () => {
+    const { app, client, key } = await createTenant(harness.admin, 'two replicas');
+    await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxCameraViewers: 2 } });
+    const camera = (await client.post<CreatedCamera>(`/v1/apps/${app.id}/cameras`, { name: 'yard', maxFrameKb: 64 })).body;
+    const auth = { authorization: `Bearer ${key.key}` };
+    const viewersUsed = async () =>
+      (await client.get<AppUsageView>(`/v1/apps/${app.id}/usage`)).body.items.find((i) => i.quota === 'maxCameraViewers')?.used;
+    const nodeNic = async () =>
+      (await harness.admin.get<CapacityView>('/v1/capacity')).body.nodes.find((n) => n.nodeId === harness.stack.nodeId)!.reserved.nicKbps;
+    const otherPort = await freePort();
+    const other = await startAppProcess(
+      'api',
+      { ...harness.stack.env, TALLY_PORT: String(otherPort) },
+      join(tmpdir(), `tally-api-cameras-${process.pid}.log`),
+    );
+
+    const wsPath = new URL(camera.ingestUrl).pathname.replace(/\/ingest$/, '/ws');
+    const stays = await TestSocketViewer.connect(`${base().replace('http', 'ws')}${wsPath}`, auth);
+    const orphaned = await TestSocketViewer.connect(`ws://127.0.0.1:${otherPort}${wsPath}`, auth);
+    expect(await viewersUsed()).toBe(2);
+    const withBoth = await nodeNic();
+    const exited = new Promise((resolve) => other.process.once('exit', resolve));
+    other.process.kill('SIGKILL');
+    await exited;
+    await other.stop();
+    await orphaned.closed;
+
+    await waitFor('the killed process’s viewer to stop counting', async () => ((await viewersUsed()) === 1 ? true : undefined), 60_000);
+    expect(await nodeNic()).toBe(withBoth - camera.bitrateKbps);
+
+    await sleep(LEASE_S * 2 * 1000);
+    expect(await viewersUsed()).toBe(1);
+    expect(await nodeNic()).toBe(withBoth - camera.bitrateKbps);
+    const stillOpen = await Promise.race([stays.closed.then(() => false), sleep(100).then(() => true)]);
+    expect(stillOpen).toBe(true);
+    const second = await TestSocketViewer.connect(`${base().replace('http', 'ws')}${wsPath}`, auth);
+    const third = await TestSocketViewer.connect(`${base().replace('http', 'ws')}${wsPath}`, auth).catch((e: unknown) => e);
+    expect(third).toMatchObject({ status: 429 });
+    const cam = await TestCamera.connect(camera.ingestUrl, { authorization: `Bearer ${camera.key}` });
+    await cam.send(jpegs[0]!);
+    await waitFor('a frame at the viewer that stayed', () => Promise.resolve(stays.frames.length > 0 ? true : undefined), 15_000);
+
+    for (const v of [stays, second]) v.close();
+    await Promise.all([stays.closed, second.closed]);
+    await waitFor('every place back', async () => ((await viewersUsed()) === 0 ? true : undefined));
+    cam.close();
   });
 });

@@ -118,6 +118,26 @@ export const RELEASE_SCRIPT = `${COMMON}
 return release_record(ARGV[1])
 `;
 
+/**
+ * ARGV: now ms, lapse-at ms, id… → the ids that are no longer held as a lease (lapsed, released,
+ * never taken, or confirmed). Every other id now lapses at lapse-at instead (a lease renewed by the
+ * process serving it); a lapse time is never moved earlier.
+ */
+export const RENEW_SCRIPT = `${COMMON}
+local now, lapseAt = tonumber(ARGV[1]), tonumber(ARGV[2])
+expire(now)
+local lost = {}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', 'tally:cap:pending', id) then
+    redis.call('ZADD', 'tally:cap:pending', 'XX', 'GT', lapseAt, id)
+  else
+    table.insert(lost, id)
+  end
+end
+return lost
+`;
+
 /** ARGV: now ms → how many lapsed reservations were released. */
 export const EXPIRE_SCRIPT = `${COMMON}
 return expire(tonumber(ARGV[1]))

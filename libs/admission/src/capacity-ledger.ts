@@ -9,7 +9,7 @@ import {
   quotaClassesOf,
 } from '@tally/capacity';
 import type { Redis } from 'ioredis';
-import { CONFIRM_SCRIPT, EXPIRE_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT } from './capacity-ledger.lua.js';
+import { CONFIRM_SCRIPT, EXPIRE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RESERVE_SCRIPT } from './capacity-ledger.lua.js';
 
 export type LedgerOutcome =
   | Readonly<{ ok: true; alreadyHeld: boolean }>
@@ -31,7 +31,11 @@ type Commands = {
   tallyCapConfirm(id: string, now: number): Promise<number>;
   tallyCapRelease(id: string): Promise<number>;
   tallyCapExpire(now: number): Promise<number>;
+  tallyCapRenew(now: number, lapseAt: number, ...ids: string[]): Promise<string[]>;
 };
+
+/** Ids per renewal script call, so one call never blocks Redis for long. */
+const RENEW_BATCH = 1_000;
 
 /** JSON has no Infinity; an unlimited class is checked against this. */
 const NO_LIMIT = 1e15;
@@ -46,7 +50,8 @@ const NODE_RESOURCE: Readonly<Record<string, string>> = {
 /**
  * The Redis counters behind every admission (ADR 0002): reserve re-checks a
  * placement decided by libs/capacity against the live counters and applies it
- * atomically; confirm and release are idempotent; unconfirmed reservations lapse.
+ * atomically; confirm and release are idempotent; unconfirmed reservations lapse
+ * unless their holder renews them (a lease for work that lives as long as one process).
  */
 export class CapacityLedger {
   private readonly redis: Redis & Commands;
@@ -59,6 +64,7 @@ export class CapacityLedger {
     redis.defineCommand('tallyCapConfirm', { numberOfKeys: 0, lua: CONFIRM_SCRIPT });
     redis.defineCommand('tallyCapRelease', { numberOfKeys: 0, lua: RELEASE_SCRIPT });
     redis.defineCommand('tallyCapExpire', { numberOfKeys: 0, lua: EXPIRE_SCRIPT });
+    redis.defineCommand('tallyCapRenew', { numberOfKeys: 0, lua: RENEW_SCRIPT });
     this.redis = redis as Redis & Commands;
   }
 
@@ -106,6 +112,20 @@ export class CapacityLedger {
   /** True when this call gave the reservation back. */
   async release(id: string): Promise<boolean> {
     return (await this.redis.tallyCapRelease(id)) === 1;
+  }
+
+  /**
+   * Keeps unconfirmed reservations held as leases: each one still held now lapses `lapseAfterMs` from
+   * now instead. Returns the ids that are no longer held as a lease (lapsed, released or confirmed);
+   * a lapsed one is never revived.
+   */
+  async renew(ids: readonly string[], lapseAfterMs: number): Promise<string[]> {
+    const lost: string[] = [];
+    for (let i = 0; i < ids.length; i += RENEW_BATCH) {
+      const now = this.now();
+      lost.push(...(await this.redis.tallyCapRenew(now, now + lapseAfterMs, ...ids.slice(i, i + RENEW_BATCH))));
+    }
+    return lost;
   }
 
   async expireLapsed(): Promise<number> {

@@ -53,6 +53,7 @@ export const EnvSchema = z.object({
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
+  TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),
   TALLY_HLS_DIR: z.string().min(1).optional(),
   TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
 });

@@ -27,8 +27,11 @@ export type Config = Readonly<{
   webhooks: Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number; timeoutMs: number }>;
   /** Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes) and how long a join token lives. */
   cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number }>;
-  /** A camera that sends no frame for this long is disconnected. */
-  cameras: Readonly<{ idleTimeoutS: number }>;
+  /**
+   * A camera that sends no frame for `idleTimeoutS` is disconnected. A viewer's reservation is a lease
+   * the serving API process renews every third of `viewerLeaseS`; if that process dies, it lapses.
+   */
+  cameras: Readonly<{ idleTimeoutS: number; viewerLeaseS: number }>;
   /** Live HLS: egress writes `<dir>/<appId>/<streamId>/<sessionId>/`; segments are deleted this long after the session stops. */
   hls: Readonly<{ dir: string; retentionS: number }>;
 }>;
@@ -84,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
     }),
     cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
-    cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S }),
+    cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
   });
 }

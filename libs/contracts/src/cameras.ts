@@ -6,7 +6,7 @@ export const CAMERA_DEFAULT_MAX_FPS = 8;
 /** The largest JPEG a camera may send, in KiB; 8 KiB at 8 fps is product.md's QVGA figure (≈ 0.5 Mbps). */
 export const CAMERA_DEFAULT_MAX_FRAME_KB = 8;
 
-/** How Tally closes a camera's ingest WebSocket; the reason text says more. */
+/** How Tally closes a camera's ingest WebSocket, or a viewer's; the reason text says more. */
 export const CAMERA_CLOSE_CODES = {
   /** A binary message that is not a JPEG (no FF D8 … FF D9), or a text message. */
   badFrame: 4400,
@@ -18,6 +18,8 @@ export const CAMERA_CLOSE_CODES = {
   replaced: 4409,
   /** The camera was deleted. */
   deleted: 4410,
+  /** A viewer whose place lapsed (its API process stalled) and no longer fits app.camera_viewers or the node. */
+  viewerRefused: 4429,
 } as const;
 export type CameraCloseReason = keyof typeof CAMERA_CLOSE_CODES;
 

@@ -39,11 +39,15 @@ export class CameraMjpegService {
       () => res.destroy(),
     );
     const unsubscribe = this.hub.subscribe(camera.id, { offer: (frame) => sink.offer(frame), end: () => res.end() });
-    res.on('close', () => {
+    lease.onLost(() => res.end());
+    const left = () => {
       sink.close();
       unsubscribe();
       void lease.release().catch((error: unknown) => this.logger.warn(`camera viewer release failed: ${String(error)}`));
-    });
+    };
+    res.once('close', left);
+    // The player may have gone while it was being admitted.
+    if (res.closed) left();
   }
 
   /** The latest frame this API process holds; 404 until the camera has sent one. */

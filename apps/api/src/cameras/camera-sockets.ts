@@ -81,6 +81,8 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
       if (error instanceof DomainError) return reject(socket, ERROR_STATUS[error.code], error.code, error.message);
       throw error;
     }
+    // Also when the client leaves before the upgrade completes (ws then never hands over a socket).
+    socket.once('close', () => void lease.release().catch(() => {}));
     this.wss.handleUpgrade(request, socket, head, (ws) => this.view(ws, cameraId, lease));
   }
 
@@ -127,6 +129,7 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
       offer: (frame) => sink.offer(frame),
       end: () => ws.close(CAMERA_CLOSE_CODES.deleted, 'the camera was deleted'),
     });
+    lease.onLost(() => ws.close(CAMERA_CLOSE_CODES.viewerRefused, 'the viewer no longer fits app.camera_viewers or the node'));
     ws.on('message', () => {
       // Viewers only receive; anything they send is ignored.
     });

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { newId } from '@tally/contracts';
@@ -12,20 +12,26 @@ import { KeysRepository } from '../keys/keys.repository.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
 import { CamerasRepository } from './cameras.repository.js';
+import { ViewerLeases } from './viewer-leases.js';
 
-/** A viewer's place on the camera's node; give it back when the viewer leaves. */
-export type ViewerLease = Readonly<{ release(): Promise<void> }>;
-
-/** Admission is confirmed at once: the lease lives exactly as long as the viewer's connection. */
-const VIEWER_LAPSE_MS = 60_000;
+/**
+ * A viewer's place on the camera's node; give it back when the viewer leaves. `onLost` runs (once,
+ * at most) when the place lapsed and could not be taken again: end the viewer then.
+ */
+export type ViewerLease = Readonly<{ release(): Promise<void>; onLost(end: () => void): void }>;
 
 /**
  * Who may watch a camera (a viewer token for it, the app's key, the admin key, or anyone when the
  * app made its cameras public) and the admission of each live viewer (app.camera_viewers and the
- * camera's bitrate once more on its node's NIC).
+ * camera's bitrate once more on its node's NIC). A viewer's reservation is never confirmed: it is a
+ * lease this process renews while the viewer is connected, so a process that dies frees its viewers'
+ * places within one lease (TALLY_CAMERA_VIEWER_LEASE_S).
  */
 @Injectable()
-export class CameraViewersService {
+export class CameraViewersService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(CameraViewersService.name);
+  private readonly leases: ViewerLeases;
+
   constructor(
     private readonly cameras: CamerasRepository,
     private readonly apps: AppsRepository,
@@ -35,7 +41,19 @@ export class CameraViewersService {
     private readonly ledger: CapacityLedger,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.leases = new ViewerLeases(ledger, config.cameras.viewerLeaseS * 1000, (error) =>
+      this.logger.warn(`camera viewer lease renewal failed: ${String(error)}`),
+    );
+  }
+
+  onModuleInit(): void {
+    this.leases.start();
+  }
+
+  onModuleDestroy(): void {
+    this.leases.stop();
+  }
 
   /** The camera when `credential` may watch it; 404 for unknown ids (and other apps'), 401 otherwise. */
   async authorize(appId: string, cameraId: string, credential: string | undefined): Promise<Camera> {
@@ -48,18 +66,36 @@ export class CameraViewersService {
 
   async admit(camera: Camera): Promise<ViewerLease> {
     const id = newId('cvw');
-    const unitCost = cameraUnitCost(this.admitter.model, 'camera.viewer', camera);
-    const admitted = await this.admitter.admit(id, camera.appId, 'camera.viewer', 1, VIEWER_LAPSE_MS, { nodeId: camera.nodeId, unitCost });
+    const admitted = await this.take(id, camera);
     if (!admitted.ok) throw refusalError(admitted.refusal);
-    await this.ledger.confirm(id);
-    let released = false;
+    let end: (() => void) | undefined;
+    let lost = false;
+    this.leases.hold(id, {
+      readmit: async () => {
+        const again = await this.take(id, camera);
+        // The viewer may have left while its place was being taken again.
+        if (again.ok && !this.leases.holds(id)) await this.ledger.release(id);
+        return again.ok;
+      },
+      end: () => {
+        lost = true;
+        end?.();
+      },
+    });
     return {
       release: async () => {
-        if (released) return;
-        released = true;
-        await this.ledger.release(id);
+        if (this.leases.drop(id)) await this.ledger.release(id);
+      },
+      onLost: (callback) => {
+        end = callback;
+        if (lost) callback();
       },
     };
+  }
+
+  private take(id: string, camera: Camera): ReturnType<Admitter['admit']> {
+    const unitCost = cameraUnitCost(this.admitter.model, 'camera.viewer', camera);
+    return this.admitter.admit(id, camera.appId, 'camera.viewer', 1, this.leases.leaseMs, { nodeId: camera.nodeId, unitCost });
   }
 
   private async grants(credential: string, appId: string, cameraId: string): Promise<boolean> {
