@@ -1,8 +1,10 @@
-import type { CapacityView } from '@tally/contracts';
+import type { CameraView, CapacityView, CreatedCamera } from '@tally/contracts';
+import { waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsController } from '../src/metrics/metrics.controller.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { generateJpegs, TestCamera, TestSocketViewer } from './camera-client.js';
 
 const TOKEN = 'metrics-token-for-the-e2e-test';
 
@@ -112,5 +114,60 @@ describe(MetricsController.name, () => {
       expect(samples.some((s) => s.name === 'tally_queue_jobs' && s.labels['queue'] === queue)).toBe(true);
     }
     expect(samples.filter((s) => s.name === 'tally_recordings_finished_total')).toHaveLength(6);
+  });
+
+  it("follows an app's cameras as one connects and a viewer watches, and counts frames over maxFps as dropped", async () => {
+    const { app, client, key } = await createTenant(sut.admin, 'metrics-cameras');
+    const camera = (await client.post<CreatedCamera>(`/v1/apps/${app.id}/cameras`, { name: 'gate', maxFps: 2, maxFrameKb: 64 })).body;
+    const idle = await scrape();
+    expect(total(idle, 'tally_app_cameras', { app: app.id })).toBe(1);
+    expect(total(idle, 'tally_app_cameras_connected', { app: app.id })).toBe(0);
+    expect(total(idle, 'tally_app_camera_viewers', { app: app.id })).toBe(0);
+
+    const cam = await TestCamera.connect(`${camera.ingestUrl}?key=${encodeURIComponent(camera.key)}`);
+    const viewer = await TestSocketViewer.connect(camera.ingestUrl.replace(/\/ingest$/, '/ws'), { authorization: `Bearer ${key.key}` });
+    // Sixteen frames at once against a cap of two a second: most are dropped, the first reach the viewer.
+    for (const jpeg of await generateJpegs(16)) await cam.send(jpeg);
+
+    const frames = (samples: readonly Sample[], outcome: string) => total(samples, 'tally_camera_frames_total', { app: app.id, outcome });
+    const live = await waitFor('all 16 frames counted', async () => {
+      const samples = await scrape();
+      return frames(samples, 'published') + frames(samples, 'dropped') === 16 ? samples : undefined;
+    });
+    expect(total(live, 'tally_app_cameras_connected', { app: app.id })).toBe(1);
+    expect(total(live, 'tally_app_camera_viewers', { app: app.id })).toBe(1);
+    expect(frames(live, 'published')).toBeGreaterThanOrEqual(1);
+    expect(frames(live, 'dropped')).toBeGreaterThanOrEqual(8);
+    expect(viewer.frames.length).toBeLessThanOrEqual(frames(live, 'published'));
+    expect((await client.get<CameraView>(`/v1/apps/${app.id}/cameras/${camera.id}`)).body.viewers).toBe(1);
+
+    viewer.close();
+    await viewer.closed;
+    await waitFor('the viewer gone from the gauge', async () =>
+      total(await scrape(), 'tally_app_camera_viewers', { app: app.id }) === 0 ? true : undefined,
+    );
+    expect((await client.get<CameraView>(`/v1/apps/${app.id}/cameras/${camera.id}`)).body.viewers).toBe(0);
+    cam.close();
+    await cam.closed;
+    await waitFor('the camera disconnected in the gauge', async () =>
+      total(await scrape(), 'tally_app_cameras_connected', { app: app.id }) === 0 ? true : undefined,
+    );
+  });
+
+  it("exports an app's open HLS sessions by status and every ended session by outcome", async () => {
+    const { app, client } = await createTenant(sut.admin, 'metrics-hls');
+    const stream = await createStream(client, app.id);
+    // Nothing is published, so no session starts and the gauges stay at zero.
+    expect((await client.post(`/v1/apps/${app.id}/streams/${stream.id}/hls`, {})).status).toBe(409);
+
+    const samples = await scrape();
+    expect(samples.filter((s) => s.name === 'tally_app_hls_sessions' && s.labels['app'] === app.id).map((s) => s.labels['status'])).toEqual(
+      ['starting', 'live'],
+    );
+    expect(total(samples, 'tally_app_hls_sessions', { app: app.id })).toBe(0);
+    expect(samples.filter((s) => s.name === 'tally_hls_sessions_ended_total').map((s) => s.labels['outcome'])).toEqual([
+      'stopped',
+      'failed',
+    ]);
   });
 });

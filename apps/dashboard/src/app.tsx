@@ -2,6 +2,7 @@ import { type ReactNode, useEffect, useMemo, useState } from 'react';
 import { type Api, createApi } from './api/client.js';
 import type { AppList } from './api/types.js';
 import { AdminPage } from './pages/admin-page.js';
+import { CamerasPage } from './pages/cameras-page.js';
 import { IngressesPage } from './pages/ingresses-page.js';
 import { QuotasPage } from './pages/quotas-page.js';
 import { RecordingsPage } from './pages/recordings-page.js';
@@ -20,6 +21,7 @@ const PAGE_TITLES: Readonly<Record<AppPage, string>> = {
   quotas: 'Quotas',
   webhooks: 'Webhooks',
   ingresses: 'Ingresses',
+  cameras: 'Cameras',
 };
 
 export function App(): ReactNode {
@@ -178,6 +180,8 @@ function Page(props: {
       return <WebhooksPage api={api} appId={route.appId} session={session} navigate={navigate} />;
     case 'ingresses':
       return <IngressesPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+    case 'cameras':
+      return <CamerasPage api={api} appId={route.appId} session={session} navigate={navigate} />;
   }
 }
 

@@ -1,6 +1,6 @@
 export const BASE = '/dashboard';
 
-export const APP_PAGES = ['streams', 'recordings', 'quotas', 'webhooks', 'ingresses'] as const;
+export const APP_PAGES = ['streams', 'recordings', 'quotas', 'webhooks', 'ingresses', 'cameras'] as const;
 export type AppPage = (typeof APP_PAGES)[number];
 
 export type Route =
@@ -42,6 +42,7 @@ export function routePath(route: Route): string {
     case 'quotas':
     case 'webhooks':
     case 'ingresses':
+    case 'cameras':
       return `${BASE}/apps/${encodeURIComponent(route.appId)}/${route.page}`;
   }
 }

@@ -14,6 +14,7 @@ describe(parseRoute.name, () => {
       { page: 'quotas', appId },
       { page: 'webhooks', appId },
       { page: 'ingresses', appId },
+      { page: 'cameras', appId },
     ];
 
     for (const route of routes) expect(parseRoute(routePath(route))).toEqual(route);

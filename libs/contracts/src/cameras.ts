@@ -46,6 +46,8 @@ export const CameraView = z
     /** A camera holds a connection to this API process (or another one, as last reported). */
     connected: z.boolean(),
     lastFrameAt: z.iso.datetime().nullable(),
+    /** MJPEG and WebSocket viewers watching now, on every API process (still-frame requests are not counted). */
+    viewers: z.number().int(),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'Camera' });

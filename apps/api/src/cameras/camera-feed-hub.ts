@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { CameraCloseReason } from '@tally/contracts';
+import { CameraViewerPresence } from './camera-viewer-presence.js';
 
 /** The camera's live connection, as the hub closes it (a newer connection took over, the camera was deleted). */
 export type IngestHandle = Readonly<{ close(reason: CameraCloseReason, message: string): void }>;
@@ -18,6 +19,8 @@ type Feed = { latest?: LatestFrame; ingest?: IngestHandle; viewers: Set<FrameVie
 @Injectable()
 export class CameraFeedHub implements OnModuleDestroy {
   private readonly feeds = new Map<string, Feed>();
+
+  constructor(private readonly viewerPresence: CameraViewerPresence) {}
 
   /**
    * Registers the camera's connection; an earlier one is closed as replaced. Returns the detach
@@ -46,12 +49,17 @@ export class CameraFeedHub implements OnModuleDestroy {
     return this.feeds.get(cameraId)?.latest;
   }
 
-  /** Adds a viewer, who gets the latest frame at once when there is one. Returns the unsubscribe function. */
+  /**
+   * Adds a viewer, who gets the latest frame at once when there is one, and is counted among the
+   * camera's viewers on every replica. Returns the unsubscribe function.
+   */
   subscribe(cameraId: string, viewer: FrameViewer): () => void {
     const feed = this.feed(cameraId);
     feed.viewers.add(viewer);
+    const leave = this.viewerPresence.joined(cameraId);
     if (feed.latest) viewer.offer(feed.latest.frame);
     return () => {
+      leave();
       feed.viewers.delete(viewer);
       this.forgetIfIdle(cameraId, feed);
     };

@@ -11,6 +11,7 @@ import { hashKey } from '../auth/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, LimitRefusedError } from '../common/domain-error.js';
 import { ERROR_STATUS } from '../common/http-error.filter.js';
+import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';
 import { CameraViewersService, presentedCredential, type ViewerLease } from './camera-viewers.service.js';
@@ -39,6 +40,7 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly hub: CameraFeedHub,
     private readonly presence: CameraPresence,
     private readonly clock: Clock,
+    private readonly frames: CameraFrameMetrics,
     @Inject(CONFIG) config: Config,
   ) {
     this.idleMs = config.cameras.idleTimeoutS * 1000;
@@ -108,9 +110,10 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
         return close('frameTooLarge', `frame of ${data.length} bytes is over maxFrameKb (${camera.maxFrameKb} KiB)`);
       if (!isJpeg(data)) return close('badFrame', 'not a JPEG (expected FF D8 … FF D9)');
       armIdle();
-      if (!limiter.take(Date.now())) return;
+      if (!limiter.take(Date.now())) return this.frames.dropped(camera.appId);
       const now = this.clock.now();
       this.hub.publish(camera.id, data, now);
+      this.frames.published(camera.appId);
       void this.presence.seen(camera.id, now).catch(() => {});
     });
     ws.on('close', () => {

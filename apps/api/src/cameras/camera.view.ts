@@ -1,8 +1,13 @@
 import { type CameraView, cameraBitrateKbps } from '@tally/contracts';
 import type { Camera } from '@tally/db';
 
+/** What the shared presence keys say about a camera now. */
+export type CameraLive = Readonly<{ lastFrameAt: Date | undefined; viewers: number }>;
+
+export const NOT_LIVE: CameraLive = { lastFrameAt: undefined, viewers: 0 };
+
 /** The public shape of a camera row: never its key (only the key's hash is stored). */
-export function toCameraView(camera: Camera, publicUrl: string, lastFrameAt: Date | undefined): CameraView {
+export function toCameraView(camera: Camera, publicUrl: string, { lastFrameAt, viewers }: CameraLive): CameraView {
   return {
     id: camera.id,
     appId: camera.appId,
@@ -13,6 +18,7 @@ export function toCameraView(camera: Camera, publicUrl: string, lastFrameAt: Dat
     ingestUrl: cameraUrls(publicUrl, camera.appId, camera.id).ingest,
     connected: lastFrameAt !== undefined,
     lastFrameAt: lastFrameAt?.toISOString() ?? null,
+    viewers,
     createdAt: camera.createdAt.toISOString(),
   };
 }

@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
 import { CameraPresence } from './camera-presence.js';
 import { CameraSockets } from './camera-sockets.js';
+import { CameraViewerPresence } from './camera-viewer-presence.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
 import { CameraViewersService } from './camera-viewers.service.js';
 import { CamerasController } from './cameras.controller.js';
@@ -17,10 +19,13 @@ import { CamerasService } from './cameras.service.js';
     CamerasService,
     CameraFeedHub,
     CameraPresence,
+    CameraViewerPresence,
+    CameraFrameMetrics,
     CameraViewerTokens,
     CameraViewersService,
     CameraMjpegService,
     CameraSockets,
   ],
+  exports: [CameraPresence, CameraFrameMetrics],
 })
 export class CamerasModule {}

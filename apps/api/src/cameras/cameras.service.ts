@@ -12,8 +12,9 @@ import { NotFoundError } from '../common/domain-error.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';
+import { CameraViewerPresence } from './camera-viewer-presence.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
-import { cameraUrls, toCameraView } from './camera.view.js';
+import { type CameraLive, cameraUrls, NOT_LIVE, toCameraView } from './camera.view.js';
 import { CamerasRepository } from './cameras.repository.js';
 
 /** Between admission and the row being written; the reservation is confirmed right after. */
@@ -28,6 +29,7 @@ export class CamerasService {
     private readonly ledger: CapacityLedger,
     private readonly hub: CameraFeedHub,
     private readonly presence: CameraPresence,
+    private readonly viewerPresence: CameraViewerPresence,
     private readonly tokens: CameraViewerTokens,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -60,20 +62,20 @@ export class CamerasService {
       throw error;
     }
     await this.ledger.confirm(id);
-    return { ...toCameraView(camera, this.config.http.publicUrl, undefined), key };
+    return { ...toCameraView(camera, this.config.http.publicUrl, NOT_LIVE), key };
   }
 
   async list(appId: string): Promise<CameraView[]> {
     if (!(await this.apps.find(appId))) throw new NotFoundError('app');
     const cameras = await this.cameras.list(appId);
-    const seen = await this.presence.lastFrames(cameras.map((c) => c.id));
-    return cameras.map((c) => toCameraView(c, this.config.http.publicUrl, seen.get(c.id)));
+    const live = await this.live(cameras.map((c) => c.id));
+    return cameras.map((c) => toCameraView(c, this.config.http.publicUrl, live(c.id)));
   }
 
   async get(appId: string, cameraId: string): Promise<CameraView> {
     const camera = await this.require(appId, cameraId);
-    const seen = await this.presence.lastFrames([camera.id]);
-    return toCameraView(camera, this.config.http.publicUrl, seen.get(camera.id));
+    const live = await this.live([camera.id]);
+    return toCameraView(camera, this.config.http.publicUrl, live(camera.id));
   }
 
   /** Disconnects the camera and its viewers on this process and gives its capacity back. */
@@ -82,6 +84,7 @@ export class CamerasService {
     if (!(await this.cameras.markDeleted(appId, camera.id, this.clock.now()))) return;
     this.hub.remove(camera.id);
     await this.presence.gone(camera.id);
+    await this.viewerPresence.forget(camera.id);
     await this.ledger.release(camera.id);
   }
 
@@ -96,6 +99,12 @@ export class CamerasService {
       frameUrl: urls.frame,
       websocketUrl: urls.websocket,
     };
+  }
+
+  /** Connection and viewers of each camera, as every API process reported them to Redis. */
+  private async live(cameraIds: readonly string[]): Promise<(cameraId: string) => CameraLive> {
+    const [seen, viewers] = await Promise.all([this.presence.lastFrames(cameraIds), this.viewerPresence.counts(cameraIds)]);
+    return (id) => ({ lastFrameAt: seen.get(id), viewers: viewers.get(id) ?? 0 });
   }
 
   async require(appId: string, cameraId: string): Promise<Camera> {

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AdmissionsCollector } from './admissions.collector.js';
+import { CamerasModule } from '../cameras/cameras.module.js';
 import { AppsCollector } from './apps.collector.js';
+import { CamerasCollector } from './cameras.collector.js';
 import { DeliveriesCollector } from './deliveries.collector.js';
+import { HlsCollector } from './hls.collector.js';
 import { HttpMetrics } from './http.metrics.js';
 import { MetricsAccessGuard } from './metrics-access.js';
 import { MetricsController } from './metrics.controller.js';
@@ -12,8 +15,12 @@ import { PoolCollector } from './pool.collector.js';
 import { ReconcilerCollector } from './reconciler.collector.js';
 import { RecordingsCollector } from './recordings.collector.js';
 
-/** GET /metrics (docs/observability.md). The admission counter comes from the global capacity module. */
+/**
+ * GET /metrics (docs/observability.md). The admission counter comes from the global capacity module,
+ * the camera frame counter and presence from the cameras module.
+ */
 @Module({
+  imports: [CamerasModule],
   controllers: [MetricsController],
   providers: [
     MetricsRegistry,
@@ -26,6 +33,8 @@ import { RecordingsCollector } from './recordings.collector.js';
     DeliveriesCollector,
     RecordingsCollector,
     ReconcilerCollector,
+    CamerasCollector,
+    HlsCollector,
     HttpMetrics,
   ],
 })

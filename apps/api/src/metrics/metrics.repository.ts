@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@tally/db';
 
 export type Counted<K extends string> = Readonly<Record<K, string>> & Readonly<{ count: number }>;
+export type LiveCamera = Readonly<{ id: string; appId: string }>;
 export type CompletedRecordings = Readonly<{ mode: string; count: number; durationS: number; sizeBytes: number }>;
 
 const OPEN_RECORDING = ['starting', 'active', 'ending'] as const;
@@ -53,6 +54,34 @@ export class MetricsRepository {
       durationS: r._sum.durationS ?? 0,
       sizeBytes: Number(r._sum.sizeBytes ?? 0n),
     }));
+  }
+
+  appIds(): Promise<string[]> {
+    return this.prisma.app.findMany({ select: { id: true } }).then((rows) => rows.map((r) => r.id));
+  }
+
+  /** Every camera that is not deleted (ids only: their presence keys are looked up in Redis). */
+  cameras(): Promise<LiveCamera[]> {
+    return this.prisma.camera.findMany({ where: { deletedAt: null }, select: { id: true, appId: true } });
+  }
+
+  async openHlsSessions(): Promise<Counted<'appId' | 'status'>[]> {
+    const rows = await this.prisma.hlsSession.groupBy({
+      by: ['appId', 'status'],
+      where: { status: { in: ['starting', 'live'] } },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ appId: r.appId, status: r.status, count: r._count._all }));
+  }
+
+  /** HLS sessions that were stopped or failed, ever (rows of deleted apps go with them). */
+  async endedHlsSessions(): Promise<Counted<'status'>[]> {
+    const rows = await this.prisma.hlsSession.groupBy({
+      by: ['status'],
+      where: { status: { in: ['stopped', 'failed'] } },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ status: r.status, count: r._count._all }));
   }
 
   async deliveries(): Promise<Counted<'appId' | 'status'>[]> {

@@ -215,3 +215,39 @@ export type ErrorBody = {
   };
   requestId: string;
 };
+
+export type CameraView = {
+  id: string;
+  appId: string;
+  name: string;
+  maxFps: number;
+  maxFrameKb: number;
+  bitrateKbps: number;
+  ingestUrl: string;
+  connected: boolean;
+  lastFrameAt: string | null;
+  viewers: number;
+  createdAt: string;
+};
+export type CreatedCamera = CameraView & { key: string };
+export type CameraList = { items: CameraView[] };
+export type CreateCameraBody = { name: string; maxFps: number; maxFrameKb: number };
+export type CameraToken = { token: string; expiresAt: string; mjpegUrl: string; frameUrl: string; websocketUrl: string };
+
+export type HlsStatus = 'starting' | 'live' | 'stopped' | 'failed';
+export type HlsView = {
+  id: string;
+  appId: string;
+  streamId: string;
+  mode: 'track_composite' | 'room_composite';
+  preset: 'standard' | 'low_latency';
+  segmentS: number;
+  audio: boolean;
+  status: HlsStatus;
+  playlistUrl: string;
+  error: string | null;
+  createdAt: string;
+  stoppedAt: string | null;
+  purgeAt: string | null;
+  purged: boolean;
+};

@@ -2,6 +2,7 @@ import { type ReactNode, useState } from 'react';
 import type { StreamView } from '../api/types.js';
 import { isNotFound } from '../api/errors.js';
 import { ErrorMessage, Loading, StatusBadge } from '../components/feedback.js';
+import { HlsPanel } from '../components/hls-panel.js';
 import { WatchPlayer } from '../components/watch-player.js';
 import { formatTime } from '../format.js';
 import { usePoll } from '../use-poll.js';
@@ -86,6 +87,7 @@ export function StreamPage({ api, appId, streamId, navigate }: PageProps & { str
           </div>
           <ErrorMessage error={endError} action="Ending the stream" />
           {watching ? <WatchPlayer api={api} stream={s} onClose={() => setWatching(false)} /> : null}
+          <HlsPanel api={api} stream={s} />
         </>
       )}
     </section>
