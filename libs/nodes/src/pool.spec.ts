@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, JOINED_NODE_BASE_LOAD, nodeCapacity } from '@tally/capacity';
+import { DEFAULT_MODEL, EMPTY_USAGE, fits, JOINED_NODE_BASE_LOAD, nodeCapacity, unlimited } from '@tally/capacity';
 import type { NodeView } from '@tally/contracts';
 import { describe, expect, it } from 'vitest';
 import { schedulableBudgets, toNodeBudget } from './pool.js';
@@ -34,6 +34,34 @@ describe(toNodeBudget.name, () => {
     expect(nodeCapacity(worker, DEFAULT_MODEL).allocatable.ramMb).toBeGreaterThan(
       nodeCapacity(toNodeBudget(node('o')), DEFAULT_MODEL).allocatable.ramMb,
     );
+  });
+
+  it('places on a joined node only the work its role runs; the origin takes every kind', () => {
+    const [origin, media, worker, gpu] = (['origin', 'media', 'worker', 'gpu'] as const).map((role) => toNodeBudget(node(role, { role })));
+
+    expect(origin?.accepts).toBeUndefined();
+    expect(media?.accepts).toEqual(['stream', 'viewer.webrtc']);
+    expect(worker?.accepts).toContain('egress.room_composite');
+    expect(worker?.accepts).toContain('transcode.cpu');
+    expect(worker?.accepts).not.toContain('stream');
+    expect(worker?.accepts).not.toContain('camera.mjpeg');
+    expect(gpu?.accepts).toContain('transcode.nvenc');
+    expect(gpu?.accepts).not.toContain('ingress.rtmp');
+  });
+
+  it('never lets the admission put a recording on a media node, even when the media node has all the room', () => {
+    const pool = {
+      nodes: [
+        toNodeBudget(node('media-1', { role: 'media', budget: { cpuMillicores: 64_000, ramMb: 65_536, nicMbps: 10_000, gpus: [] } })),
+        toNodeBudget(node('origin-1')),
+      ],
+      model: DEFAULT_MODEL,
+      usage: EMPTY_USAGE,
+    };
+
+    const placed = fits(pool, { kind: 'egress.track_composite', appId: 'a', limits: unlimited() });
+
+    expect(placed).toMatchObject({ ok: true, placement: { reservation: { nodeId: 'origin-1' } } });
   });
 });
 

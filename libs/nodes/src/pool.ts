@@ -1,7 +1,22 @@
-import { JOINED_NODE_BASE_LOAD, type NodeBudget } from '@tally/capacity';
-import type { NodeView } from '@tally/contracts';
+import { JOINED_NODE_BASE_LOAD, type NodeBudget, type WorkloadKind } from '@tally/capacity';
+import type { NodeRole, NodeView } from '@tally/contracts';
 
-/** The capacity model's input for one node. A joined node runs no control plane, so its base load is smaller. */
+const EGRESS_KINDS = ['egress.room_composite', 'egress.track_composite', 'egress.track'] as const satisfies readonly WorkloadKind[];
+
+/**
+ * The work a joined node's role runs (docs/cluster.md); the origin runs every kind. Cameras are
+ * served by the API processes, which run on the origin only.
+ */
+export const ROLE_ACCEPTS: Readonly<Record<Exclude<NodeRole, 'origin'>, readonly WorkloadKind[]>> = {
+  media: ['stream', 'viewer.webrtc'],
+  worker: [...EGRESS_KINDS, 'ingress.rtmp', 'ingress.whip', 'transcode.cpu'],
+  gpu: [...EGRESS_KINDS, 'transcode.nvenc', 'transcode.cpu'],
+};
+
+/**
+ * The capacity model's input for one node. A joined node runs no control plane, so its base load is
+ * smaller, and it takes only the kinds of work its role runs.
+ */
 export function toNodeBudget(node: NodeView): NodeBudget {
   return {
     id: node.nodeId,
@@ -11,7 +26,7 @@ export function toNodeBudget(node: NodeView): NodeBudget {
     gpus: node.budget.gpus.map((g) =>
       g.name === undefined ? { nvencSessions: g.nvencSessions } : { name: g.name, nvencSessions: g.nvencSessions },
     ),
-    ...(node.role !== 'origin' ? { baseLoad: JOINED_NODE_BASE_LOAD } : {}),
+    ...(node.role !== 'origin' ? { baseLoad: JOINED_NODE_BASE_LOAD, accepts: ROLE_ACCEPTS[node.role] } : {}),
   };
 }
 
