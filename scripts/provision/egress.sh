@@ -5,7 +5,8 @@
 #   - the RoomComposite web template (template-default of the module, @livekit/egress-sdk pinned
 #     to 0.2.1, built with pnpm 9 from npm), embedded into the binary
 #   - the binary, built through the wrapper module in go/egress from a patched copy of the module
-#     (templates folder filled in; AAC encoder faac -> voaacenc, which Debian ships)
+#     (templates folder filled in; AAC encoder faac -> voaacenc, which Debian ships, followed by
+#     aacparse for segment and stream outputs, whose MPEG-TS muxer needs parsed AAC)
 # A build is skipped when the binary exists and its stamp records the same version + recipe.
 # TALLY_FORCE_REBUILD=1 forces a rebuild (seconds to a minute with the warm Go and pnpm caches).
 #
@@ -20,7 +21,7 @@ EGRESS_WRAPPER_DIR="$TALLY_PROVISION_DIR/go/egress"
 EGRESS_SDK_VERSION="0.2.1" # 0.2.0, which template-default asks for, is missing from the registry
 PNPM_VERSION="9.15.9"      # plain npm hits a react-scripts / typescript peer conflict
 # Bump when the build steps below change in a way the wrapper files do not show.
-EGRESS_RECIPE=1
+EGRESS_RECIPE=2
 
 EGRESS_APT_PACKAGES=(
   # build (cgo) and pipelines
@@ -116,6 +117,24 @@ build_template() {
   cp -r "$cache/." "$out/"
 }
 
+# patch_audio_encoder AUDIO_GO: the AAC encoder becomes voaacenc (Debian ships no faac). mpegtsmux
+# (HLS segments, SRT) refuses voaacenc's unframed output, so egresses with segment or stream
+# outputs get an aacparse after it; file-only egresses (MP4 recordings) keep the encoder alone,
+# as their timing with aacparse differs (sound recorded before the first video frame). Each edit
+# must apply exactly once, or the module's code changed under us.
+patch_audio_encoder() {
+  local audio="$1"
+  [[ "$(grep -c 'gst.NewElement("faac")' "$audio")" == 1 ]] || die "$audio: expected one faac element to patch"
+  [[ "$(grep -c 'return b.bin.AddElement(faac)' "$audio")" == 1 ]] || die "$audio: expected one faac AddElement to patch"
+  sed -i 's/gst.NewElement("faac")/gst.NewElement("voaacenc")/' "$audio"
+  perl -0pi -e 's/\t\treturn b\.bin\.AddElement\(faac\)\n/\t\tif b.conf.GetSegmentConfig() == nil && b.conf.GetStreamConfig() == nil {\n\t\t\treturn b.bin.AddElement(faac)\n\t\t}\n\t\taacParse, err := gst.NewElement("aacparse")\n\t\tif err != nil {\n\t\t\treturn errors.ErrGstPipelineError(err)\n\t\t}\n\t\treturn b.bin.AddElements(faac, aacParse)\n/' "$audio"
+  [[ "$(grep -c 'gst.NewElement("voaacenc")' "$audio")" == 1 &&
+    "$(grep -c 'gst.NewElement("aacparse")' "$audio")" == 1 &&
+    "$(grep -c 'b.conf.GetSegmentConfig() == nil && b.conf.GetStreamConfig() == nil' "$audio")" == 1 &&
+    "$(grep -c 'return b.bin.AddElements(faac, aacParse)' "$audio")" == 1 ]] ||
+    die "$audio: the voaacenc + aacparse patch did not apply exactly once"
+}
+
 build_egress() {
   local name=egress recipe
   recipe="$(hash_files "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go")"
@@ -142,9 +161,7 @@ build_egress() {
   cp "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go" "$work/"
   cp -r "$module_dir" "$work/egress"
   chmod -R u+w "$work/egress"
-  local audio="$work/egress/pkg/pipeline/builder/audio.go"
-  [[ "$(grep -c 'gst.NewElement("faac")' "$audio")" == 1 ]] || die "$audio: expected one faac element to patch"
-  sed -i 's/gst.NewElement("faac")/gst.NewElement("voaacenc")/' "$audio"
+  patch_audio_encoder "$work/egress/pkg/pipeline/builder/audio.go"
   build_template "$work/egress" "$work/egress/cmd/server/templates"
 
   (cd "$work" && go build -mod=readonly -trimpath -o "$TALLY_BIN_DIR/$name.tmp" "$EGRESS_MODULE/cmd/server")
@@ -162,5 +179,6 @@ build_egress
 # What the pipelines need at run time, checked after the packages are in.
 if [[ "$skip_apt" == 0 ]]; then
   gst-inspect-1.0 voaacenc >/dev/null 2>&1 || die "GStreamer element voaacenc is missing (gstreamer1.0-plugins-bad)"
+  gst-inspect-1.0 aacparse >/dev/null 2>&1 || die "GStreamer element aacparse is missing (gstreamer1.0-plugins-good)"
 fi
 log "egress: done ($TALLY_BIN_DIR/egress)"

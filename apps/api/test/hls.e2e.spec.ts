@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { HlsView, LimitRefusal, StreamToken, StreamView } from '@tally/contracts';
+import type { HlsView, LimitRefusal, StartHlsBody, StreamToken, StreamView } from '@tally/contracts';
 import { type ApiClient, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
@@ -11,6 +11,24 @@ import { joinAndPublish, type Publisher } from './media-client.js';
 
 const run = promisify(execFile);
 const RETENTION_S = 3;
+
+type SegmentEntry = Readonly<{ name: string; durationS: number }>;
+type SegmentProbe = Readonly<{ durationS: number; streams: string[] }>;
+
+/** The segments a playlist lists, with their #EXTINF durations. */
+function segmentEntries(playlist: string): SegmentEntry[] {
+  const entries: SegmentEntry[] = [];
+  let durationS: number | undefined;
+  for (const line of playlist.split('\n').map((l) => l.trim())) {
+    const extinf = /^#EXTINF:([\d.]+),/.exec(line);
+    if (extinf) durationS = Number(extinf[1]);
+    else if (line.endsWith('.ts') && durationS !== undefined) {
+      entries.push({ name: line, durationS });
+      durationS = undefined;
+    }
+  }
+  return entries;
+}
 
 describe('live HLS on a real segmented egress', () => {
   let harness: ApiHarness;
@@ -45,17 +63,13 @@ describe('live HLS on a real segmented egress', () => {
     );
   }
 
-  /**
-   * Video-only: the egress built here encodes AAC with voaacenc (Debian has no faac), whose output
-   * mpegtsmux cannot take, so HLS with sound fails in this toolchain (docs/hls.md).
-   */
-  async function startHls(client: ApiClient, appId: string, streamId: string): Promise<HlsView> {
+  async function startHls(client: ApiClient, appId: string, streamId: string, body: Partial<StartHlsBody> = {}): Promise<HlsView> {
     type Started = Awaited<ReturnType<typeof client.post<HlsView>>>;
     // LiveKit lists the publisher's tracks a moment after it joins.
     return waitFor<Started>(
       'HLS to start',
       async () => {
-        const r = await client.post<HlsView>(`/v1/apps/${appId}/streams/${streamId}/hls`, { audio: false });
+        const r = await client.post<HlsView>(`/v1/apps/${appId}/streams/${streamId}/hls`, body);
         return r.status === 409 && JSON.stringify(r.body).includes('nothing is published') ? undefined : r;
       },
       20_000,
@@ -65,16 +79,23 @@ describe('live HLS on a real segmented egress', () => {
     });
   }
 
-  async function playlistOf(url: string, client: ApiClient, session: HlsView): Promise<{ response: Response; text: string }> {
+  /** The playlist once it lists at least `segments` segments (each listed segment is complete). */
+  async function playlistOf(
+    url: string,
+    client: ApiClient,
+    session: HlsView,
+    segments = 1,
+  ): Promise<{ response: Response; text: string; entries: SegmentEntry[] }> {
     const found = waitFor(
-      'a playlist with a segment',
+      `a playlist with ${segments} segment(s)`,
       async () => {
         const response = await fetch(url);
         if (response.status !== 200) return undefined;
         const text = await response.text();
-        return /\.ts\s*$/m.test(text) ? { response, text } : undefined;
+        const entries = segmentEntries(text);
+        return entries.length >= segments ? { response, text, entries } : undefined;
       },
-      90_000,
+      90_000 + segments * 10_000,
     );
     return found.catch(async (error: unknown) => {
       const now = (await client.get<HlsView>(`/v1/apps/${session.appId}/streams/${session.streamId}/hls`)).body;
@@ -82,37 +103,55 @@ describe('live HLS on a real segmented egress', () => {
     });
   }
 
+  /** Downloads a segment the playlist names and probes it with ffprobe. */
+  async function probeSegment(playlistUrl: string, name: string): Promise<{ response: Response; probe: SegmentProbe }> {
+    const response = await fetch(new URL(name, playlistUrl));
+    const file = join(scratch, name);
+    writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+    const { stdout } = await run('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=duration:stream=codec_type,codec_name',
+      '-of',
+      'json',
+      file,
+    ]);
+    const parsed = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string; codec_name: string }[] };
+    return {
+      response,
+      probe: {
+        durationS: Number(parsed.format.duration),
+        streams: parsed.streams.map((st) => `${st.codec_type}/${st.codec_name}`).sort(),
+      },
+    };
+  }
+
   it(
-    'serves a published stream as HLS with CDN cache headers, and deletes the segments after stop and retention',
+    'serves a published stream as HLS with sound and CDN cache headers, and deletes the segments after stop and retention',
     { timeout: 300_000 },
     async () => {
       const { app, client } = await createTenant(harness.admin, 'broadcaster');
       const stream = await publishingStream(client, app.id);
 
       const session = await startHls(client, app.id, stream.id);
-      expect(session).toMatchObject({ mode: 'track_composite', preset: 'standard', segmentS: 2, audio: false, status: 'starting' });
+      expect(session).toMatchObject({ mode: 'track_composite', preset: 'standard', segmentS: 2, audio: true, status: 'starting' });
       expect(session.playlistUrl).toBe(`${harness.anonymous.baseUrl}/hls/${app.id}/${stream.id}/index.m3u8`);
       expect((await client.post(`/v1/apps/${app.id}/streams/${stream.id}/hls`, {})).status).toBe(409);
 
-      const { response, text } = await playlistOf(session.playlistUrl, client, session);
+      const { response, text, entries } = await playlistOf(session.playlistUrl, client, session, 2);
       expect(response.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
       expect(response.headers.get('cache-control')).toBe('public, max-age=1');
       expect(text).toMatch(/^#EXTM3U/);
-      expect(text).toMatch(/#EXT-X-TARGETDURATION:[23]/);
+      expect(text).toMatch(/#EXT-X-TARGETDURATION:2\n/);
 
-      const segmentName = text
-        .split('\n')
-        .find((l) => l.trim().endsWith('.ts'))!
-        .trim();
-      const segment = await fetch(new URL(segmentName, session.playlistUrl));
+      // A segment after the first: the playlist grows while the stream is live.
+      const segmentName = entries[1]!.name;
+      const { response: segment, probe } = await probeSegment(session.playlistUrl, segmentName);
       expect(segment.status).toBe(200);
       expect(segment.headers.get('content-type')).toBe('video/mp2t');
       expect(segment.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-      const file = join(scratch, 'segment.ts');
-      writeFileSync(file, Buffer.from(await segment.arrayBuffer()));
-      const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name', '-of', 'json', file]);
-      const streams = (JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string }[] }).streams;
-      expect(streams).toEqual(expect.arrayContaining([expect.objectContaining({ codec_type: 'video', codec_name: 'h264' })]));
+      expect(probe.streams).toEqual(['audio/aac', 'video/h264']);
 
       const live = await waitFor('the session to be live', async () => {
         const s = (await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body;
@@ -143,7 +182,7 @@ describe('live HLS on a real segmented egress', () => {
     },
   );
 
-  it('refuses HLS over the recordings quota, and stops it when the stream ends', { timeout: 300_000 }, async () => {
+  it('refuses HLS over the recordings quota with 429 app.recordings', { timeout: 120_000 }, async () => {
     const { app, client } = await createTenant(harness.admin, 'small');
     const stream = await publishingStream(client, app.id);
     await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxRecordings: 0 } });
@@ -153,21 +192,41 @@ describe('live HLS on a real segmented egress', () => {
     });
     expect(refused.status).toBe(429);
     expect(refused.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.recordings', limit: 0 });
-
-    await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxRecordings: null } });
-    const session = await startHls(client, app.id, stream.id);
-    await playlistOf(session.playlistUrl, client, session);
-    expect((await client.delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
-
-    const stopped = await waitFor('the session to stop with the stream', async () => {
-      const s = (await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body;
-      return s.status === 'stopped' ? s : undefined;
-    });
-    expect(stopped.stoppedAt).not.toBeNull();
-    await waitFor(
-      'the segments to be deleted',
-      async () => ((await fetch(session.playlistUrl)).status === 404 ? true : undefined),
-      (RETENTION_S + 15) * 1000,
-    );
+    expect((await client.get(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).status).toBe(404);
   });
+
+  it(
+    'serves the low_latency preset in 1 s segments, leaves the sound out on request, and stops when the stream ends',
+    { timeout: 300_000 },
+    async () => {
+      const { app, client } = await createTenant(harness.admin, 'latency');
+      const stream = await publishingStream(client, app.id);
+      const session = await startHls(client, app.id, stream.id, { preset: 'low_latency', audio: false });
+      expect(session).toMatchObject({ preset: 'low_latency', segmentS: 1, audio: false });
+
+      const { response, text, entries } = await playlistOf(session.playlistUrl, client, session, 5);
+      expect(response.headers.get('cache-control')).toBe('public, max-age=1');
+      expect(text).toMatch(/#EXT-X-TARGETDURATION:1\n/);
+      // Media time, not wall-clock time: a keyframe every second cuts a segment every second.
+      const listed = entries.map((e) => e.durationS);
+      const probed = await Promise.all(entries.slice(1, 4).map(async (e) => (await probeSegment(session.playlistUrl, e.name)).probe));
+      for (const durationS of [...listed.slice(1), ...probed.map((p) => p.durationS)]) {
+        expect(durationS).toBeGreaterThan(0.5);
+        expect(durationS).toBeLessThan(1.5);
+      }
+      for (const p of probed) expect(p.streams).toEqual(['video/h264']);
+
+      expect((await client.delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
+      const stopped = await waitFor('the session to stop with the stream', async () => {
+        const s = (await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body;
+        return s.status === 'stopped' ? s : undefined;
+      });
+      expect(stopped.stoppedAt).not.toBeNull();
+      await waitFor(
+        'the segments to be deleted',
+        async () => ((await fetch(session.playlistUrl)).status === 404 ? true : undefined),
+        (RETENTION_S + 15) * 1000,
+      );
+    },
+  );
 });

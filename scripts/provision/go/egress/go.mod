@@ -132,5 +132,5 @@ require (
 
 // The egress module zip lacks cmd/server/templates (its //go:embed target), and its AAC encoder
 // element (faac) is not in Debian's GStreamer plugins. scripts/provision/egress.sh puts a patched
-// copy of the module here: templates built from its template-default, faac -> voaacenc.
+// copy of the module here: templates built from its template-default, faac -> voaacenc + aacparse.
 replace github.com/livekit/egress => ./egress
