@@ -1,5 +1,5 @@
 import { dispose } from '@livekit/rtc-node';
-import type { AppView, NodeList, StreamToken, StreamView } from '@tally/contracts';
+import type { AppView, ClusterSettings, NodeList, StreamToken, StreamView } from '@tally/contracts';
 import { mediaNodeIp, waitFor } from '@tally/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,8 @@ describe('the dashboard in Chromium', () => {
 
   beforeAll(async () => {
     mediaNodeIp();
-    sut = await startApiHarness();
+    // The address joining nodes would reach the origin's Redis at (install.sh --cluster-bind).
+    sut = await startApiHarness({ TALLY_CLUSTER_REDIS_URL: 'redis://:cluster-secret@10.9.0.1:6379' });
     baseUrl = sut.anonymous.baseUrl;
     browser = await launchChromium();
   });
@@ -211,5 +212,27 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('group', { name: 'Streams quota' }).getByText('0 of 5').waitFor();
     expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.explicitQuotas.maxStreams).toBe(5);
     await screenshot(page, 'quotas-admin');
+  });
+
+  it('gives the admin a one-time join token and the exact install.sh command for the role and name chosen', async () => {
+    const page = await open();
+    await signIn(page, sut.stack.adminKey);
+    const form = page.getByRole('form', { name: 'Add a node' });
+
+    await form.getByLabel('Role').selectOption('gpu');
+    await form.getByLabel('Node name').fill('gpu-1');
+    await form.getByRole('button', { name: 'Create join token' }).click();
+
+    const command = (await page.getByRole('status', { name: 'Join command' }).locator('code').textContent()) ?? '';
+    expect(command).toMatch(new RegExp(`^\\./install\\.sh --join ${sut.anonymous.baseUrl} --token tjt_\\S+ --role gpu --name gpu-1$`));
+    await screenshot(page, 'join-node');
+    const token = /--token (\S+)/.exec(command)?.[1] ?? '';
+    const joined = await sut.anonymous.post<ClusterSettings>('/v1/nodes/join', { token, name: 'gpu-1', role: 'gpu' });
+    expect(joined.status).toBe(200);
+    expect(joined.body.redisUrl).toBe('redis://:cluster-secret@10.9.0.1:6379');
+    expect((await sut.anonymous.post('/v1/nodes/join', { token, name: 'gpu-2', role: 'gpu' })).status).toBe(401);
+    await page.reload();
+    await page.getByRole('form', { name: 'Add a node' }).waitFor();
+    expect(await page.getByRole('status', { name: 'Join command' }).count()).toBe(0);
   });
 });

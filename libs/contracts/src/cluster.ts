@@ -14,6 +14,10 @@ export const CreateJoinTokenBody = z
       .min(60)
       .max(7 * 86_400)
       .optional(),
+    /** Fills the `command`'s `--role` (default media). The token itself joins a node of any role. */
+    role: JoinedNodeRole.optional(),
+    /** Fills the `command`'s `--name` (default the placeholder NODE_NAME). */
+    name: NodeId.optional(),
   })
   .meta({ id: 'CreateJoinTokenBody' });
 export type CreateJoinTokenBody = z.infer<typeof CreateJoinTokenBody>;

@@ -23,7 +23,7 @@ export class ClusterService {
     return {
       token,
       expiresAt: new Date(this.clock.now().getTime() + ttlS * 1000).toISOString(),
-      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role media --name NODE_NAME`,
+      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role ${body.role ?? 'media'} --name ${body.name ?? 'NODE_NAME'}`,
     };
   }
 

@@ -251,3 +251,8 @@ export type HlsView = {
   purgeAt: string | null;
   purged: boolean;
 };
+
+export const JOINED_NODE_ROLES = ['media', 'worker', 'gpu'] as const;
+export type JoinedNodeRole = (typeof JOINED_NODE_ROLES)[number];
+export type CreateJoinTokenBody = { ttlS?: number | undefined; role?: JoinedNodeRole | undefined; name?: string | undefined };
+export type JoinTokenView = { token: string; expiresAt: string; command: string };
