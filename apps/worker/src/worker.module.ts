@@ -11,6 +11,7 @@ import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
+import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
@@ -49,6 +50,7 @@ export class WorkerModule {
         Clock,
         ReconcileRepository,
         StreamsReconciler,
+        CamerasReconciler,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppView, StreamView } from '@tally/contracts';
+import type { AppUsageView, AppView, CapacityView, CreatedCamera, StreamView } from '@tally/contracts';
+import { PrismaService } from '@tally/db';
 import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
 import { ApiClient, freePort, startStack, type TestStack, waitFor } from '@tally/testing';
@@ -74,5 +75,43 @@ describe('worker', () => {
       redis.disconnect();
     }
     expect((await reader.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.status).toBe('created');
+  });
+
+  it("frees a deleted camera's place and gives a camera that lost its reservation its place back, counting both", async () => {
+    const app = (await reader.post<AppView>('/v1/apps', { name: 'cameras' })).body;
+    const reservedNic = async () => (await reader.get<CapacityView>('/v1/capacity')).body.total.reserved.nicKbps;
+    const camerasUsed = async () =>
+      (await reader.get<AppUsageView>(`/v1/apps/${app.id}/usage`)).body.items.find((i) => i.quota === 'maxCameras')?.used;
+    const nicBefore = await reservedNic();
+    const create = async (name: string, maxFrameKb: number) =>
+      (await reader.post<CreatedCamera>(`/v1/apps/${app.id}/cameras`, { name, maxFps: 8, maxFrameKb })).body;
+    const deleted = await create('deleted', 64);
+    const kept = await create('kept', 8);
+    const redis = new Redis(stack.redis.url);
+    const prisma = new PrismaService(stack.config.databaseUrl);
+    const counted = async () => {
+      const h = await redis.hgetall('tally:metrics:repairs');
+      return { freed: Number(h['cameras.reservationsFreed'] ?? 0), restored: Number(h['cameras.reservationsRestored'] ?? 0) };
+    };
+    try {
+      const before = await counted();
+      // A delete that died after marking the row, and a create that died before confirming (its reservation lapsed).
+      await prisma.camera.update({ where: { id: deleted.id }, data: { deletedAt: new Date(Date.now() - 60_000) } });
+      const ledger = new CapacityLedger(redis);
+      expect(await ledger.release(kept.id)).toBe(true);
+      expect(await reservedNic()).toBe(nicBefore + deleted.bitrateKbps);
+
+      expect((await reader.post<{ jobId: string }>('/v1/reconcile')).status).toBe(202);
+      await waitFor('the sweep asked for to repair both cameras', async () =>
+        (await reservedNic()) === nicBefore + kept.bitrateKbps ? true : undefined,
+      );
+      expect(await camerasUsed()).toBe(1);
+      expect(await ledger.held(deleted.id)).toBeUndefined();
+      expect(await ledger.held(kept.id)).toMatchObject({ confirmed: true, kind: 'camera.mjpeg' });
+      expect(await counted()).toEqual({ freed: before.freed + 1, restored: before.restored + 1 });
+    } finally {
+      redis.disconnect();
+      await prisma.$disconnect();
+    }
   });
 });

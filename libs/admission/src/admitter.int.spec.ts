@@ -3,6 +3,7 @@ import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admitter, type PoolSource } from './admitter.js';
+import { cameraUnitCost } from './camera-cost.js';
 import { CapacityLedger } from './capacity-ledger.js';
 
 /** A 4 vCPU / 4 GB node: room for a handful of track-composite recordings. */
@@ -100,5 +101,24 @@ describe(Admitter.name, () => {
     expect((await sut.admit('same', 'app_i', 'stream', 1, 60_000)).ok).toBe(true);
     expect((await sut.admit('same', 'app_i', 'stream', 1, 60_000)).ok).toBe(true);
     expect((await sut.appUsage('app_i'))['streams']).toBe(1);
+  });
+
+  it('restores running work past its quota on the node it is pinned to, at its own cost, but never over a pending reservation', async () => {
+    const pinned: NodeBudget = { ...NODE, id: 'node-pinned' };
+    const { sut, ledger } = admitter(
+      () => Promise.resolve([{ appId: 'app_r', limits: { cameras: 0 } }]),
+      [{ ...NODE, id: 'node-other' }, pinned],
+    );
+    const unitCost = cameraUnitCost(DEFAULT_MODEL, 'camera.mjpeg', { maxFps: 10, maxFrameKb: 100 });
+
+    expect(await sut.restore('cam-running', 'app_r', 'camera.mjpeg', 1, { nodeId: pinned.id, unitCost })).toBe(true);
+
+    expect(await ledger.held('cam-running')).toMatchObject({ nodeId: pinned.id, confirmed: true });
+    expect((await ledger.usage([pinned.id], [])).nodes[pinned.id]!.load.nicKbps).toBe(8_192);
+    const pending = admitter(() => Promise.resolve([{ appId: 'app_p', limits: { streams: 1 } }]));
+    expect((await pending.sut.admit('being-created', 'app_p', 'stream', 1, 60_000)).ok).toBe(true);
+    expect(await sut.restore('being-created', 'app_p', 'stream', 1)).toBe(false);
+    expect(await ledger.held('being-created')).toMatchObject({ confirmed: false });
+    expect((await sut.appUsage('app_p'))['streams']).toBe(1);
   });
 });

@@ -128,19 +128,23 @@ export class Admitter {
   /**
    * Takes back a reservation for work that is already running (its reservation was lost, e.g. Redis
    * restarted empty): no quota applies, since refusing would not stop it, but a node must hold it.
+   * Pinned to `options.nodeId`, any live node may hold it (a draining node keeps what it runs);
+   * unpinned, a schedulable one. True when this call took it; false when no node has room or the id
+   * already holds a reservation (a pending one is its creator's to confirm).
    */
-  async restore(id: string, appId: string, kind: WorkloadKind, count: number): Promise<boolean> {
-    const nodes = await this.pool.schedulableNodes();
+  async restore(id: string, appId: string, kind: WorkloadKind, count: number, options: AdmitOptions = {}): Promise<boolean> {
+    const nodes = options.nodeId === undefined ? await this.pool.schedulableNodes() : await this.pool.liveNodes();
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],
     );
     const limits = unlimited();
-    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
+    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
     if (!decision.ok) return false;
     const node = nodes.find((n) => n.id === decision.placement.reservation.nodeId);
     const outcome = await this.ledger.reserve(id, decision.placement, limits, node?.gpus ?? [], 60_000);
-    return outcome.ok && (await this.ledger.confirm(id));
+    if (!outcome.ok || outcome.alreadyHeld) return false;
+    return this.ledger.confirm(id);
   }
 
   /** Would `count` units of `kind` be admitted for the app right now? Takes nothing. */

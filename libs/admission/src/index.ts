@@ -2,3 +2,4 @@ export * from './capacity-ledger.js';
 export * from './admitter.js';
 export * from './capacity-model.js';
 export * from './app-policy.js';
+export * from './camera-cost.js';

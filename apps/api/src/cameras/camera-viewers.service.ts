@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Admitter, CapacityLedger } from '@tally/admission';
+import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { newId } from '@tally/contracts';
 import type { Camera } from '@tally/db';
@@ -9,7 +9,6 @@ import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { KeysRepository } from '../keys/keys.repository.js';
-import { cameraUnitCost } from './camera-cost.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
 import { CamerasRepository } from './cameras.repository.js';
 import { ViewerLeases } from './viewer-leases.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Admitter, CapacityLedger } from '@tally/admission';
+import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { type CameraToken, type CameraView, type CreateCameraBody, type CreatedCamera, newId } from '@tally/contracts';
 import type { Camera } from '@tally/db';
@@ -9,7 +9,6 @@ import { hashKey } from '../auth/key-hash.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
-import { cameraUnitCost } from './camera-cost.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';
 import { CameraViewerPresence } from './camera-viewer-presence.js';

@@ -7,12 +7,11 @@ import { Clock } from '../clock.js';
 import { IngressReconciler } from '../ingresses/ingress-reconciler.service.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
+import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
-
-/** The API exports these running totals as tally_reconciler_repairs_total{kind} (apps/api/src/metrics/metric-names.ts). */
-const REPAIRS_KEY = 'tally:metrics:repairs';
+import { RepairCounter } from './repair-counter.js';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
@@ -22,6 +21,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
   private queue: Queue | undefined;
   private worker: Worker | undefined;
   private redis: Redis | undefined;
+  private repairs: RepairCounter | undefined;
 
   constructor(
     reconciler: StreamsReconciler,
@@ -29,6 +29,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     workerExits: WorkerExits,
     departures: NodeDepartures,
     ingresses: IngressReconciler,
+    cameras: CamerasReconciler,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -39,8 +40,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
         const streams = await reconciler.run(now);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
-        const report = { streams, recordings, ingresses: await ingresses.run(now) };
-        await this.countRepairs(report);
+        const report = { streams, recordings, ingresses: await ingresses.run(now), cameras: await cameras.run(now) };
+        await this.repairs?.add(report);
         return report;
       },
       workerExited: (payload: unknown) => workerExits.handle(JOBS.workerExited.payload.parse(payload)),
@@ -53,6 +54,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     const connection = { url: this.config.redisUrl, maxRetriesPerRequest: null };
     this.queue = new Queue(QUEUES.maintenance, { connection });
     this.redis = new Redis(this.config.redisUrl, { maxRetriesPerRequest: 3 });
+    this.repairs = new RepairCounter(this.redis);
     await this.queue.upsertJobScheduler(
       JOBS.reconcileStreams.name,
       { every: this.config.sweepIntervalS * 1000 },
@@ -72,19 +74,5 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     await this.worker?.close();
     await this.queue?.close();
     await this.redis?.quit().catch(() => this.redis?.disconnect());
-  }
-
-  /** Adds a sweep's repairs to the running totals; a metrics failure never fails the sweep. */
-  private async countRepairs(report: Readonly<Record<string, Readonly<Record<string, number>>>>): Promise<void> {
-    const counts = Object.entries(report).flatMap(([area, r]) => Object.entries(r).map(([kind, n]) => [`${area}.${kind}`, n] as const));
-    const repaired = counts.filter(([, n]) => n > 0);
-    if (repaired.length === 0 || !this.redis) return;
-    const pipeline = this.redis.pipeline();
-    for (const [kind, n] of repaired) pipeline.hincrby(REPAIRS_KEY, kind, n);
-    try {
-      await pipeline.exec();
-    } catch (error) {
-      this.logger.warn(`counting reconciliation repairs failed: ${String(error)}`);
-    }
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
-import { PrismaService, type Stream } from '@tally/db';
+import { type Camera, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
 
 @Injectable()
@@ -13,6 +13,11 @@ export class ReconcileRepository {
 
   openStreams(): Promise<Stream[]> {
     return this.prisma.stream.findMany({ where: { status: { not: 'ended' } } });
+  }
+
+  /** Cameras not deleted, plus the rows (deleted ones included) of `ids`. */
+  camerasLiveOr(ids: readonly string[]): Promise<Camera[]> {
+    return this.prisma.camera.findMany({ where: { OR: [{ deletedAt: null }, { id: { in: [...ids] } }] } });
   }
 
   /** True when this call ended the stream; its stream.ended event is staged in the same transaction. */
