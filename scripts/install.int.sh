@@ -6,12 +6,15 @@
 #   the capacity model and reports it; a re-run keeps secrets, data and unchanged services; the
 #   supervisor restarts a killed api, and the agent an egress that exited by itself;
 #   --stop leaves no process and frees every port; install after --stop brings back the
-#   same data and keys.
-# Exits non-zero on the first failed check (logs of the home are printed). Takes ~1 min.
+#   same data and keys; --cluster-bind on the address of a veth pair to a namespace standing in for a
+#   node's host: Redis answers the node there (password required), join tokens are issued and the
+#   join hands out a Redis URL that works from the node; a re-run remembers the address.
+# Exits non-zero on the first failed check (logs of the home are printed). Takes ~2-3 min.
 #
 # Usage: bash scripts/install.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
 # Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing,
-# the system user `tally`, net.core.{r,w}mem_max = 16 MB and /etc/sysctl.d/60-tally.conf.
+# the system user `tally`, net.core.{r,w}mem_max = 16 MB and /etc/sysctl.d/60-tally.conf; for the
+# --cluster-bind check, a network namespace and veth pair (10.233.x.0/24), removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -74,6 +77,7 @@ cleanup() {
   if [[ -f "$home/run/mode" ]]; then
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
+  remove_node_net
   if [[ $rc -ne 0 && -d "$home/log" ]]; then
     local f
     for f in "$home"/log/*.log; do
@@ -86,6 +90,35 @@ cleanup() {
   if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
 }
 trap cleanup EXIT
+
+# A stand-in for a node's host on a private network: the namespace $node_ns, reached from this host
+# through a veth pair: $origin_if here has $bind_ip (the address --cluster-bind is given), the
+# namespace's end has $node_ip. From there this host's 127.0.0.1 is out of reach.
+node_ns="tally-bind-$$" origin_if="tbind$$" bind_ip="" node_ip=""
+create_node_net() {
+  local tries=0 net
+  while ((tries++ < 100)); do
+    net="10.233.$((RANDOM % 256))"
+    # A /24 no interface and no route of this host (nor a concurrent run) uses yet.
+    [[ -z "$(ip -4 -o addr show | grep -F " inet $net." || true)" && -z "$(ip -4 route show "$net.0/24")" ]] || continue
+    ip netns add "$node_ns"
+    ip link add "$origin_if" type veth peer name node0 netns "$node_ns"
+    ip addr add "$net.1/24" dev "$origin_if"
+    ip link set "$origin_if" up
+    ip -n "$node_ns" link set lo up
+    ip -n "$node_ns" addr add "$net.2/24" dev node0
+    ip -n "$node_ns" link set node0 up
+    bind_ip="$net.1" node_ip="$net.2"
+    return 0
+  done
+  fail "no free 10.233.x.0/24 for the node network"
+}
+remove_node_net() {
+  ip link del "$origin_if" 2>/dev/null || true
+  ip netns del "$node_ns" 2>/dev/null || true
+}
+# on_node CMD...: runs CMD in the node's namespace.
+on_node() { nsenter --net="/run/netns/$node_ns" "$@"; }
 
 # timed_install LABEL ARGS...: runs install.sh, keeping its output in $home.out.LABEL.
 timed_install() {
@@ -269,6 +302,69 @@ check "healthz 200 after restart" healthz_is_200
 check "the agent reports its workers after restart" eventually 15 workers_native
 check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"
 check "the app survived stop/start" app_listed
+
+# 9. --cluster-bind: Redis also listens on a private address the nodes reach, and joins work.
+redis_password="$(sed -n 's|^REDIS_URL=redis://:\([^@]*\)@.*|\1|p' "$home/tally.env")"
+join_token_code() { admin -o /dev/null -w '%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d '{}'; }
+check "POST /v1/nodes/join-tokens answers 409 without --cluster-bind" test "$(join_token_code)" == 409
+create_node_net
+say "node network: this host $bind_ip ($origin_if), node $node_ip (namespace $node_ns)"
+node_ping() { on_node redis-cli -h "$bind_ip" -p "$redis_port" "$@" PING 2>&1 || true; }
+node_ping_ok() { [[ "$(node_ping -a "$redis_password" --no-auth-warning)" == PONG ]]; }
+node_ping_noauth() { [[ "$(node_ping)" == *NOAUTH* ]]; }
+check "before --cluster-bind the node does not reach Redis" test "$(node_ping -a "$redis_password" --no-auth-warning)" != PONG
+
+fingerprint="$(sha256sum "$home/tally.env")"
+if ./install.sh "${install_args[@]}" --cluster-bind "${bind_ip%.1}.3" >"$home.out.bad-bind" 2>&1; then
+  fail "--cluster-bind with an address this host lacks succeeded"
+fi
+check "--cluster-bind refuses an address this host lacks" grep -q "is not an address of this host" "$home.out.bad-bind"
+rm -f "$home.out.bad-bind"
+check "... and leaves tally.env as it was" test "$(sha256sum "$home/tally.env")" == "$fingerprint"
+
+timed_install cluster-bind "${install_args[@]}" --cluster-bind "$bind_ip"
+check "healthz 200 after --cluster-bind" healthz_is_200
+check "tally.env records TALLY_CLUSTER_BIND" test "$(env_value TALLY_CLUSTER_BIND)" == "$bind_ip"
+check "tally.env: TALLY_CLUSTER_REDIS_URL on the bind address, same password" \
+  test "$(env_value TALLY_CLUSTER_REDIS_URL)" == "redis://:$redis_password@$bind_ip:$redis_port"
+check "tally.env still has mode 600" file_mode "$home/tally.env" 600
+check "the node reaches Redis on $bind_ip with the password" node_ping_ok
+check "... and is refused without it (NOAUTH)" node_ping_noauth
+redis_on() { [[ "$(redis-cli -h "$1" -p "$redis_port" -a "$redis_password" --no-auth-warning PING 2>&1)" == PONG ]]; }
+check "Redis still answers on 127.0.0.1" redis_on 127.0.0.1
+check "Redis listens on exactly 127.0.0.1 and $bind_ip" \
+  test "$(ss -Htln "sport = :$redis_port" | awk '{print $4}' | sort | tr '\n' ' ')" == "$bind_ip:$redis_port 127.0.0.1:$redis_port "
+check "the agent reports its workers after --cluster-bind" eventually 30 workers_native
+
+response="$(admin -w '\n%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d '{}')"
+[[ "${response##*$'\n'}" == 201 && "$response" == *'"command":"./install.sh --join '* ]] || fail "POST /v1/nodes/join-tokens answered: $response"
+join_token="$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' <<<"${response%$'\n'*}")"
+say "ok: POST /v1/nodes/join-tokens -> 201 with a --join command"
+# The exchange install.sh --join makes, from the node, through the API on the bind address.
+join_body="{\"token\":\"$join_token\",\"name\":\"bind-check\",\"role\":\"media\"}"
+response="$(on_node curl -s -m 10 -w '\n%{http_code}' -X POST "http://$bind_ip:$api_port/v1/nodes/join" -H 'Content-Type: application/json' -d "$join_body")"
+[[ "${response##*$'\n'}" == 200 ]] || fail "POST /v1/nodes/join answered: $response"
+handed_url="$(sed -n 's/.*"redisUrl":"\([^"]*\)".*/\1/p' <<<"${response%$'\n'*}")"
+check "the join hands out the Redis URL on $bind_ip" test "$handed_url" == "redis://:$redis_password@$bind_ip:$redis_port"
+# The node uses that URL twice: its services (ioredis) and install.sh --join, which waits for the
+# node's heartbeat in that Redis (redis_cli_url).
+ioredis_ping() {
+  on_node node -e 'const { Redis } = require("ioredis");
+    const r = new Redis(process.argv[1], { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on("error", () => {});
+    r.ping().then((p) => { console.log(p); r.disconnect(); }, (e) => { console.log(e.message); process.exit(1); });' "$1" 2>&1 || true
+}
+# shellcheck disable=SC2016 # expanded by the inner shell
+installer_ping() { on_node bash -c 'source scripts/install/lib.sh && redis_cli_url "$1" PING' _ "$1" 2>&1 || true; }
+check "the node's services (ioredis) reach Redis through the handed-out URL" test "$(ioredis_ping "$handed_url")" == PONG
+check "the node's install.sh --join reaches Redis through it" test "$(installer_ping "$handed_url")" == PONG
+check "the token is spent" test "$(on_node curl -s -o /dev/null -m 10 -w '%{http_code}' -X POST "http://$bind_ip:$api_port/v1/nodes/join" -H 'Content-Type: application/json' -d "$join_body")" == 401
+
+timed_install cluster-bind-kept "${install_args[@]}"
+check "a re-run without the flag keeps TALLY_CLUSTER_BIND" test "$(env_value TALLY_CLUSTER_BIND)" == "$bind_ip"
+check "... and the node still reaches Redis on $bind_ip" node_ping_ok
+check "... and Redis on 127.0.0.1" redis_on 127.0.0.1
+check "... and join tokens are still issued" test "$(join_token_code)" == 201
 
 start=$SECONDS
 ./install.sh --stop --home "$home" >/dev/null || fail "second --stop exited non-zero"

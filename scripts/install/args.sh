@@ -37,8 +37,9 @@ Options:
                       \$TALLY_EGRESS_TEMPLATE_PORT
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
-  --cluster-bind IP   (origin) Redis also listens on IP with its password, so hosts on that
-                      network can join; TALLY_CLUSTER_REDIS_URL points there (docs/cluster.md)
+  --cluster-bind IP   (origin) Redis also listens on IP, an address of this host, with its
+                      password, so hosts on that network can join; TALLY_CLUSTER_REDIS_URL
+                      points there (remembered; docs/cluster.md)
 
 Joining another origin (docs/cluster.md):
   --join URL          the origin's API (https://; http:// only for loopback/private addresses

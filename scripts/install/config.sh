@@ -163,6 +163,7 @@ resolve_network() {
   OFFLINE="${OFFLINE_ARG:-${OLD[TALLY_OFFLINE]:-0}}"
   CLUSTER_BIND="${CLUSTER_BIND_ARG:-${OLD[TALLY_CLUSTER_BIND]:-}}"
   if [[ -n "$CLUSTER_BIND" ]]; then
+    check_cluster_bind
     log "    cluster: Redis also listens on $CLUSTER_BIND (password-protected) for joined nodes"
   fi
   log "    media address (rtc.node_ip): $NODE_IP ($NODE_IP_SOURCE)"
@@ -170,6 +171,19 @@ resolve_network() {
     log "    offline: no public STUN (use_external_ip: false, stun_servers: 127.0.0.1:3478)"
   else
     log "    online: livekit-server discovers its external IP via public STUN (--offline to disable)"
+  fi
+}
+
+# check_cluster_bind: Redis cannot listen on an address this host does not have (it would fail to
+# start), so refuse it before anything is written.
+check_cluster_bind() {
+  [[ "$CLUSTER_BIND" != 127.0.0.1 ]] || die "--cluster-bind 127.0.0.1: Redis listens there anyway; give an address the nodes reach"
+  command -v ip >/dev/null 2>&1 || return 0
+  if ! ip -4 -o addr show 2>/dev/null | grep -qF " inet $CLUSTER_BIND/"; then
+    local hint="--cluster-bind"
+    [[ -n "$CLUSTER_BIND_ARG" ]] || hint="TALLY_CLUSTER_BIND in $ENV_FILE"
+    dry && warn "$CLUSTER_BIND ($hint) is not an address of this host: Redis could not listen there" && return 0
+    die "$CLUSTER_BIND ($hint) is not an address of this host, so Redis could not listen there (ip -4 addr lists them); tally.env was left as it was"
   fi
 }
 

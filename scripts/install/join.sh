@@ -216,7 +216,7 @@ write_join_config() {
 }
 
 node_heartbeating() {
-  [[ "$(redis-cli -u "${CLUSTER[REDIS_URL]}" --no-auth-warning EXISTS "tally:{nodes}:hb:$JOIN_NAME" 2>/dev/null)" == 1 ]]
+  [[ "$(redis_cli_url "${CLUSTER[REDIS_URL]}" EXISTS "tally:{nodes}:hb:$JOIN_NAME" 2>/dev/null)" == 1 ]]
 }
 
 start_join_services() {

@@ -28,6 +28,19 @@ step() {
 
 dry() { [[ "$DRY_RUN" == 1 ]]; }
 
+# redis_cli_url URL ARGS...: redis-cli against a redis:// URL. redis-cli -u sends no password when
+# the URL's user is empty (redis://:PASSWORD@HOST:PORT, the form the origin hands out), so that
+# password goes through REDISCLI_AUTH (which also keeps it out of the process list).
+redis_cli_url() {
+  local url="$1"
+  shift
+  if [[ "$url" =~ ^(rediss?://):([^@]+)@(.*)$ ]]; then
+    REDISCLI_AUTH="${BASH_REMATCH[2]}" redis-cli -u "${BASH_REMATCH[1]}${BASH_REMATCH[3]}" "$@"
+  else
+    redis-cli -u "$url" --no-auth-warning "$@"
+  fi
+}
+
 # run CMD...: runs a state-changing command, or only prints it with --dry-run.
 run() {
   if dry; then
