@@ -43,6 +43,7 @@ describe(toNodeBudget.name, () => {
     expect(media?.accepts).toEqual(['stream', 'viewer.webrtc']);
     expect(worker?.accepts).toContain('egress.room_composite');
     expect(worker?.accepts).toContain('transcode.cpu');
+    expect(worker?.accepts).toContain('transcode.nvenc');
     expect(worker?.accepts).not.toContain('stream');
     expect(worker?.accepts).not.toContain('camera.mjpeg');
     expect(gpu?.accepts).toContain('transcode.nvenc');

@@ -5,11 +5,12 @@ const EGRESS_KINDS = ['egress.room_composite', 'egress.track_composite', 'egress
 
 /**
  * The work a joined node's role runs (docs/cluster.md); the origin runs every kind. Cameras are
- * served by the API processes, which run on the origin only.
+ * served by the API processes, which run on the origin only. NVENC work fits only where the agent
+ * measured NVENC sessions, so a worker node with a GPU takes it too.
  */
 export const ROLE_ACCEPTS: Readonly<Record<Exclude<NodeRole, 'origin'>, readonly WorkloadKind[]>> = {
   media: ['stream', 'viewer.webrtc'],
-  worker: [...EGRESS_KINDS, 'ingress.rtmp', 'ingress.whip', 'transcode.cpu'],
+  worker: [...EGRESS_KINDS, 'ingress.rtmp', 'ingress.whip', 'transcode.cpu', 'transcode.nvenc'],
   gpu: [...EGRESS_KINDS, 'transcode.nvenc', 'transcode.cpu'],
 };
 
