@@ -42,23 +42,6 @@ done
 
 mkdir -p "$TALLY_BIN_DIR" "$TALLY_STAMP_DIR" "$TALLY_TOOLS_DIR/src"
 
-# ensure_egress_packages: one line when everything is there; apt only for what is missing.
-ensure_egress_packages() {
-  if [[ "$skip_apt" == 1 ]]; then
-    log "egress system packages: skipped (--skip-apt)"
-    return 0
-  fi
-  local missing=() pkg
-  for pkg in "${EGRESS_APT_PACKAGES[@]}"; do
-    pkg_installed "$pkg" || missing+=("$pkg")
-  done
-  if [[ ${#missing[@]} -eq 0 ]]; then
-    log "egress system packages: present (${#EGRESS_APT_PACKAGES[@]})"
-    return 0
-  fi
-  apt_install_missing "${missing[@]}"
-}
-
 # ensure_pnpm: pnpm $PNPM_VERSION from npm, in the tools dir (nothing global). Prints its path.
 ensure_pnpm() {
   local prefix="$TALLY_TOOLS_DIR/node/pnpm-$PNPM_VERSION"
@@ -174,7 +157,7 @@ build_egress() {
   log "built $name $EGRESS_VERSION in $(fmt_duration $((SECONDS - start)))"
 }
 
-ensure_egress_packages
+ensure_apt_packages egress "$skip_apt" "${EGRESS_APT_PACKAGES[@]}"
 build_egress
 # What the pipelines need at run time, checked after the packages are in.
 if [[ "$skip_apt" == 0 ]]; then

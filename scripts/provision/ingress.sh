@@ -34,22 +34,6 @@ done
 
 mkdir -p "$TALLY_BIN_DIR" "$TALLY_STAMP_DIR" "$TALLY_TOOLS_DIR/src"
 
-ensure_ingress_packages() {
-  if [[ "$skip_apt" == 1 ]]; then
-    log "ingress system packages: skipped (--skip-apt)"
-    return 0
-  fi
-  local missing=() pkg
-  for pkg in "${INGRESS_APT_PACKAGES[@]}"; do
-    pkg_installed "$pkg" || missing+=("$pkg")
-  done
-  if [[ ${#missing[@]} -eq 0 ]]; then
-    log "ingress system packages: present (${#INGRESS_APT_PACKAGES[@]})"
-    return 0
-  fi
-  apt_install_missing "${missing[@]}"
-}
-
 build_ingress() {
   local name=ingress recipe
   recipe="$(hash_files "$INGRESS_WRAPPER_DIR/go.mod" "$INGRESS_WRAPPER_DIR/go.sum" "$INGRESS_WRAPPER_DIR/tools.go")"
@@ -79,6 +63,6 @@ build_ingress() {
   log "built $name $INGRESS_VERSION in $(fmt_duration $((SECONDS - start)))"
 }
 
-ensure_ingress_packages
+ensure_apt_packages ingress "$skip_apt" "${INGRESS_APT_PACKAGES[@]}"
 build_ingress
 log "ingress: done ($TALLY_BIN_DIR/ingress)"

@@ -133,6 +133,25 @@ stamp_write() { # NAME VALUE
   mv -f "$(stamp_file "$1").tmp" "$(stamp_file "$1")"
 }
 
+# ensure_apt_packages LABEL SKIP PKG...: one line when every package is there (or SKIP is 1, for
+# --skip-apt); apt only for what is missing.
+ensure_apt_packages() {
+  local label="$1" skip="$2" missing=() pkg
+  shift 2
+  if [[ "$skip" == 1 ]]; then
+    log "$label system packages: skipped (--skip-apt)"
+    return 0
+  fi
+  for pkg in "$@"; do
+    pkg_installed "$pkg" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "$label system packages: present ($#)"
+    return 0
+  fi
+  apt_install_missing "${missing[@]}"
+}
+
 # hash_files FILE... -> short sha256 over the files' contents (for stamps of build recipes).
 hash_files() {
   cat "$@" | sha256sum | cut -c1-16
