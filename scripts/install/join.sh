@@ -154,6 +154,7 @@ TALLY_RECORDINGS_DIR=$RECORDINGS_DIR
 TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
 TALLY_WORKERS_DIR=$HOME_DIR/workers
 TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
+$(if [[ "$JOIN_ROLE" == worker ]]; then echo "TALLY_INGRESS_BIN=$HOME_DIR/bin/ingress" && ingress_port_env_lines; fi)
 # Installer settings (install.sh reads them on re-runs; the apps ignore them).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
@@ -212,6 +213,7 @@ write_join_config() {
     install_tool_binary livekit-server
   else
     install_tool_binary egress
+    if [[ "$JOIN_ROLE" == worker ]]; then install_tool_binary ingress; fi
   fi
 }
 
@@ -260,6 +262,8 @@ join_main() {
   fi
   step "services for the $JOIN_ROLE role"
   start_join_services
+  step "what the $JOIN_ROLE role's features need"
+  verify_features "$JOIN_ROLE"
   if dry; then
     log "dry run finished: nothing was changed"
     return 0

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
 import { RecordingModeSetting } from './recordings.js';
+import { safeText, withoutControlCharacters } from './text.js';
 
-const name = z.string().trim().min(1).max(100);
+const name = safeText(100);
 
 /** Where the app's webhooks are POSTed: an absolute http(s) URL. */
-export const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+export const WebhookUrl = withoutControlCharacters(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048));
 
 export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
