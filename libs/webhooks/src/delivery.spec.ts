@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptDelivery, type DeliveryRequest } from './delivery.js';
-import { verifySignature } from './signature.js';
+import { Webhook } from 'standardwebhooks';
+import { newWebhookSecret, secretKey } from './signature.js';
 
 type Seen = { headers: IncomingHttpHeaders; body: string; method: string | undefined };
 
@@ -31,10 +32,11 @@ describe(attemptDelivery.name, () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  const secret = newWebhookSecret();
   const request = (path: string, overrides: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
     url: base + path,
     body: '{"id":"evt_aaaaaaaaaaaaaaaa","type":"stream.live"}',
-    secret: 'whsec_spec',
+    keys: [secretKey(secret)],
     eventId: 'evt_aaaaaaaaaaaaaaaa',
     eventType: 'stream.live',
     deliveryId: 'dlv_bbbbbbbbbbbbbbbb',
@@ -53,11 +55,12 @@ describe(attemptDelivery.name, () => {
     expect(got.headers).toMatchObject({
       'content-type': 'application/json',
       'user-agent': 'Tally-Webhooks/1',
-      'tally-event-id': sut.eventId,
+      'webhook-id': sut.eventId,
+      'webhook-timestamp': String(sut.nowS),
       'tally-event-type': 'stream.live',
       'tally-delivery-id': sut.deliveryId,
     });
-    expect(verifySignature('whsec_spec', String(got.headers['tally-signature']), got.body, sut.nowS)).toBe(true);
+    expect(new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).toEqual(JSON.parse(sut.body));
   });
 
   it('counts a non-2xx answer as a failure with its status', async () => {

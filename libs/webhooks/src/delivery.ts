@@ -1,4 +1,4 @@
-import { sign, SIGNATURE_HEADER } from './signature.js';
+import { signatureHeader, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signature.js';
 
 export const USER_AGENT = 'Tally-Webhooks/1';
 
@@ -6,7 +6,9 @@ export type DeliveryRequest = Readonly<{
   url: string;
   /** The stored event JSON, sent byte for byte as signed. */
   body: string;
-  secret: string;
+  /** HMAC keys to sign with: the current secret's, then during a rotation's grace period the previous one's. */
+  keys: readonly Buffer[];
+  /** Also the `webhook-id`: stable across retries and redeliveries, so receivers deduplicate on it. */
   eventId: string;
   eventType: string;
   deliveryId: string;
@@ -42,8 +44,9 @@ export function deliveryHeaders(request: DeliveryRequest): Record<string, string
   return {
     'Content-Type': 'application/json',
     'User-Agent': USER_AGENT,
-    [SIGNATURE_HEADER]: sign(request.secret, request.nowS, request.body),
-    'Tally-Event-Id': request.eventId,
+    [WEBHOOK_ID_HEADER]: request.eventId,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(request.nowS)),
+    [WEBHOOK_SIGNATURE_HEADER]: signatureHeader(request.keys, request.eventId, request.nowS, request.body),
     'Tally-Event-Type': request.eventType,
     'Tally-Delivery-Id': request.deliveryId,
   };

@@ -175,7 +175,7 @@ export type WebhookDeliveryView = {
   createdAt: string;
 };
 export type WebhookDeliveryList = { items: WebhookDeliveryView[] };
-export type WebhookSecretView = { secret: string };
+export type WebhookSecretView = { secret: string; previousSecretExpiresAt: string | null };
 
 /** Ingresses have no contract yet: every field but the id is read defensively. */
 export type IngressView = {
