@@ -14,10 +14,11 @@ import {
   type WebhookSecretView,
 } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
-import { type ApiClient, type Child, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
+import { ApiClient, type Child, freePort, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
 import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startApi } from '../src/bootstrap.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
 
@@ -354,6 +355,66 @@ describe('outbound webhooks', () => {
     expect((await owner.client.post(`/v1/apps/${owner.app.id}/webhook-deliveries/dlv_nope/redeliver`)).status).toBe(400);
   });
 
+  it("refuses webhook URLs into the origin's own networks in every spelling, and checks again at delivery after DNS", async () => {
+    // An API and a worker as installed: no TALLY_WEBHOOK_ALLOW_CIDRS.
+    const port = await freePort();
+    const config = sut.stack.config;
+    const strictApi = await startApi(
+      { ...config, http: { ...config.http, port }, webhooks: { ...config.webhooks, allowCidrs: [] } },
+      { logger: false },
+    );
+    try {
+      const { app, key } = await createTenant(sut.admin, 'ssrf');
+      const client = new ApiClient(`http://127.0.0.1:${port}`).withKey(key.key);
+      const refused = [
+        'http://127.0.0.1:6379/',
+        'http://localhost:5432/',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.1/',
+        'http://172.16.0.1/',
+        'http://192.168.0.1/',
+        'http://100.64.0.1/',
+        'http://[::1]:7880/',
+        'http://[fd00::1]/',
+        'http://[fe80::1]/',
+        'http://[::ffff:127.0.0.1]/',
+        'http://0.0.0.0/',
+        'http://224.0.0.1/',
+        'http://2130706433/',
+        'http://017700000001/',
+        'http://0x7f000001/',
+        'http://0x7f.1/',
+        'http://127.1/',
+      ];
+      for (const url of refused) {
+        const answer = await client.patch<ErrorBody>(`/v1/apps/${app.id}`, { webhookUrl: url });
+        expect(answer.status, url).toBe(400);
+        expect(answer.body.error.message, url).toContain('webhookUrl');
+        expect(answer.body.error.details, url).toMatchObject({ fields: [{ field: 'webhookUrl' }] });
+      }
+      expect((await client.get<AppView>(`/v1/apps/${app.id}`)).body.webhookUrl).toBeNull();
+      expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { webhookUrl: 'https://hooks.example.com/x' })).status).toBe(200);
+    } finally {
+      await strictApi.close();
+    }
+
+    // A name accepted when set (here by an API that allows loopback) is resolved and checked again at
+    // each attempt: a worker without the allowance connects to nothing and says only that.
+    const { app, client, url } = await subscribedTenant('rebound');
+    expect((await client.patch(`/v1/apps/${app.id}`, { webhookUrl: url.replace('127.0.0.1', 'localhost') })).status).toBe(200);
+    await worker?.stop();
+    await startWorker({ TALLY_WEBHOOK_ALLOW_CIDRS: '', TALLY_WEBHOOK_MAX_ATTEMPTS: '2' });
+    try {
+      await endNewStream(client, app.id);
+      const [dead] = await settled(client, app.id, 'dead');
+      expect(dead).toMatchObject({ attempts: 2, lastStatusCode: null, lastError: 'address not allowed' });
+      expect(receiver.arrivals.filter((a) => a.route === 'rebound')).toEqual([]);
+    } finally {
+      await worker?.stop();
+      await startWorker();
+    }
+  });
+
   it('dead-letters a delivery after the last attempt; a redelivery to a fixed receiver delivers the same event', async () => {
     await worker?.stop();
     await startWorker({ TALLY_WEBHOOK_MAX_ATTEMPTS: '2' });
@@ -364,7 +425,7 @@ describe('outbound webhooks', () => {
     expect(dead).toMatchObject({
       attempts: 2,
       lastStatusCode: 500,
-      lastError: 'receiver answered 500',
+      lastError: 'HTTP 500',
       nextAttemptAt: null,
       deliveredAt: null,
     });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { type AttemptResult, attemptDelivery, backoffDelayMs, openSecret, SecretBoxError, secretKey } from '@tally/webhooks';
+import { type AttemptResult, backoffDelayMs, openSecret, SecretBoxError, secretKey, WebhookSender } from '@tally/webhooks';
 import { Clock } from '../clock.js';
 import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 
@@ -21,6 +21,7 @@ export class WebhookDeliverer {
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly sender: WebhookSender,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -43,11 +44,11 @@ export class WebhookDeliverer {
   }
 
   /** Signed at attempt time with the app's current secrets, so a rotation applies to the next attempt. */
-  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult> {
+  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult | Readonly<{ ok: false; statusCode: null; error: string }>> {
     const keys = this.keysOf(delivery);
     if (!Array.isArray(keys)) return { ok: false, statusCode: null, error: keys.error };
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
-    return attemptDelivery({
+    return this.sender.attempt({
       url: delivery.url,
       body: delivery.body,
       keys,
