@@ -3,6 +3,7 @@ import { Admitter, parseStoredLimits } from '@tally/admission';
 import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type UpdateAppBody } from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
+import { AddressPolicy } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
@@ -16,6 +17,7 @@ export class AppsService {
     private readonly apps: AppsRepository,
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
+    private readonly webhookAddresses: AddressPolicy,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -43,6 +45,7 @@ export class AppsService {
     const changes: AppChanges = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
+    if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
     if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
@@ -58,6 +61,15 @@ export class AppsService {
     await this.require(appId);
     await this.streams.endAll(appId, 'app_deleted');
     await this.apps.delete(appId);
+  }
+
+  /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */
+  private async requireReachableWebhookUrl(url: string): Promise<void> {
+    const refusal = await this.webhookAddresses.refusal(url);
+    if (refusal === undefined) return;
+    throw new DomainError('validation_failed', `invalid request: webhookUrl: ${refusal}`, {
+      fields: [{ field: 'webhookUrl', message: refusal }],
+    });
   }
 
   private async require(appId: string): Promise<App> {
