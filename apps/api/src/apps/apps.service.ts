@@ -6,6 +6,7 @@ import type { App } from '@tally/db';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { CacheInvalidation } from '../infra/invalidation.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, toOverridesView, toQuotaView } from './app-limits.js';
 import { type AppChanges, AppsRepository } from './apps.repository.js';
@@ -16,6 +17,7 @@ export class AppsService {
     private readonly apps: AppsRepository,
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -58,6 +60,7 @@ export class AppsService {
     await this.require(appId);
     await this.streams.endAll(appId, 'app_deleted');
     await this.apps.delete(appId);
+    await this.invalidation.publish({ kind: 'app', appId });
   }
 
   private async require(appId: string): Promise<App> {
