@@ -4,8 +4,13 @@ import { waitFor } from './ports.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
+export type AppRuntime = 'source' | 'built';
+
+/** Tests run the sources; benchmarks set TALLY_APP_RUNTIME=built to measure what production runs (dist/). */
+const defaultRuntime = (): AppRuntime => (process.env['TALLY_APP_RUNTIME'] === 'built' ? 'built' : 'source');
+
 /** The command line that runs an app from source (TypeScript compiled at load) or from `npm run build`'s dist/. */
-export function appCommand(name: 'api' | 'worker' | 'agent', runtime: 'source' | 'built' = 'source'): string[] {
+export function appCommand(name: 'api' | 'worker' | 'agent', runtime: AppRuntime = defaultRuntime()): string[] {
   return runtime === 'built'
     ? [join(ROOT, 'dist', `${name}.js`)]
     : ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')];
@@ -16,7 +21,7 @@ export async function startAppProcess(
   name: 'api' | 'worker' | 'agent',
   env: Readonly<Record<string, string>>,
   logFile: string,
-  runtime: 'source' | 'built' = 'source',
+  runtime: AppRuntime = defaultRuntime(),
 ): Promise<Child> {
   const child = startChild(process.execPath, appCommand(name, runtime), logFile, { ...process.env, ...env });
   if (name === 'api') {

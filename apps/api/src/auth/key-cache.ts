@@ -46,13 +46,15 @@ export class ApiKeyCache {
   }
 
   private evict(change: Invalidation): void {
+    if (change.kind === 'stream') return;
     this.generation += 1;
     if (change.kind === 'all') {
       this.entries.clear();
       return;
     }
     for (const [hash, { key }] of this.entries) {
-      if (change.kind === 'key' ? key.id === change.keyId : key.appId === change.appId) this.entries.delete(hash);
+      if ((change.kind === 'key' && key.id === change.keyId) || (change.kind === 'app' && key.appId === change.appId))
+        this.entries.delete(hash);
     }
   }
 }

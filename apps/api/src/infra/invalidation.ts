@@ -1,18 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
+import { INVALIDATION_CHANNEL as CHANNEL, Invalidation } from '@tally/contracts';
 import { Redis } from 'ioredis';
-import { z } from 'zod';
 import { RedisConnection } from './infra.module.js';
 
-const CHANNEL = 'tally:invalidate';
-
-/** What changed, as every API replica's in-process caches need to hear it. `all`: messages may have been missed. */
-export const Invalidation = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('key'), keyId: z.string() }),
-  z.object({ kind: z.literal('app'), appId: z.string() }),
-  z.object({ kind: z.literal('all') }),
-]);
-export type Invalidation = z.infer<typeof Invalidation>;
+export type { Invalidation } from '@tally/contracts';
 
 /**
  * Cache invalidation across API replicas over Redis pub/sub. A change is applied locally at once and

@@ -1,12 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiKeyList, AppView } from '@tally/contracts';
+import type { ApiKeyList, AppView, StreamView } from '@tally/contracts';
 import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from './api-harness.js';
+import { createStream, createTenant } from './api-harness.js';
 
-/** Keys are cached in each API process; these run two processes on one database and Redis. */
-describe('API keys cached on two API replicas', () => {
+/** Keys and open streams are cached in each API process; these run two processes on one database and Redis. */
+describe('caches of two API replicas', () => {
   let stack: TestStack;
   let processes: Child[] = [];
   let first: ApiClient;
@@ -77,5 +77,25 @@ describe('API keys cached on two API replicas', () => {
       20_000,
     );
     expect(Date.parse(used.lastUsedAt!)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('a stream ended on replica A gets no more tokens from replica B, which had it cached', async () => {
+    const { app, key } = await createTenant(first, 'ended on a');
+    const stream: StreamView = await createStream(first.withKey(key.key), app.id);
+    const onB = second.withKey(key.key);
+    const mint = () =>
+      onB.post<{ error?: { code: string } }>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'v', role: 'viewer' });
+    expect((await mint()).status).toBe(201);
+    expect((await mint()).status).toBe(201);
+
+    expect((await first.withKey(key.key).delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
+
+    await waitFor('replica B refusing tokens for the ended stream', async () => ((await mint()).status === 409 ? true : undefined), 5_000);
+    // And an app's stream is never another app's: the cache does not leak across apps.
+    const other = await createTenant(first, 'other app');
+    expect(
+      (await second.withKey(other.key.key).post(`/v1/apps/${other.app.id}/streams/${stream.id}/tokens`, { identity: 'v', role: 'viewer' }))
+        .status,
+    ).toBe(404);
   });
 });
