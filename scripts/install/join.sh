@@ -50,7 +50,7 @@ provision_role() {
   done
 }
 
-# The agent needs node_modules, not the Prisma client or the dashboard.
+# The agent needs node_modules and its build, not the Prisma client or the dashboard.
 install_join_deps() {
   local marker="$TALLY_REPO/node_modules/.package-lock.json"
   if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
@@ -59,6 +59,9 @@ install_join_deps() {
   else
     log "    node_modules: up to date"
   fi
+  log "    npm run build of the agent (dist/agent.js, dist/agent-leave.js)"
+  run bash -c 'cd "$1" && node scripts/build.mjs agent agent-leave >/dev/null' _ "$TALLY_REPO"
+  install_runtime_deps
 }
 
 # exchange_join_token: fills CLUSTER from the origin, or from DIR/tally.env when this home
@@ -271,15 +274,15 @@ join_main() {
   log "node $JOIN_NAME ($JOIN_ROLE) joined $JOIN_URL; leave with: ./install.sh --leave --home $HOME_DIR"
 }
 
-# run_leave_step drain|forget: apps/agent/src/leave.ts with only tally.env as environment.
+# run_leave_step drain|forget: dist/agent-leave.js (apps/agent/src/leave.ts) with only tally.env as environment.
 run_leave_step() {
   if dry; then
-    log "    would run: node apps/agent/src/leave.ts $1 (env $HOME_DIR/tally.env)"
+    log "    would run: node dist/agent-leave.js $1 (env $HOME_DIR/tally.env)"
     return 0
   fi
   (cd "$TALLY_REPO" && env -i PATH="$TALLY_SERVICE_PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 \
     TALLY_LEAVE_TIMEOUT_S="${TALLY_LEAVE_TIMEOUT_S:-600}" "$NODE_BIN" --env-file="$HOME_DIR/tally.env" \
-    --import @swc-node/register/esm-register apps/agent/src/leave.ts "$1") 2>&1 | sed 's/^/[install]     /'
+    dist/agent-leave.js "$1") 2>&1 | sed 's/^/[install]     /'
   return "${PIPESTATUS[0]}"
 }
 

@@ -7,6 +7,7 @@ import { AddressPolicy } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { CacheInvalidation } from '../infra/invalidation.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, toOverridesView, toQuotaView } from './app-limits.js';
 import { type AppChanges, AppsRepository } from './apps.repository.js';
@@ -18,6 +19,7 @@ export class AppsService {
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
     private readonly webhookAddresses: AddressPolicy,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -61,6 +63,7 @@ export class AppsService {
     await this.require(appId);
     await this.streams.endAll(appId, 'app_deleted');
     await this.apps.delete(appId);
+    await this.invalidation.publish({ kind: 'app', appId });
   }
 
   /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */
