@@ -46,6 +46,7 @@ export type AppView = {
   createdAt: string;
   quotas: AppQuotas;
   explicitQuotas: QuotaOverrides;
+  guarantees: AppQuotas;
   usage: { streams: number };
   webhookUrl: string | null;
   /** Whether a signing secret was set; the secret itself is shown once, when rotated. */
@@ -59,6 +60,7 @@ export type AppList = { items: AppView[] };
 export type AppSettingsPatch = {
   name?: string;
   quotas?: QuotaOverrides;
+  guarantees?: QuotaOverrides;
   webhookUrl?: string | null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
@@ -67,7 +69,7 @@ export type AppSettingsPatch = {
 
 export type CreatedApiKey = { id: string; appId: string; prefix: string; createdAt: string; lastUsedAt: string | null; key: string };
 
-export type AppUsageView = { items: { quota: QuotaField; used: number; limit: number }[] };
+export type AppUsageView = { items: { quota: QuotaField; used: number; limit: number; guarantee: number }[] };
 
 export const WORKLOAD_KINDS = [
   'stream',
@@ -101,6 +103,7 @@ export type CapacityView = {
     fits: Record<string, number>;
   }[];
   total: { baseLoad: LoadView; allocatable: LoadView; reserved: LoadView; free: LoadView; fits: Record<string, number> };
+  guarantees: { guaranteed: AppQuotas; allocatable: LoadView; promised: LoadView; unused: LoadView; free: LoadView };
 };
 
 export const NODE_STATUSES = ['active', 'draining', 'disabled'] as const;

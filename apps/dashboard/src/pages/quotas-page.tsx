@@ -14,7 +14,8 @@ export function QuotasPage({ api, appId, session }: PageProps): ReactNode {
     <section aria-labelledby="quotas-heading">
       <h2 id="quotas-heading">Quotas</h2>
       <p className="muted-text">
-        Each limit is either set by the operator or the app’s fair share of the node pool, which follows the nodes that are up.
+        Each limit is a cap: set by the operator, or sized on one node of the pool whatever the number of apps. A guarantee is capacity kept
+        free for this app while it does not use it.
       </p>
       <ErrorMessage error={app.error ?? usage.error} action="Loading quotas" />
       {usage.data === undefined || app.data === undefined ? (
@@ -29,20 +30,42 @@ export function QuotasPage({ api, appId, session }: PageProps): ReactNode {
               label={QUOTA_LABELS[item.quota] ?? item.quota}
               used={item.used}
               limit={item.limit}
-              detail={typeof app.data?.explicitQuotas[item.quota] === 'number' ? 'limit set by the operator' : 'derived share of the pool'}
+              detail={`${typeof app.data?.explicitQuotas[item.quota] === 'number' ? 'limit set by the operator' : 'default cap'}; ${
+                item.guarantee > 0 ? `${item.guarantee} guaranteed` : 'no guarantee'
+              }`}
             />
           ))}
         </div>
       )}
       {session.kind === 'admin' && app.data ? (
-        <SetLimitForm api={api} app={app.data} onSaved={() => (app.reload(), usage.reload())} />
+        <>
+          <SetQuotaForm api={api} app={app.data} kind="limit" onSaved={() => (app.reload(), usage.reload())} />
+          <SetQuotaForm api={api} app={app.data} kind="guarantee" onSaved={() => (app.reload(), usage.reload())} />
+        </>
       ) : null}
       {session.kind === 'admin' ? <PoolHeadroom api={api} /> : null}
     </section>
   );
 }
 
-function SetLimitForm({ api, app, onSaved }: { api: PageProps['api']; app: AppView; onSaved: () => void }): ReactNode {
+const FORM_TEXT = {
+  limit: {
+    title: 'Set a limit (operator)',
+    input: 'Limit (empty = default cap)',
+    save: 'Save limit',
+    cleared: 'returned to the default cap',
+  },
+  guarantee: {
+    title: 'Set a guarantee (operator)',
+    input: 'Guarantee (empty = none)',
+    save: 'Save guarantee',
+    cleared: 'no longer guaranteed',
+  },
+} as const;
+
+function SetQuotaForm(props: { api: PageProps['api']; app: AppView; kind: 'limit' | 'guarantee'; onSaved: () => void }): ReactNode {
+  const { api, app, kind, onSaved } = props;
+  const text = FORM_TEXT[kind];
   const [field, setField] = useState<QuotaField>('maxStreams');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>();
@@ -52,37 +75,49 @@ function SetLimitForm({ api, app, onSaved }: { api: PageProps['api']; app: AppVi
     e.preventDefault();
     setError(undefined);
     setSaved(undefined);
-    const limit = value.trim() === '' ? null : Number(value);
+    const n = value.trim() === '' ? null : Number(value);
     try {
-      await api.patch<AppView>(appPath(app.id), { quotas: { [field]: limit } });
-      setSaved(limit === null ? `${QUOTA_LABELS[field]} returned to the derived share.` : `${QUOTA_LABELS[field]} limited to ${limit}.`);
+      await api.patch<AppView>(appPath(app.id), kind === 'limit' ? { quotas: { [field]: n } } : { guarantees: { [field]: n } });
+      setSaved(
+        n === null
+          ? `${QUOTA_LABELS[field]} ${text.cleared}.`
+          : `${QUOTA_LABELS[field]} ${kind === 'limit' ? 'limited' : 'guaranteed'} to ${n}.`,
+      );
       onSaved();
     } catch (caught) {
       setError(caught);
     }
   };
 
+  const now = (f: QuotaField): string =>
+    kind === 'limit'
+      ? `now ${app.quotas[f]}${typeof app.explicitQuotas[f] === 'number' ? ', set' : ', default'}`
+      : `now ${app.guarantees[f]}`;
+
   return (
-    <form className="panel form-grid" aria-label="Set a quota limit" onSubmit={(e) => void submit(e)}>
-      <h3 className="wide">Set a limit (operator)</h3>
+    <form
+      className="panel form-grid"
+      aria-label={kind === 'limit' ? 'Set a quota limit' : 'Set a quota guarantee'}
+      onSubmit={(e) => void submit(e)}
+    >
+      <h3 className="wide">{text.title}</h3>
       <label>
         Quota
         <select value={field} onChange={(e) => setField(e.target.value as QuotaField)}>
           {QUOTA_FIELDS.map((f) => (
             <option key={f} value={f}>
-              {QUOTA_LABELS[f]} (now {app.quotas[f]}
-              {typeof app.explicitQuotas[f] === 'number' ? ', set' : ', derived'})
+              {QUOTA_LABELS[f]} ({now(f)})
             </option>
           ))}
         </select>
       </label>
       <label>
-        Limit (empty = derived share)
+        {text.input}
         <input type="number" min={0} value={value} onChange={(e) => setValue(e.target.value)} />
       </label>
-      <button type="submit">Save limit</button>
+      <button type="submit">{text.save}</button>
       <div className="wide">
-        <ErrorMessage error={error} action="Saving the limit" />
+        <ErrorMessage error={error} action={kind === 'limit' ? 'Saving the limit' : 'Saving the guarantee'} />
         {saved ? <Notice tone="success">{saved}</Notice> : null}
       </div>
     </form>
@@ -127,10 +162,50 @@ function PoolHeadroom({ api }: { api: PageProps['api'] }): ReactNode {
               detail={`${formatKbps(total.free.nicKbps)} free`}
             />
           </div>
+          {capacity.data ? <GuaranteedHeadroom guarantees={capacity.data.guarantees} /> : null}
           <FitsTable fits={total.fits} caption="How many more of each workload the pool takes now" />
         </>
       )}
     </section>
+  );
+}
+
+/** Guaranteed vs free: what guarantees promise of the live pool, and what is left for work outside them. */
+function GuaranteedHeadroom({ guarantees }: { guarantees: CapacityView['guarantees'] }): ReactNode {
+  const { promised, unused, free, allocatable } = guarantees;
+  const guaranteed = QUOTA_FIELDS.filter((f) => guarantees.guaranteed[f] > 0);
+  return (
+    <div aria-labelledby="guarantees-heading">
+      <h4 id="guarantees-heading">Guaranteed vs free</h4>
+      <p className="muted-text">
+        {guaranteed.length === 0
+          ? 'No app has a guarantee: every app may use the whole pool up to its cap.'
+          : `Guaranteed: ${guaranteed.map((f) => `${guarantees.guaranteed[f]} ${QUOTA_LABELS[f]}`).join(', ')}. Unused guarantees stay free for their apps.`}
+      </p>
+      <div className="gauges">
+        <Gauge
+          label="Guaranteed RAM"
+          used={Math.round(promised.ramMb)}
+          limit={Math.round(allocatable.ramMb)}
+          format={formatMb}
+          detail={`${formatMb(unused.ramMb)} of it unused; ${formatMb(free.ramMb)} free for work outside guarantees`}
+        />
+        <Gauge
+          label="Guaranteed CPU"
+          used={Math.round(promised.cpuMillicores)}
+          limit={Math.round(allocatable.cpuMillicores)}
+          format={formatCores}
+          detail={`${formatCores(unused.cpuMillicores)} of it unused; ${formatCores(free.cpuMillicores)} free for work outside guarantees`}
+        />
+        <Gauge
+          label="Guaranteed network"
+          used={Math.round(promised.nicKbps)}
+          limit={Math.round(allocatable.nicKbps)}
+          format={formatKbps}
+          detail={`${formatKbps(unused.nicKbps)} of it unused; ${formatKbps(free.nicKbps)} free for work outside guarantees`}
+        />
+      </div>
+    </div>
   );
 }
 
