@@ -41,6 +41,7 @@ export class WorkerModule {
               {
                 liveNodes: async () => (await registry.list()).map(toNodeBudget),
                 schedulableNodes: async () => schedulableBudgets(await registry.list()),
+                appPolicy: (appId) => repository.appPolicy(appId),
                 appPolicies: () => repository.appPolicies(),
               },
               loadCapacityModel(config.capacityProfilePath),

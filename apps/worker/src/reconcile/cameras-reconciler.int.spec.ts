@@ -56,6 +56,7 @@ describe(CamerasReconciler.name, () => {
       {
         liveNodes: async () => (await registry.list()).map(toNodeBudget),
         schedulableNodes: async () => schedulableBudgets(await registry.list()),
+        appPolicy: (appId) => repository.appPolicy(appId),
         appPolicies: () => repository.appPolicies(),
       },
       loadCapacityModel(undefined),

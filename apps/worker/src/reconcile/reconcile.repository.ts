@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { toAppPolicy } from '@tally/admission';
+import { POLICY_COLUMNS, toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { type Camera, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
@@ -39,6 +39,11 @@ export class ReconcileRepository {
   }
 
   async appPolicies(): Promise<AppQuotaPolicy[]> {
-    return (await this.prisma.app.findMany({ select: { id: true, limits: true } })).map(toAppPolicy);
+    return (await this.prisma.app.findMany({ select: POLICY_COLUMNS })).map(toAppPolicy);
+  }
+
+  async appPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
+    const row = await this.prisma.app.findUnique({ where: { id: appId }, select: POLICY_COLUMNS });
+    return row ? toAppPolicy(row) : undefined;
   }
 }
