@@ -28,9 +28,9 @@ describe(deriveQuotas.name, () => {
       expect(2 * shared.room_composites).toBeLessThanOrEqual(poolUnits('egress.room_composite', [node8]));
     });
 
-    it('gives an app ≈ 10 track-composite recordings when it records in auto mode', () => {
-      expect(shared.recordings).toBeGreaterThanOrEqual(8);
-      expect(shared.recordings).toBeLessThanOrEqual(10);
+    it("sizes an auto app's recordings on passthrough: half of the ≥ 100 one node records", () => {
+      expect(shared.recordings).toBeGreaterThanOrEqual(50);
+      expect(shared.recordings).toBeGreaterThan(10 * shared.room_composites);
     });
 
     it('sizes recordings on the mode an app forces', () => {
@@ -38,11 +38,12 @@ describe(deriveQuotas.name, () => {
         [node8],
         [
           { appId: 'chrome', egressMode: 'room_composite' },
-          { appId: 'audio', egressMode: 'track' },
+          { appId: 'transcoding', egressMode: 'track_composite' },
         ],
       );
       expect(limitsOf(forced, 'chrome').recordings).toBe(limitsOf(forced, 'chrome').room_composites);
-      expect(limitsOf(forced, 'audio').recordings).toBeGreaterThan(shared.recordings);
+      expect(limitsOf(forced, 'transcoding').recordings).toBeGreaterThanOrEqual(8);
+      expect(limitsOf(forced, 'transcoding').recordings).toBeLessThan(shared.recordings);
     });
 
     it('gives an app half of the ~400 viewers the NIC carries', () => {

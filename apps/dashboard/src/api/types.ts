@@ -36,8 +36,10 @@ export type QuotaField = (typeof QUOTA_FIELDS)[number];
 export type AppQuotas = Record<QuotaField, number>;
 export type QuotaOverrides = { [F in QuotaField]?: number | null | undefined };
 
-export const RECORDING_MODES = ['room_composite', 'track_composite', 'track'] as const;
+export const RECORDING_MODES = ['room_composite', 'track_composite', 'track', 'passthrough'] as const;
 export type RecordingMode = (typeof RECORDING_MODES)[number];
+export const RECORDING_FORMATS = ['source', 'source_opus', 'mp4'] as const;
+export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
 export type RecordingModeSetting = 'auto' | RecordingMode;
 
 export type AppView = {
@@ -52,6 +54,7 @@ export type AppView = {
   webhookSecretSet: boolean;
   recordingMode: RecordingModeSetting;
   recordingFallback: boolean;
+  recordingFormat: RecordingFormat;
   transcodeLadder: boolean;
   publicCameras: boolean;
 };
@@ -62,6 +65,7 @@ export type AppSettingsPatch = {
   webhookUrl?: string | null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
 };
 
@@ -77,6 +81,7 @@ export const WORKLOAD_KINDS = [
   'egress.room_composite',
   'egress.track_composite',
   'egress.track',
+  'egress.passthrough',
   'transcode.cpu',
   'transcode.nvenc',
   'camera.mjpeg',

@@ -2,14 +2,16 @@ import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { isRouteMissing } from '../api/errors.js';
 import {
   type AppView,
+  RECORDING_FORMATS,
   RECORDING_MODES,
+  type RecordingFormat,
   type RecordingModeSetting,
   type WebhookDeliveryList,
   type WebhookDeliveryView,
   type WebhookSecretView,
 } from '../api/types.js';
 import { EmptyState, ErrorMessage, Loading, Notice, StatusBadge } from '../components/feedback.js';
-import { formatTime, MODE_LABELS } from '../format.js';
+import { FORMAT_LABELS, formatTime, MODE_LABELS } from '../format.js';
 import { usePoll } from '../use-poll.js';
 import { appPath, type PageProps } from './page-props.js';
 
@@ -34,9 +36,10 @@ function SettingsForm({ api, app, onSaved }: { api: PageProps['api']; app: AppVi
   const [url, setUrl] = useState(app.webhookUrl ?? '');
   const [mode, setMode] = useState<RecordingModeSetting>(app.recordingMode);
   const [fallback, setFallback] = useState(app.recordingFallback);
+  const [format, setFormat] = useState<RecordingFormat>(app.recordingFormat);
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
-  useEffect(() => setSaved(false), [url, mode, fallback]);
+  useEffect(() => setSaved(false), [url, mode, fallback, format]);
 
   const submit = async (e: FormEvent): Promise<void> => {
     e.preventDefault();
@@ -46,6 +49,7 @@ function SettingsForm({ api, app, onSaved }: { api: PageProps['api']; app: AppVi
         webhookUrl: url.trim() === '' ? null : url.trim(),
         recordingMode: mode,
         recordingFallback: fallback,
+        recordingFormat: format,
       });
       setSaved(true);
       onSaved();
@@ -71,6 +75,16 @@ function SettingsForm({ api, app, onSaved }: { api: PageProps['api']; app: AppVi
           {(['auto', ...RECORDING_MODES] as const).map((m) => (
             <option key={m} value={m}>
               {MODE_LABELS[m] ?? m}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        File from one publisher
+        <select value={format} onChange={(e) => setFormat(e.target.value as RecordingFormat)}>
+          {RECORDING_FORMATS.map((f) => (
+            <option key={f} value={f}>
+              {FORMAT_LABELS[f]}
             </option>
           ))}
         </select>
