@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
-import { RecordingModeSetting } from './recordings.js';
+import { RecordingFormat, RecordingModeSetting } from './recordings.js';
 import { safeText, withoutControlCharacters } from './text.js';
 
 const name = safeText(100);
@@ -29,6 +29,8 @@ export const UpdateAppBody = z
     recordingMode: RecordingModeSetting.optional(),
     /** Whether a recording whose mode does not fit may fall back to a cheaper mode. */
     recordingFallback: z.boolean().optional(),
+    /** Which file a single publisher's recording gives (docs/recordings.md). */
+    recordingFormat: RecordingFormat.optional(),
     /** Whether every recording gets a VOD ladder as soon as it is complete. */
     transcodeLadder: z.boolean().optional(),
     /** Let anyone watch the app's cameras without a viewer token or key. */
@@ -53,6 +55,7 @@ export const AppView = z
     webhookSecretSet: z.boolean(),
     recordingMode: RecordingModeSetting,
     recordingFallback: z.boolean(),
+    recordingFormat: RecordingFormat,
     transcodeLadder: z.boolean(),
     publicCameras: z.boolean(),
   })

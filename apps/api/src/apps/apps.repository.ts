@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
-import type { RecordingModeSetting } from '@tally/contracts';
+import type { RecordingFormat, RecordingModeSetting } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
 import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
 
@@ -11,6 +11,7 @@ export type AppChanges = {
   webhookUrl?: string | null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
   publicCameras?: boolean;
 };

@@ -53,6 +53,7 @@ export class AppsService {
     if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
+    if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;
     if (body.transcodeLadder !== undefined) changes.transcodeLadder = body.transcodeLadder;
     if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
     const app =
@@ -122,6 +123,7 @@ export class AppsService {
       webhookSecretSet: app.webhookSecret !== null,
       recordingMode: app.recordingMode,
       recordingFallback: app.recordingFallback,
+      recordingFormat: app.recordingFormat,
       transcodeLadder: app.transcodeLadder,
       publicCameras: app.publicCameras,
     };
