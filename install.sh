@@ -16,6 +16,8 @@ source "$here/scripts/install/args.sh"     # command line
 source "$here/scripts/install/host.sh"     # preflight, provision, npm, service user, sysctl
 # shellcheck source=scripts/install/config.sh
 source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
+# shellcheck source=scripts/install/stun.sh
+source "$here/scripts/install/stun.sh"     # does STUN answer? (use_external_ip, else the node's address)
 # shellcheck source=scripts/install/postgres.sh
 source "$here/scripts/install/postgres.sh" # cluster, role, database, migrations
 # shellcheck source=scripts/install/redis.sh
@@ -68,6 +70,7 @@ main() {
   select_pg_bin
   resolve_ports
   resolve_network
+  resolve_stun
   resolve_secrets
   write_config
 

@@ -25,7 +25,10 @@ Options:
   --node-ip IP        address announced for WebRTC media (default: remembered, else detected
                       from the routing table without sending traffic, else 127.0.0.1)
   --offline           no public STUN: use_external_ip false, stun_servers 127.0.0.1:3478
-                      (remembered; --online reverts)
+                      (remembered; --online reverts). Without it every run asks the STUN
+                      servers (\$TALLY_STUN_SERVERS, default LiveKit's) for up to
+                      \$TALLY_STUN_TIMEOUT_S (3) seconds: use_external_ip true when one answers,
+                      else livekit-server announces the node IP
   --no-systemd        run services as supervised background processes even under systemd
   --no-sysctl         leave the kernel UDP buffer sizes alone
   --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N,

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Integration test of ./install.sh on a host like the ones it meets in the wild: no route to the
+# internet (hence no public STUN). Runs as root, in a network namespace of its own with loopback and
+# a veth pair (a private media address, no default route), so nothing it starts can reach - or is
+# reachable from - anything outside, and the default ports are free. Checks:
+#   STUN: ./install.sh with no network flags finishes on a host where no STUN server answers
+#     (livekit-server announces the node's own address); with a STUN server that answers (a tiny
+#     responder on loopback, scripts/install-hosts/stun-responder.mjs) it writes use_external_ip;
+#     a re-run after that server went away switches back.
+# Exits non-zero on the first failed check (logs of the home are printed).
+#
+# Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
+# Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing, the
+# system user `tally`, /etc/sysctl.d/60-tally.conf; a network namespace, removed at exit.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { printf '[install-hosts] %s\n' "$*"; }
+fail() {
+  printf '[install-hosts] FAIL: %s\n' "$*" >&2
+  exit 1
+}
+[[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
+
+# ------------------------------------------------------------------ the host without a route
+if [[ -z "${TALLY_HOSTS_NS:-}" ]]; then
+  ns="tally-hosts-$$"
+  ip netns add "$ns"
+  trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+  ip -n "$ns" link set lo up
+  ip -n "$ns" link add hosts0 type veth peer name hosts1
+  ip -n "$ns" addr add 10.234.0.1/24 dev hosts0
+  ip -n "$ns" link set hosts0 up
+  ip -n "$ns" link set hosts1 up
+  say "running in network namespace $ns (media address 10.234.0.1, no default route)"
+  # nsenter, not `ip netns exec`, keeps the host's /sys (cgroups for the agent's workers).
+  status=0
+  nsenter --net="/run/netns/$ns" env TALLY_HOSTS_NS="$ns" bash "${BASH_SOURCE[0]}" "$@" || status=$?
+  exit "$status"
+fi
+node_ip=10.234.0.1
+
+# The services run the checkout as an unprivileged user. A clone under a private directory
+# (say /root) is unreadable to it; test from a readable copy instead.
+if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps/api/src/main.ts" 2>/dev/null; then
+  copy="$(mktemp -d /tmp/tally-install-src.XXXXXX)"
+  chmod 755 "$copy"
+  say "$PWD is private; testing from a copy in $copy"
+  cp -a "$PWD/." "$copy/"
+  cd "$copy"
+fi
+
+check() { # check DESCRIPTION CMD...
+  local what="$1"
+  shift
+  "$@" || fail "$what"
+  say "ok: $what"
+}
+eventually() { # eventually SECONDS CMD...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+home="$(mktemp -d /tmp/tally-hosts-int.XXXXXX)"
+chmod 755 "$home"
+out="$home.out"
+pids_to_kill=()
+cleanup() {
+  local rc=$? pid
+  for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [[ -f "$home/run/mode" ]]; then
+    ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
+  fi
+  if [[ $rc -ne 0 && -d "$home/log" ]]; then
+    local f
+    for f in "$home"/log/*.log; do
+      printf '[install-hosts] ---- %s (last 30 lines)\n' "$f" >&2
+      tail -n 30 "$f" >&2 || true
+    done
+  fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out"; fi
+  if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
+  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+}
+trap cleanup EXIT
+
+# install LABEL ARGS...: runs install.sh (output kept in $out for checks on what it said).
+install() {
+  local label="$1" start=$SECONDS
+  shift
+  if ! ./install.sh --home "$home" "$@" >"$out" 2>&1; then
+    cat "$out" >&2
+    fail "install.sh ($label) exited non-zero"
+  fi
+  say "install.sh ($label) took $((SECONDS - start))s"
+}
+said() { grep -qE "$1" "$out"; }
+http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
+healthz_is_200() { [[ "$(http_code http://127.0.0.1:8080/healthz)" == 200 ]]; }
+yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
+env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
+free_udp_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 40000))
+    [[ -n "$(ss -Huln "sport = :$port")" ]] || break
+  done
+  printf '%s' "$port"
+}
+
+check "this host has no route to the internet" bash -c '! ip -4 route get 1.1.1.1 >/dev/null 2>&1'
+
+# 1. No STUN: `./install.sh` with no network flags asks LiveKit's default STUN servers, which
+# cannot be reached from here (no route: nothing leaves this namespace), and still finishes.
+unset TALLY_STUN_SERVERS
+install no-stun
+check "it said no STUN server answered and which address it announces" said "STUN: no answer within 3s .*livekit-server announces $node_ip"
+check "livekit.yaml: use_external_ip false" yaml_has '^  use_external_ip: false$'
+check "livekit.yaml: the node's own address" yaml_has "^  node_ip: $node_ip\$"
+check "livekit.yaml: no public STUN handed to clients" yaml_has '^    - 127\.0\.0\.1:3478$'
+check "GET /healthz answers 200" healthz_is_200
+
+# 2. A STUN server answers (a responder on loopback stands in for a public one): use_external_ip.
+stun_port="$(free_udp_port)"
+node scripts/install-hosts/stun-responder.mjs "$stun_port" >"$home.stun" 2>&1 &
+pids_to_kill+=($!)
+eventually 10 grep -q listening "$home.stun" || fail "the STUN responder did not start"
+TALLY_STUN_SERVERS="127.0.0.1:$stun_port" install stun-answers
+check "it said the STUN server answered" said "STUN: 127\.0\.0\.1:$stun_port answered"
+check "livekit.yaml: use_external_ip true" yaml_has '^  use_external_ip: true$'
+check "livekit.yaml: that STUN server" yaml_has "^    - 127\\.0\\.0\\.1:$stun_port\$"
+check "tally.env remembers TALLY_STUN_SERVERS" test "$(env_value TALLY_STUN_SERVERS)" == "127.0.0.1:$stun_port"
+check "livekit-server started with STUN (answers on its port)" eventually 30 test "$(http_code http://127.0.0.1:7880/)" == 200
+check "GET /healthz answers 200" healthz_is_200
+
+# 3. The network changes: the STUN server is gone. A re-run notices and switches back.
+kill "${pids_to_kill[-1]}"
+install stun-gone
+check "the re-run said no STUN server answered" said "STUN: no answer within 3s from 127\.0\.0\.1:$stun_port"
+check "livekit.yaml: use_external_ip false again" yaml_has '^  use_external_ip: false$'
+check "GET /healthz answers 200" healthz_is_200
