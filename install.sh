@@ -26,6 +26,8 @@ source "$here/scripts/install/redis.sh"
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
 # shellcheck source=scripts/install/egress.sh
 source "$here/scripts/install/egress.sh"   # what the host needs for the egress the agent runs
+# shellcheck source=scripts/install/drain.sh
+source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media workers over
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
 # shellcheck source=scripts/install/join.sh
@@ -46,7 +48,7 @@ main() {
   if dry; then log "dry run: nothing will be changed"; fi
   take_lock
   case "$ACTION" in
-    stop) stop_home && return 0 ;;
+    stop) cancel_agent_hand_over && stop_home && return 0 ;;
     join) join_main && return 0 ;;
     leave) leave_main && return 0 ;;
   esac
@@ -87,6 +89,7 @@ main() {
   migrate_db
 
   step "livekit-server, agent (runs egress on demand), api, worker"
+  request_agent_hand_over
   start_app_services
 
   step "health"

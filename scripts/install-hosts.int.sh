@@ -7,6 +7,9 @@
 #     (livekit-server announces the node's own address); with a STUN server that answers (a tiny
 #     responder on loopback, scripts/install-hosts/stun-responder.mjs) it writes use_external_ip;
 #     a re-run after that server went away switches back.
+#   Upgrades: a recording is active (a real publisher, @livekit/rtc-node) while install.sh runs
+#     again; the egress process is handed over to the new agent, the recording completes and
+#     plays (ffprobe).
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -82,7 +85,7 @@ cleanup() {
       tail -n 30 "$f" >&2 || true
     done
   fi
-  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out"; fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
   if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
 }
@@ -143,3 +146,31 @@ install stun-gone
 check "the re-run said no STUN server answered" said "STUN: no answer within 3s from 127\.0\.0\.1:$stun_port"
 check "livekit.yaml: use_external_ip false again" yaml_has '^  use_external_ip: false$'
 check "GET /healthz answers 200" healthz_is_200
+
+# 4. An upgrade keeps recordings: a recording is active while install.sh runs again; the agent
+# hands its egress over to the new agent instead of stopping it, and the recording completes.
+state="$home.rec"
+mkdir -p "$state"
+egress_pid() { pgrep -f -- "egress --config $home/workers/egress/egress.yaml" | head -n1; }
+node --import @swc-node/register/esm-register scripts/install-hosts/recording-across-upgrade.ts \
+  http://127.0.0.1:8080 "$home/admin.key" "$state" >"$state/client.log" 2>&1 &
+client=$!
+pids_to_kill+=("$client")
+client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null || { cat "$state/client.log" >&2; fail "the recording client ended early"; }; false; }; }
+check "a recording is active (published with @livekit/rtc-node)" eventually 240 client_waiting
+egress_before="$(egress_pid)" agent_before="$(cat "$home/run/agent.child.pid")"
+[[ -n "$egress_before" ]] || fail "no egress runs for the active recording"
+install upgrade
+check "it said the agent hands its media workers over" said "hands its running media workers \(1\) over"
+check "the agent was restarted (new code)" test "$(cat "$home/run/agent.child.pid")" != "$agent_before"
+check "the same egress process still runs the recording" test "$(egress_pid)" == "$egress_before"
+check "the new agent took the workers over (hand-over request consumed)" eventually 30 test ! -e "$home/workers/hand-over"
+check "the new agent reports it adopted the egress" eventually 30 grep -q "egress worker $egress_before adopted" "$home/log/agent.log"
+touch "$state/go"
+if ! wait "$client"; then
+  cat "$state/client.log" >&2
+  fail "the recording did not survive the upgrade"
+fi
+say "recording: $(tail -n1 "$state/client.log")"
+say "ok: the recording completed after the upgrade and plays (ffprobe)"
+rm -rf "$state"

@@ -1,6 +1,9 @@
 // A tiny STUN server for tests: answers every RFC 5389 Binding Request on 127.0.0.1 (or HOST)
 // with the sender's address (XOR-MAPPED-ADDRESS), so nothing ever asks a public STUN server.
 // Usage: node stun-responder.mjs PORT [HOST]; prints "listening" once bound.
+import { Buffer } from 'node:buffer';
+import console from 'node:console';
+import process from 'node:process';
 import { createSocket } from 'node:dgram';
 
 const MAGIC = 0x2112a442;

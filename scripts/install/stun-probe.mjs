@@ -4,6 +4,10 @@
 // lets livekit-server discover its external address through STUN, which it cannot survive without.
 //
 // Usage: node stun-probe.mjs TIMEOUT_MS HOST:PORT [HOST:PORT...]
+import { Buffer } from 'node:buffer';
+import console from 'node:console';
+import process from 'node:process';
+import { setInterval, setTimeout } from 'node:timers';
 import { randomBytes } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
