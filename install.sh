@@ -26,6 +26,8 @@ source "$here/scripts/install/redis.sh"
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
 # shellcheck source=scripts/install/egress.sh
 source "$here/scripts/install/egress.sh"   # what the host needs for the egress the agent runs
+# shellcheck source=scripts/install/tls.sh
+source "$here/scripts/install/tls.sh"      # --domain: Caddy in front, HTTPS
 # shellcheck source=scripts/install/drain.sh
 source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media workers over
 # shellcheck source=scripts/install/health.sh
@@ -73,6 +75,7 @@ main() {
   resolve_ports
   resolve_network
   resolve_stun
+  resolve_tls
   resolve_secrets
   write_config
 
@@ -95,12 +98,16 @@ main() {
   step "health"
   wait_healthy
 
+  step "HTTPS (--domain)"
+  start_tls_proxy
+
   if dry; then
     log "dry run finished: nothing was changed"
     return 0
   fi
   log "done in $((SECONDS - started))s"
   print_summary
+  print_tls_summary
 }
 
 main "$@"

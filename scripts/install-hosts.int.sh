@@ -10,11 +10,15 @@
 #   Upgrades: a recording is active (a real publisher, @livekit/rtc-node) while install.sh runs
 #     again; the egress process is handed over to the new agent, the recording completes and
 #     plays (ffprobe).
+#   TLS: --domain NAME --tls internal puts Caddy in front: curl --cacert reaches /healthz over
+#     HTTPS, a real LiveKit client (@livekit/rtc-node) joins a stream over wss:// through it, the
+#     API and LiveKit's HTTP port listen on loopback only, /metrics needs its token.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
 # Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing, the
-# system user `tally`, /etc/sysctl.d/60-tally.conf; a network namespace, removed at exit.
+# system user `tally`, /etc/sysctl.d/60-tally.conf, Debian's caddy package; a network namespace,
+# removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,10 +42,17 @@ if [[ -z "${TALLY_HOSTS_NS:-}" ]]; then
   say "running in network namespace $ns (media address 10.234.0.1, no default route)"
   # nsenter, not `ip netns exec`, keeps the host's /sys (cgroups for the agent's workers).
   status=0
-  nsenter --net="/run/netns/$ns" env TALLY_HOSTS_NS="$ns" bash "${BASH_SOURCE[0]}" "$@" || status=$?
+  # A mount namespace of its own too: the test's host name resolves through a private /etc/hosts.
+  nsenter --net="/run/netns/$ns" unshare --mount --propagation private \
+    env TALLY_HOSTS_NS="$ns" bash "${BASH_SOURCE[0]}" "$@" || status=$?
   exit "$status"
 fi
 node_ip=10.234.0.1
+domain=media.tally.test
+hosts="$(mktemp /tmp/tally-hosts-etc.XXXXXX)"
+{ cat /etc/hosts; echo "$node_ip $domain"; } >"$hosts"
+chmod 644 "$hosts"
+mount --bind "$hosts" /etc/hosts
 
 # The services run the checkout as an unprivileged user. A clone under a private directory
 # (say /root) is unreadable to it; test from a readable copy instead.
@@ -85,7 +96,7 @@ cleanup() {
       tail -n 30 "$f" >&2 || true
     done
   fi
-  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec"; fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec" "$hosts"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
   if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
 }
@@ -174,3 +185,36 @@ fi
 say "recording: $(tail -n1 "$state/client.log")"
 say "ok: the recording completed after the upgrade and plays (ffprobe)"
 rm -rf "$state"
+
+# 5. TLS: --domain with Caddy's local CA. Clients trust that CA only.
+install tls --domain "$domain" --tls internal
+ca="$home/caddy/data/pki/authorities/local/root.crt"
+check "it printed where the CA certificate is" said "CA cert: +$ca"
+check "the CA certificate exists" test -s "$ca"
+https_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' --cacert "$ca" "$@" || true; }
+check "curl --cacert reaches /healthz over HTTPS" test "$(https_code "https://$domain/healthz")" == 200
+check "... and the dashboard" test "$(https_code "https://$domain/dashboard/")" == 200
+check "the certificate is not trusted without the CA" test "$(curl -s -o /dev/null -m 10 -w '%{http_code}' "https://$domain/healthz" || true)" == 000
+check "tally.env: public URLs are https:// and wss://" \
+  test "$(env_value TALLY_PUBLIC_URL) $(env_value LIVEKIT_PUBLIC_URL)" == "https://$domain wss://$domain"
+listeners_of() { ss -Htln "sport = :$1" | awk '{print $4}' | sort -u | tr '\n' ' '; }
+check "the API listens on 127.0.0.1 only" test "$(listeners_of 8080)" == "127.0.0.1:8080 "
+check "livekit-server's HTTP port listens on 127.0.0.1 only" test "$(listeners_of 7880)" == "127.0.0.1:7880 "
+check "the API is not reachable on the node's address" test "$(http_code "http://$node_ip:8080/healthz")" == 000
+metrics_token="$(env_value TALLY_METRICS_TOKEN)"
+check "tally.env has a TALLY_METRICS_TOKEN" test "${#metrics_token}" -ge 16
+check "/metrics through the proxy without the token: 401" test "$(https_code "https://$domain/metrics")" == 401
+check "/metrics with the token: 200" test "$(https_code -H "Authorization: Bearer $metrics_token" "https://$domain/metrics")" == 200
+# The LiveKit SDK (Rust) trusts the system bundle plus the CA; Node's fetch NODE_EXTRA_CA_CERTS.
+bundle="$home.bundle.pem"
+cat /etc/ssl/certs/ca-certificates.crt "$ca" >"$bundle"
+if ! joined="$(SSL_CERT_FILE="$bundle" NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/join-over-tls.ts "https://$domain" "$home/admin.key" 2>&1)"; then
+  printf '%s\n' "$joined" >&2
+  fail "a LiveKit client could not join over wss:// through the proxy"
+fi
+rm -f "$bundle"
+say "joined: $(tail -n1 <<<"$joined")"
+say "ok: a real LiveKit client (@livekit/rtc-node) joined a stream over wss://$domain"
+install tls-rerun
+check "a re-run remembers the domain" test "$(https_code "https://$domain/healthz")" == 200

@@ -298,6 +298,9 @@ livekit_yaml_content() {
 # livekit-server configuration, written by install.sh (re-running it rewrites this file;
 # keys and ports come from $HOME_DIR/tally.env).
 port: ${PORT[livekit]}
+EOF
+  livekit_bind_yaml
+  cat <<EOF
 rtc:
   tcp_port: ${PORT[rtc-tcp]}
   # one UDP port multiplexes all media
