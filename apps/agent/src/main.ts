@@ -62,6 +62,8 @@ try {
       .finally(() => {
         redis.disconnect();
         subscriber.disconnect();
+        // The workers it started are still its children, which would keep this process alive.
+        process.exit(0);
       });
   };
   process.once('SIGTERM', leave);
