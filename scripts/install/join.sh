@@ -161,6 +161,7 @@ $(if [[ "$JOIN_ROLE" == worker ]]; then echo "TALLY_INGRESS_BIN=$HOME_DIR/bin/in
 # Installer settings (install.sh reads them on re-runs; the apps ignore them).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
+TALLY_STUN_SERVERS=$STUN_SERVERS
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
@@ -183,11 +184,7 @@ rtc:
   udp_port: ${PORT[rtc-udp]}
   node_ip: $NODE_IP
 EOF
-  if [[ "$OFFLINE" == 1 ]]; then
-    printf '  use_external_ip: false\n  stun_servers:\n    - 127.0.0.1:3478\n'
-  else
-    echo "  use_external_ip: true"
-  fi
+  livekit_stun_yaml
   cat <<EOF
 redis:
   address: $address
@@ -257,6 +254,7 @@ join_main() {
   step "configuration in $HOME_DIR"
   resolve_ports
   resolve_network
+  if [[ "$JOIN_ROLE" == media ]]; then resolve_stun; fi
   resolve_recordings_dir
   write_join_config
   if [[ "$JOIN_ROLE" == media ]]; then
