@@ -33,7 +33,6 @@ for (const name of wanted)
   if (!(name in allEntries)) throw new Error(`unknown entry ${name}; one of ${Object.keys(allEntries).join(', ')}`);
 const entries = wanted.length === 0 ? allEntries : Object.fromEntries(wanted.map((name) => [name, allEntries[name]]));
 
-
 /** @type {import('esbuild').Plugin} */
 const swcTypeScript = {
   name: 'swc-typescript',
