@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
 import { ApiModule } from './app.module.js';
+import { registerStaticFiles } from './common/static-files.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
 
 /** The production bootstrap; tests start the API through this same function. */
@@ -18,6 +19,7 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
     done(null, body);
   });
+  await registerStaticFiles(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: options.logger ?? ['error', 'warn', 'log'],
     abortOnError: false,
