@@ -23,6 +23,8 @@ bash scripts/db-generate.sh
 # install.sh, the main way Tally is installed, end to end on this host (loopback only).
 if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
   bash scripts/install.int.sh
+  # ... and on a host without a route to the internet (no STUN): scripts/install-hosts.int.sh
+  bash scripts/install-hosts.int.sh
 fi
 
 ns="tally-test-$$"

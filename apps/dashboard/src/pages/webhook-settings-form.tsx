@@ -1,9 +1,9 @@
-import { type AppView, RecordingMode, type RecordingModeSetting } from '@tally/contracts';
+import { type AppView, RecordingFormat, RecordingMode, type RecordingModeSetting } from '@tally/contracts';
 import { type ReactNode, useEffect, useState } from 'react';
 import { useAction, useApi } from '../api/queries.js';
 import { ErrorMessage, Notice } from '../components/feedback.js';
 import { FormPanel, SelectField } from '../components/form.js';
-import { MODE_LABELS } from '../format.js';
+import { FORMAT_LABELS, MODE_LABELS } from '../format.js';
 import { appPath } from './page-props.js';
 
 const MODES: readonly RecordingModeSetting[] = ['auto', ...RecordingMode.options];
@@ -13,9 +13,10 @@ export function SettingsForm({ app }: { app: AppView }): ReactNode {
   const [url, setUrl] = useState(app.webhookUrl ?? '');
   const [mode, setMode] = useState<RecordingModeSetting>(app.recordingMode);
   const [fallback, setFallback] = useState(app.recordingFallback);
+  const [format, setFormat] = useState<RecordingFormat>(app.recordingFormat);
   const [saved, setSaved] = useState(false);
   const action = useAction();
-  useEffect(() => setSaved(false), [url, mode, fallback]);
+  useEffect(() => setSaved(false), [url, mode, fallback, format]);
 
   const submit = (): Promise<void> =>
     action.run('Saving settings', async () => {
@@ -23,6 +24,7 @@ export function SettingsForm({ app }: { app: AppView }): ReactNode {
         webhookUrl: url.trim() === '' ? null : url.trim(),
         recordingMode: mode,
         recordingFallback: fallback,
+        recordingFormat: format,
       });
       setSaved(true);
       return undefined;
@@ -44,6 +46,12 @@ export function SettingsForm({ app }: { app: AppView }): ReactNode {
         value={mode}
         options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] ?? m }))}
         onChange={setMode}
+      />
+      <SelectField
+        label="File from one publisher"
+        value={format}
+        options={RecordingFormat.options.map((f) => ({ value: f, label: FORMAT_LABELS[f] ?? f }))}
+        onChange={setFormat}
       />
       <label className="checkbox">
         <input type="checkbox" checked={fallback} onChange={(e) => setFallback(e.target.checked)} />

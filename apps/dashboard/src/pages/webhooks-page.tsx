@@ -26,29 +26,39 @@ export function WebhooksPage({ appId }: PageProps): ReactNode {
 
 function SecretPanel(props: { appId: string; secretSet: boolean | undefined }): ReactNode {
   const api = useApi();
-  const [secret, setSecret] = useState<string>();
+  const [rotated, setRotated] = useState<WebhookSecretView>();
+  const [graceH, setGraceH] = useState(24);
   const action = useAction();
   const rotate = (): Promise<void> =>
     action.run('Rotating the secret', async () => {
-      setSecret((await api.post<WebhookSecretView>(appPath(props.appId, '/webhook-secret'))).secret);
+      setRotated(await api.post<WebhookSecretView>(appPath(props.appId, '/webhook-secret'), { gracePeriodS: graceH * 3600 }));
       return undefined;
     });
   return (
     <section className="panel" aria-labelledby="secret-heading">
       <h3 id="secret-heading">Signing secret</h3>
       <p className="muted-text">
-        Every webhook carries an HMAC-SHA256 signature over <code>timestamp.body</code> made with this secret.{' '}
+        Webhooks are signed the Standard Webhooks way (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
+        <code>webhook-signature</code>): verify them with the <code>standardwebhooks</code> library of your language.{' '}
         {props.secretSet === undefined ? null : props.secretSet ? 'A secret is set.' : 'No secret is set yet.'}
       </p>
+      <label>
+        Keep signing with the previous secret for (hours)
+        <input type="number" min={0} max={168} value={graceH} onChange={(e) => setGraceH(Number(e.target.value))} />
+      </label>
       <button type="button" onClick={() => void rotate()}>
         Rotate secret
       </button>
       <ErrorMessage error={action.error} action={action.action} />
-      {secret ? (
+      {rotated ? (
         <div className="secret" role="status">
-          <p>New secret (shown once, copy it now; later deliveries are signed with it):</p>
-          <code aria-label="New webhook secret">{secret}</code>{' '}
-          <button type="button" onClick={() => void navigator.clipboard?.writeText(secret)}>
+          <p>
+            New secret (shown once, copy it now; later deliveries are signed with it
+            {rotated.previousSecretExpiresAt ? `, and with the previous one until ${formatTime(rotated.previousSecretExpiresAt)}` : ''}
+            ):
+          </p>
+          <code aria-label="New webhook secret">{rotated.secret}</code>{' '}
+          <button type="button" onClick={() => void navigator.clipboard?.writeText(rotated.secret)}>
             Copy
           </button>
         </div>
