@@ -4,6 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
 import { ApiModule } from './app.module.js';
+import { registerStaticFiles } from './common/static-files.js';
+import { registerWebSockets } from './common/web-sockets.js';
+import { CameraSockets } from './cameras/camera-sockets.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
 
 /** The production bootstrap; tests start the API through this same function. */
@@ -18,6 +21,8 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
     done(null, body);
   });
+  await registerStaticFiles(adapter.getInstance());
+  await registerWebSockets(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
     logger: options.logger ?? ['error', 'warn', 'log'],
     abortOnError: false,
@@ -27,6 +32,7 @@ export async function createApi(config: Config, options: { logger?: false } = {}
     void reply.header('x-request-id', request.id);
   });
   app.get(HttpMetrics).attach(adapter.getInstance());
+  app.get(CameraSockets).register(adapter.getInstance());
   await app.init();
   return app;
 }
