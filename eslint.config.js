@@ -25,7 +25,8 @@ export default tseslint.config(
   },
   {
     // The dashboard runs in the browser (DOM types come from its own tsconfig): no Node built-ins,
-    // and the server's packages only as types, so nothing node-only reaches the bundle.
+    // and of the server's packages only the browser-safe contracts as values (the rest as types),
+    // so nothing node-only reaches the bundle.
     files: ['apps/dashboard/src/**/*.{ts,tsx}'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -33,7 +34,11 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'dashboard code runs in the browser: no Node built-ins' },
-            { group: ['@tally/*'], allowTypeImports: true, message: 'server packages carry node-only code: import their types only' },
+            {
+              group: ['@tally/*', '!@tally/contracts'],
+              allowTypeImports: true,
+              message: 'server packages carry node-only code: import their types only',
+            },
           ],
         },
       ],

@@ -192,6 +192,15 @@ home_pids() {
   done
 }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)
+# service_runs_build NAME: the supervised process's command line is `node dist/NAME.js`, and no
+# TypeScript compiler (SWC's native binding, esbuild) is mapped into it.
+service_runs_build() {
+  local pid argv
+  pid="$(cat "$home/run/$1.child.pid")"
+  argv="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  [[ "$argv" =~ ^/[^\ ]*/node\ dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
+  ! grep -qE 'swc|esbuild|typescript' "/proc/$pid/maps"
+}
 alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state" != Z* ]]; }
 # shellcheck disable=SC2009 # ps, not pgrep: the process states are needed
 no_process_mentions_home() { [[ "$(ps -eo stat=,args= | grep -v '^Z' | grep -F -- "$home" | grep -v grep || true)" == "" ]]; }
@@ -207,6 +216,9 @@ check "--dry-run created nothing ($((SECONDS - start))s)" test ! -e "$home/dry"
 timed_install first "${install_args[@]}"
 check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
+for service in api worker agent; do
+  check "$service runs its build (node dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+done
 check "tally.env has mode 600" file_mode "$home/tally.env" 600
 check "admin.key has mode 600" file_mode "$home/admin.key" 600
 for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY; do

@@ -24,6 +24,8 @@ bash scripts/db-generate.sh
 # install.sh, the main way Tally is installed, end to end on this host (loopback only).
 if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
   bash scripts/install.int.sh
+  # ... and on a host without a route to the internet (no STUN): scripts/install-hosts.int.sh
+  bash scripts/install-hosts.int.sh
 fi
 # What install.sh installs, proven feature by feature through its public surface, before and after an upgrade.
 if [[ "${TALLY_SKIP_ACCEPTANCE:-0}" != 1 && $# -eq 0 ]]; then

@@ -29,7 +29,7 @@ MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVE
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
   TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
   TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
-  TALLY_EGRESS_BIN)
+  TALLY_EGRESS_BIN TALLY_STUN_SERVERS)
 
 ENV_FILE=""
 NODE_IP=""
@@ -172,7 +172,7 @@ resolve_network() {
   if [[ "$OFFLINE" == 1 ]]; then
     log "    offline: no public STUN (use_external_ip: false, stun_servers: 127.0.0.1:3478)"
   else
-    log "    online: livekit-server discovers its external IP via public STUN (--offline to disable)"
+    log "    online: STUN decides whether livekit-server discovers its external IP (--offline to skip)"
   fi
 }
 
@@ -281,6 +281,7 @@ EOF
 # TALLY_EGRESS_* ports for the workers it runs).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
+TALLY_STUN_SERVERS=$STUN_SERVERS
 TALLY_PG_PORT=${PORT[pg]}
 TALLY_REDIS_PORT=${PORT[redis]}
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
@@ -301,22 +302,16 @@ livekit_yaml_content() {
 # livekit-server configuration, written by install.sh (re-running it rewrites this file;
 # keys and ports come from $HOME_DIR/tally.env).
 port: ${PORT[livekit]}
+EOF
+  livekit_bind_yaml
+  cat <<EOF
 rtc:
   tcp_port: ${PORT[rtc-tcp]}
   # one UDP port multiplexes all media
   udp_port: ${PORT[rtc-udp]}
   node_ip: $NODE_IP
 EOF
-  if [[ "$OFFLINE" == 1 ]]; then
-    cat <<EOF
-  use_external_ip: false
-  # never hand clients public STUN servers
-  stun_servers:
-    - 127.0.0.1:3478
-EOF
-  else
-    echo "  use_external_ip: true"
-  fi
+  livekit_stun_yaml
   livekit_ingress_yaml
   cat <<EOF
 redis:

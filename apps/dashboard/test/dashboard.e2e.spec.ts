@@ -207,7 +207,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Node pool headroom' }).waitFor();
     await page.getByRole('group', { name: 'RAM quota' }).waitFor();
     await page.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
-    await page.getByLabel('Limit (empty = derived share)').fill('5');
+    await page.getByLabel('Limit (empty = default cap)').fill('5');
     await page.getByRole('button', { name: 'Save limit' }).click();
     await page.getByRole('group', { name: 'Streams quota' }).getByText('0 of 5').waitFor();
     expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.explicitQuotas.maxStreams).toBe(5);

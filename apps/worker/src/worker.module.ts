@@ -10,6 +10,7 @@ import { Clock } from './clock.js';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
+import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
@@ -40,6 +41,7 @@ export class WorkerModule {
               {
                 liveNodes: async () => (await registry.list()).map(toNodeBudget),
                 schedulableNodes: async () => schedulableBudgets(await registry.list()),
+                appPolicy: (appId) => repository.appPolicy(appId),
                 appPolicies: () => repository.appPolicies(),
               },
               loadCapacityModel(config.capacityProfilePath),
@@ -47,6 +49,7 @@ export class WorkerModule {
           inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
         },
         { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
+        { provide: InvalidationPublisher, useFactory: (redis: Redis) => new InvalidationPublisher(redis), inject: [REDIS] },
         Clock,
         ReconcileRepository,
         StreamsReconciler,

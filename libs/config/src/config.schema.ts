@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65_535);
@@ -50,6 +51,16 @@ export const EnvSchema = z.object({
     .min(1)
     .default(6 * 3_600_000),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  TALLY_WEBHOOK_ALLOW_CIDRS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((c) => c.trim())
+        .filter((c) => c !== ''),
+    )
+    .refine((cidrs) => cidrs.every(isCidr), 'must be a comma-separated list of CIDR ranges, e.g. 10.0.0.0/8,fd00::/8'),
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
@@ -58,3 +69,12 @@ export const EnvSchema = z.object({
   TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
 });
 export type Env = z.infer<typeof EnvSchema>;
+
+function isCidr(cidr: string): boolean {
+  const [address = '', bits] = cidr.split('/');
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  const prefix = Number(bits);
+  return /^\d+$/.test(bits) && prefix <= (family === 4 ? 32 : 128);
+}

@@ -24,7 +24,14 @@ export type Config = Readonly<{
     /** When set, egress uploads to this S3-compatible bucket instead of the local directory. */
     s3: S3Config | undefined;
   }>;
-  webhooks: Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number; timeoutMs: number }>;
+  webhooks: Readonly<{
+    maxAttempts: number;
+    backoffMs: number;
+    maxBackoffMs: number;
+    timeoutMs: number;
+    /** Ranges webhooks may reach although private or loopback (on-premises receivers). */
+    allowCidrs: readonly string[];
+  }>;
   /** Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes) and how long a join token lives. */
   cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number }>;
   /**
@@ -85,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backoffMs: e.TALLY_WEBHOOK_BACKOFF_MS,
       maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
+      allowCidrs: Object.freeze(e.TALLY_WEBHOOK_ALLOW_CIDRS),
     }),
     cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),

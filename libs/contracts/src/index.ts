@@ -15,3 +15,4 @@ export * from './cluster.js';
 export * from './cameras.js';
 export * from './hls.js';
 export * from './text.js';
+export * from './invalidation.js';

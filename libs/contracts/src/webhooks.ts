@@ -71,6 +71,29 @@ export type WebhookDeliveryListQuery = z.infer<typeof WebhookDeliveryListQuery>;
 
 export const WebhookDeliveryParams = z.object({ appId: AppId, deliveryId: WebhookDeliveryId });
 
+/** A day, as Svix does: time to roll the new secret out to every receiver. */
+export const DEFAULT_SECRET_GRACE_S = 86_400;
+
+export const RotateWebhookSecretBody = z
+  .strictObject({
+    /** How long the previous secret keeps signing next to the new one (0: it stops at once). At most 7 days. */
+    gracePeriodS: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 86_400)
+      .default(DEFAULT_SECRET_GRACE_S),
+  })
+  .meta({ id: 'RotateWebhookSecretBody' });
+export type RotateWebhookSecretBody = z.infer<typeof RotateWebhookSecretBody>;
+
 /** Shown once, when rotated. */
-export const WebhookSecretView = z.object({ secret: z.string() }).meta({ id: 'WebhookSecret' });
+export const WebhookSecretView = z
+  .object({
+    /** `whsec_` + base64: give it to a Standard Webhooks library as is. */
+    secret: z.string(),
+    /** Until then every delivery also carries a signature made with the previous secret; null when there is none. */
+    previousSecretExpiresAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WebhookSecret' });
 export type WebhookSecretView = z.infer<typeof WebhookSecretView>;

@@ -1,9 +1,10 @@
 import type { CapacityLedger } from '@tally/admission';
 import type { WebhookEventType } from '@tally/contracts';
-import type { Prisma, PrismaClient, Recording, RecordingStatus } from '@tally/db';
+import type { Prisma, PrismaClient, Recording, RecordingEgress, RecordingStatus } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
 import type { WebhookOutbox } from '@tally/webhooks';
 import type { FinaliseQueue } from './finalise.queue.js';
+import { judgeParts, partInPath } from './passthrough.js';
 import { locationWritten } from './recording-files.js';
 import { toRecordingView } from './recording.view.js';
 
@@ -34,6 +35,9 @@ export class RecordingLifecycle {
 
   /** Applies LiveKit's view of an egress to its recording; undefined when no recording has that egress. */
   async applyEgress(egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    const part = await this.findPart(egress);
+    if (part) return this.applyPart(part, egress, now);
+    if (partInPath(egress.requestedPath)) return undefined;
     const recording = await this.findByEgress(egress);
     if (!recording) return undefined;
     switch (egress.state) {
@@ -71,6 +75,70 @@ export class RecordingLifecycle {
       data: { egressId: egress.egressId },
     });
     return count === 1 ? this.reload(recordingId) : undefined;
+  }
+
+  /** A passthrough egress by its id, or by the recording and track its file path names (its id is stored then). */
+  private async findPart(egress: EgressSummary): Promise<RecordingEgress | undefined> {
+    const known = await this.prisma.recordingEgress.findUnique({ where: { egressId: egress.egressId } });
+    if (known) return known;
+    const named = partInPath(egress.requestedPath);
+    if (!named) return undefined;
+    const { count } = await this.prisma.recordingEgress.updateMany({
+      where: { recordingId: named.recordingId, track: named.track, attempt: named.attempt, egressId: null },
+      data: { egressId: egress.egressId },
+    });
+    return count === 1
+      ? ((await this.prisma.recordingEgress.findUnique({ where: { egressId: egress.egressId } })) ?? undefined)
+      : undefined;
+  }
+
+  /**
+   * Records what LiveKit says of one of a passthrough recording's egresses, then moves the recording
+   * by what both say together (judgeParts): one id, one status, one stream of app events.
+   */
+  private async applyPart(part: RecordingEgress, egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    await this.prisma.recordingEgress.updateMany({
+      where: { egressId: egress.egressId },
+      data: {
+        state: egress.state,
+        startedAt: egress.startedAt ?? part.startedAt,
+        endedAt: egress.endedAt ?? part.endedAt,
+        error: egress.error ?? part.error,
+        location: egress.file ? locationWritten(part.location, egress.file.location) : part.location,
+      },
+    });
+    const parts = await this.prisma.recordingEgress.findMany({ where: { recordingId: part.recordingId } });
+    const recording = await this.reload(part.recordingId);
+    if (!recording) return undefined;
+    const verdict = judgeParts(
+      parts.map((p) => ({ ...p, state: p.state as EgressSummary['state'] })),
+      now,
+    );
+    switch (verdict.kind) {
+      case 'starting':
+        break;
+      case 'failed':
+        await this.fail(recording.id, verdict.reason, now);
+        break;
+      case 'active':
+        await this.markActive(recording, verdict.startedAt);
+        break;
+      case 'ending':
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active'], { status: 'ending' });
+        break;
+      case 'finished':
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active', 'ending'], {
+          status: 'ending',
+          endedAt: verdict.endedAt,
+          durationS: (verdict.endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
+        });
+        await this.ledger.release(recording.id);
+        if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
+        break;
+    }
+    return this.reload(recording.id);
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

@@ -1,6 +1,7 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   AppParams,
+  RotateWebhookSecretBody,
   type WebhookDeliveryList,
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
@@ -20,8 +21,11 @@ export class AppWebhooksController {
   constructor(private readonly webhooks: AppWebhooksService) {}
 
   @Post('webhook-secret')
-  rotateSecret(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookSecretView> {
-    return this.webhooks.rotateSecret(p.appId);
+  rotateSecret(
+    @Param(new ZodPipe(AppParams)) p: AppScope,
+    @Body(new ZodPipe(RotateWebhookSecretBody)) body: RotateWebhookSecretBody,
+  ): Promise<WebhookSecretView> {
+    return this.webhooks.rotateSecret(p.appId, body);
   }
 
   @Get('webhook-deliveries')

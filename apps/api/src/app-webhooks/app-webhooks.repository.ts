@@ -14,10 +14,21 @@ export class AppWebhooksRepository {
     private readonly outbox: WebhookOutbox,
   ) {}
 
-  /** False when the app does not exist. */
-  async setSecret(appId: string, sealed: string): Promise<boolean> {
-    const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: { webhookSecret: sealed } });
-    return count > 0;
+  /**
+   * Makes `sealed` the current secret; the current one, if any, becomes the previous one until
+   * `previousUntil` (null: dropped now). Undefined when the app does not exist.
+   */
+  async rotateSecret(appId: string, sealed: string, previousUntil: Date | null): Promise<{ previousUntil: Date | null } | undefined> {
+    // One statement, so two concurrent rotations cannot both keep the same previous secret.
+    const rows = await this.prisma.$queryRaw<{ previousUntil: Date | null }[]>`
+      UPDATE "App" SET
+        "webhookSecretPrevious" = CASE WHEN ${previousUntil}::timestamp IS NULL THEN NULL ELSE "webhookSecret" END,
+        "webhookSecretPreviousUntil" = CASE WHEN "webhookSecret" IS NULL THEN NULL ELSE ${previousUntil}::timestamp END,
+        "webhookSecret" = ${sealed},
+        "updatedAt" = now()
+      WHERE id = ${appId}
+      RETURNING "webhookSecretPreviousUntil" AS "previousUntil"`;
+    return rows[0];
   }
 
   async webhookUrl(appId: string): Promise<{ webhookUrl: string | null } | null> {

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import type { WebhookDeliveryListQuery, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
+import type { RotateWebhookSecretBody, WebhookDeliveryListQuery, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
 import { newWebhookSecret, sealSecret } from '@tally/webhooks';
+import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppWebhooksRepository } from './app-webhooks.repository.js';
 import { toDeliveryView } from './delivery.view.js';
@@ -10,14 +11,16 @@ import { toDeliveryView } from './delivery.view.js';
 export class AppWebhooksService {
   constructor(
     private readonly repository: AppWebhooksRepository,
+    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /**
    * A new signing secret, returned this once and stored sealed. Every attempt from now on is
-   * signed with it, retries of earlier events included.
+   * signed with it, retries of earlier events included; for `gracePeriodS` the previous secret
+   * signs too, so receivers can switch at their own pace.
    */
-  async rotateSecret(appId: string): Promise<WebhookSecretView> {
+  async rotateSecret(appId: string, body: RotateWebhookSecretBody): Promise<WebhookSecretView> {
     const key = this.config.secretsKey;
     if (key === undefined) {
       throw new DomainError(
@@ -26,8 +29,10 @@ export class AppWebhooksService {
       );
     }
     const secret = newWebhookSecret();
-    if (!(await this.repository.setSecret(appId, sealSecret(key, secret, appId)))) throw new NotFoundError('app');
-    return { secret };
+    const previousUntil = body.gracePeriodS > 0 ? new Date(this.clock.now().getTime() + body.gracePeriodS * 1000) : null;
+    const rotated = await this.repository.rotateSecret(appId, sealSecret(key, secret, appId), previousUntil);
+    if (rotated === undefined) throw new NotFoundError('app');
+    return { secret, previousSecretExpiresAt: rotated.previousUntil?.toISOString() ?? null };
   }
 
   async listDeliveries(appId: string, query: WebhookDeliveryListQuery): Promise<WebhookDeliveryView[]> {

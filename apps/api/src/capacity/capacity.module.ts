@@ -6,6 +6,7 @@ import { RedisConnection } from '../infra/infra.module.js';
 import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
+import { PolicySync } from './policy-sync.js';
 import { PoolSourceAdapter } from './pool-source.js';
 import { ReconcileQueue } from './reconcile.queue.js';
 
@@ -28,6 +29,7 @@ import { ReconcileQueue } from './reconcile.queue.js';
       inject: [CapacityLedger, PoolSourceAdapter, CONFIG, AdmissionMetrics],
     },
     CapacityService,
+    PolicySync,
     ReconcileQueue,
   ],
   exports: [Admitter, CapacityLedger, NodeRegistry, NodeWorkers, AdmissionMetrics],

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
-import { WORKLOAD_KINDS } from '@tally/capacity';
+import { addLoad, guaranteedLoad, LOAD_KEYS, type Load, runtimeHold, WORKLOAD_KINDS } from '@tally/capacity';
 import {
   type AppUsageView,
   type CapacityCheckBody,
@@ -10,7 +10,7 @@ import {
   QUOTA_FIELDS,
 } from '@tally/contracts';
 import { AppsRepository } from '../apps/apps.repository.js';
-import { toQuotaView } from '../apps/app-limits.js';
+import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
 
 type LoadView = CapacityView['total']['free'];
@@ -47,6 +47,22 @@ export class CapacityService {
         free: sum((n) => n.free),
         fits,
       },
+      guarantees: await this.guarantees(),
+    };
+  }
+
+  /** The admin's view of the partition: what guarantees promise, what of it is unused, and what is free for everyone. */
+  private async guarantees(): Promise<CapacityView['guarantees']> {
+    const ledger = await this.admitter.guaranteeLedger();
+    const model = this.admitter.model;
+    const unused = addLoad(ledger.held, runtimeHold(ledger.guaranteed, model));
+    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, ledger.allocatable[k] - ledger.used[k] - unused[k])])) as Load;
+    return {
+      guaranteed: toFullView(ledger.guaranteed),
+      allocatable: ledger.allocatable,
+      promised: guaranteedLoad([ledger.guaranteed], model),
+      unused,
+      free,
     };
   }
 
@@ -61,9 +77,20 @@ export class CapacityService {
 
   async usage(appId: string): Promise<AppUsageView> {
     await this.requireApp(appId);
-    const limits = toQuotaView(await this.admitter.limitsFor(appId));
-    const used = await this.admitter.appUsage(appId);
-    return { items: QUOTA_FIELD_NAMES.map((quota) => ({ quota, used: used[QUOTA_FIELDS[quota]] ?? 0, limit: limits[quota] })) };
+    const [limits, policy, used] = await Promise.all([
+      this.admitter.limitsFor(appId).then(toQuotaView),
+      this.admitter.policyOf(appId),
+      this.admitter.appUsage(appId),
+    ]);
+    const guarantees = toFullView(policy.guarantees ?? {});
+    return {
+      items: QUOTA_FIELD_NAMES.map((quota) => ({
+        quota,
+        used: used[QUOTA_FIELDS[quota]] ?? 0,
+        limit: limits[quota],
+        guarantee: guarantees[quota],
+      })),
+    };
   }
 
   private async requireApp(appId: string): Promise<void> {

@@ -2,7 +2,7 @@ import { type DynamicModule, Global, Inject, Injectable, Logger, Module, type On
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient, LivekitWebhookVerifier } from '@tally/livekit';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { AddressPolicy, DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { Clock } from '../common/clock.js';
 
@@ -32,6 +32,7 @@ export class InfraModule {
         { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         Clock,
+        { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },
         { provide: DeliveryQueue, useFactory: () => new DeliveryQueue(config.redisUrl) },
         {
           provide: WebhookOutbox,
@@ -39,7 +40,7 @@ export class InfraModule {
           inject: [DeliveryQueue],
         },
       ],
-      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock, WebhookOutbox],
+      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock, WebhookOutbox, AddressPolicy],
     };
   }
 }

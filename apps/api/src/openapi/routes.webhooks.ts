@@ -1,6 +1,7 @@
 import {
   AppParams,
   ErrorBody,
+  RotateWebhookSecretBody,
   WebhookDeliveryList,
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
@@ -13,9 +14,11 @@ export const WEBHOOK_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/webhook-secret',
-    summary: "Rotate the app's webhook signing secret (shown once; later attempts are signed with it)",
+    summary:
+      "Rotate the app's webhook signing secret (shown once); the previous one keeps signing alongside for gracePeriodS (Standard Webhooks)",
     auth: 'app',
     params: AppParams,
+    body: RotateWebhookSecretBody,
     responses: { 201: WebhookSecretView, ...errors, 409: ErrorBody },
   },
   {

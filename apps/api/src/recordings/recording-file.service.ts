@@ -41,7 +41,7 @@ export class RecordingFileService {
     }
     const s3 = this.config.recordings.s3;
     if (recording.storage === 's3' && s3) {
-      return { kind: 'redirect', url: presignS3Get(s3, recording.location, this.clock.now(), S3_LINK_TTL_S) };
+      return { kind: 'redirect', url: await presignS3Get(s3, recording.location, this.clock.now(), S3_LINK_TTL_S) };
     }
     const path = this.storage.files.finalPath(recording.location);
     const size = (await stat(path).catch(() => undefined))?.size;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { type AttemptResult, attemptDelivery, backoffDelayMs, openSecret, SecretBoxError } from '@tally/webhooks';
+import { type AttemptResult, backoffDelayMs, openSecret, SecretBoxError, secretKey, WebhookSender } from '@tally/webhooks';
 import { Clock } from '../clock.js';
 import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 
@@ -13,10 +13,15 @@ export type DeliveryOutcome =
  * One attempt of one delivery. The row decides: a delivery that is not pending is never sent
  * again, its attempt count drives the backoff, and the last allowed failure makes it dead.
  */
+const KEY_CACHE_SIZE = 1_000;
+
 @Injectable()
 export class WebhookDeliverer {
+  private readonly keys = new Map<string, Buffer>();
+
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly sender: WebhookSender,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -38,32 +43,48 @@ export class WebhookDeliverer {
     return next === null ? { kind: 'dead' } : { kind: 'retry', at: next };
   }
 
-  /** Signed at attempt time with the app's current secret, so a rotation applies to the next attempt. */
-  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult> {
-    const secret = this.secretOf(delivery);
-    if (typeof secret !== 'string') return { ok: false, statusCode: null, error: secret.error };
-    return attemptDelivery({
+  /** Signed at attempt time with the app's current secrets, so a rotation applies to the next attempt. */
+  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult | Readonly<{ ok: false; statusCode: null; error: string }>> {
+    const keys = this.keysOf(delivery);
+    if (!Array.isArray(keys)) return { ok: false, statusCode: null, error: keys.error };
+    const nowS = Math.floor(this.clock.now().getTime() / 1000);
+    return this.sender.attempt({
       url: delivery.url,
       body: delivery.body,
-      secret,
+      keys,
       eventId: delivery.eventId,
       eventType: delivery.eventType,
       deliveryId: delivery.id,
       timeoutMs: this.config.webhooks.timeoutMs,
-      nowS: Math.floor(this.clock.now().getTime() / 1000),
+      nowS,
     });
   }
 
   /** Without a secret nothing is sent unsigned: the attempt fails with the reason, and is retried. */
-  private secretOf(delivery: DeliveryToSend): string | { error: string } {
+  private keysOf(delivery: DeliveryToSend): Buffer[] | { error: string } {
     if (this.config.secretsKey === undefined) return { error: 'TALLY_SECRETS_KEY is not set: webhook secrets cannot be read' };
     if (delivery.sealedSecret === null) {
       return { error: `the app has no webhook secret: POST /v1/apps/${delivery.appId}/webhook-secret` };
     }
+    const current = this.open(delivery.sealedSecret, delivery.appId);
+    if (current === undefined) return { error: 'the webhook secret does not open (TALLY_SECRETS_KEY changed?)' };
+    const inGrace = delivery.previousSecretUntil !== null && delivery.previousSecretUntil > this.clock.now();
+    const previous =
+      inGrace && delivery.sealedPreviousSecret !== null ? this.open(delivery.sealedPreviousSecret, delivery.appId) : undefined;
+    return previous === undefined ? [current] : [current, previous];
+  }
+
+  /** Opening is AES-GCM per call; a small cache keeps it off the hot path (sealed values are immutable). */
+  private open(sealed: string, appId: string): Buffer | undefined {
+    const cached = this.keys.get(sealed);
+    if (cached) return cached;
     try {
-      return openSecret(this.config.secretsKey, delivery.sealedSecret, delivery.appId);
+      const key = secretKey(openSecret(this.config.secretsKey!, sealed, appId));
+      if (this.keys.size >= KEY_CACHE_SIZE) this.keys.clear();
+      this.keys.set(sealed, key);
+      return key;
     } catch (error) {
-      if (error instanceof SecretBoxError) return { error: `the webhook secret does not open (TALLY_SECRETS_KEY changed?)` };
+      if (error instanceof SecretBoxError) return undefined;
       throw error;
     }
   }

@@ -12,6 +12,9 @@ export type DeliveryToSend = Readonly<{
   eventType: string;
   body: string;
   sealedSecret: string | null;
+  /** The previous secret while a rotation's grace period lasts, else null. */
+  sealedPreviousSecret: string | null;
+  previousSecretUntil: Date | null;
 }>;
 
 export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; error: string | null }>;
@@ -23,7 +26,15 @@ export class WebhookDeliveriesRepository {
   async load(deliveryId: string): Promise<DeliveryToSend | undefined> {
     const row = await this.prisma.webhookDelivery.findUnique({
       where: { id: deliveryId },
-      include: { event: { select: { type: true, payload: true, app: { select: { webhookSecret: true } } } } },
+      include: {
+        event: {
+          select: {
+            type: true,
+            payload: true,
+            app: { select: { webhookSecret: true, webhookSecretPrevious: true, webhookSecretPreviousUntil: true } },
+          },
+        },
+      },
     });
     if (!row) return undefined;
     return {
@@ -37,6 +48,8 @@ export class WebhookDeliveriesRepository {
       // The payload was written as the exact event body; every attempt sends the same bytes.
       body: JSON.stringify(row.event.payload),
       sealedSecret: row.event.app.webhookSecret,
+      sealedPreviousSecret: row.event.app.webhookSecretPrevious,
+      previousSecretUntil: row.event.app.webhookSecretPreviousUntil,
     };
   }
 

@@ -1,6 +1,6 @@
 import { Logger, type Provider } from '@nestjs/common';
 import type { Config } from '@tally/config';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { AddressPolicy, DeliveryQueue, WebhookOutbox, WebhookSender } from '@tally/webhooks';
 import { OutboxSweeper } from './outbox-sweeper.service.js';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
@@ -10,6 +10,7 @@ import { WebhooksRunner } from './webhooks.runner.js';
 export function webhooksProviders(config: Config): Provider[] {
   return [
     { provide: DeliveryQueue, useFactory: () => new DeliveryQueue(config.redisUrl) },
+    { provide: WebhookSender, useFactory: () => new WebhookSender(new AddressPolicy(config.webhooks.allowCidrs)) },
     {
       provide: WebhookOutbox,
       useFactory: (queue: DeliveryQueue) =>
