@@ -122,7 +122,7 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
     });
   });
 
-  it('a bounded schemathesis run against the served /openapi.json gets no 5xx', async () => {
+  it('a bounded schemathesis run against the served /openapi.json gets no 5xx', { timeout: 600_000 }, async () => {
     const args = [
       'run',
       `${node.baseUrl}/openapi.json`,
