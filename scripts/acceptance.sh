@@ -67,7 +67,7 @@ in_ns() { nsenter --net="/run/netns/$ns" "$@"; }
 
 # install LABEL: the README's install command for an offline host, with this namespace's address
 # (also the cluster address joined nodes reach).
-install() {
+run_install() {
   local start=$SECONDS out="$home.install.$1.log"
   if ! in_ns ./install.sh --home "$home" --node-ip "$node_ip" --cluster-bind "$node_ip" --offline --no-systemd >"$out" 2>&1; then
     cat "$out" >&2
@@ -92,7 +92,7 @@ printf 'TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8\n' >"$home/tally.env"
 chmod 600 "$home/tally.env"
 
 say "home $home, namespace $ns, media address $node_ip"
-install first
+run_install first
 suite first "$@"
-install upgrade
+run_install upgrade
 suite upgraded "$@"
