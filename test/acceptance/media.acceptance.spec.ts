@@ -77,12 +77,12 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     expect(liveEvent.signatureValid).toBe(true);
   });
 
-  it('records the publisher; the download plays with video and audio of the recorded length; webhooks arrive signed', async () => {
-    const stream = await createStream(tenant, 'recorded');
+  /** Publishes, records for RECORD_MS, stops, and downloads the completed file. */
+  async function recordPublisher(name: string, options: { video?: boolean } = {}) {
+    const stream = await createStream(tenant, name);
     const token = await streamToken(tenant, stream.id, 'publisher', 'speaker');
-    publishers.push(await joinAndPublish(token.url, token.token));
+    publishers.push(await joinAndPublish(token.url, token.token, options));
     await streamLive(tenant, stream.id);
-
     const started = await waitFor(
       'the recording to be accepted (LiveKit lists the tracks a moment after the join)',
       async () => {
@@ -111,26 +111,34 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
       120_000,
     );
     expect(done).toMatchObject({ status: 'complete', error: null });
-
     const download = await tenant.client.raw(`${path}/file`);
     expect(download.status).toBe(200);
     const file = join(tmpdir(), `acceptance-${done.id}.${done.location.split('.').pop() ?? 'mp4'}`);
     writeFileSync(file, Buffer.from(await download.arrayBuffer()));
     const media = await probe(file);
-    expect(media.streams).toEqual(['audio', 'video']);
-    // Egress starts writing once the tracks are subscribed and stops at the request: at least most
-    // of the recorded span, never more than it.
+    // Egress writes from the tracks' subscription to the stop: most of the recorded span, never more.
     expect(media.durationS).toBeGreaterThan(RECORD_MS / 1000 / 2);
     expect(media.durationS).toBeLessThan(recordedS + 2);
     expect(Math.abs(media.durationS - (done.durationS ?? 0))).toBeLessThan(1);
     await decodes(file);
+    return { started: started.body, done, media, size: Number(download.headers.get('content-length')) };
+  }
 
+  it('records a camera publisher in the mode auto picks; the download plays with video and audio; webhooks arrive signed', async () => {
+    const { done, media, size } = await recordPublisher('recorded');
+    expect(media.streams).toEqual(['audio', 'video']);
     for (const type of ['recording.started', 'recording.completed']) {
       const event = await waitFor(`a signed ${type} webhook`, () => Promise.resolve(receiver.of(type, done.id)[0]), 60_000);
       expect(event.signatureValid, type).toBe(true);
     }
     const completed = receiver.of('recording.completed', done.id)[0]!.body.data as RecordingView;
-    expect(completed.sizeBytes).toBe(Number(download.headers.get('content-length')));
+    expect(completed.sizeBytes).toBe(size);
+  });
+
+  it('records an audio-only publisher as a single track egress that plays', async () => {
+    const { started, media } = await recordPublisher('podcast', { video: false });
+    expect(started.mode).toBe('track');
+    expect(media.streams).toEqual(['audio']);
   });
 
   it('ends a stream for everyone on DELETE and frees its place', async () => {
