@@ -44,6 +44,19 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        plugins: [swcPlugin()],
+        test: {
+          // The platform ./install.sh installed, driven through its public surface only:
+          // scripts/acceptance.sh installs it, runs these, upgrades it and runs them again.
+          name: 'acceptance',
+          include: ['test/acceptance/**/*.acceptance.spec.ts'],
+          exclude,
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

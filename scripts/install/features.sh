@@ -96,7 +96,8 @@ check_binary() { # check_binary WHAT PATH FIX
 
 check_command() { # check_command WHAT NAME FIX
   local path
-  if path="$(PATH="$TALLY_SERVICE_PATH" command -v "$2")"; then
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  if path="$(env -i PATH="$TALLY_SERVICE_PATH" sh -c 'command -v "$1"' _ "$2")"; then
     log "    ok: $1 ($path)"
   else
     problem "$1: $2 is not on the services' PATH ($TALLY_SERVICE_PATH)" "$3"
