@@ -51,6 +51,8 @@ export const EnvSchema = z.object({
     .min(1)
     .default(6 * 3_600_000),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  TALLY_WEBHOOK_APP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  TALLY_WEBHOOK_REDELIVER_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   TALLY_WEBHOOK_ALLOW_CIDRS: z
     .string()
     .default('')

@@ -29,6 +29,10 @@ export type Config = Readonly<{
     backoffMs: number;
     maxBackoffMs: number;
     timeoutMs: number;
+    /** Attempts in flight per app, across worker processes: a slow receiver costs only its own app. */
+    appConcurrency: number;
+    /** Redeliveries an app may request per minute. */
+    redeliverPerMinute: number;
     /** Ranges webhooks may reach although private or loopback (on-premises receivers). */
     allowCidrs: readonly string[];
   }>;
@@ -92,6 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backoffMs: e.TALLY_WEBHOOK_BACKOFF_MS,
       maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
+      appConcurrency: e.TALLY_WEBHOOK_APP_CONCURRENCY,
+      redeliverPerMinute: e.TALLY_WEBHOOK_REDELIVER_PER_MINUTE,
       allowCidrs: Object.freeze(e.TALLY_WEBHOOK_ALLOW_CIDRS),
     }),
     cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),

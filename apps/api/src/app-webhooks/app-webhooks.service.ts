@@ -6,12 +6,14 @@ import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppWebhooksRepository } from './app-webhooks.repository.js';
 import { toDeliveryView } from './delivery.view.js';
+import { RedeliveryLimiter } from './redelivery-limiter.js';
 
 @Injectable()
 export class AppWebhooksService {
   constructor(
     private readonly repository: AppWebhooksRepository,
     private readonly clock: Clock,
+    private readonly limiter: RedeliveryLimiter,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -46,6 +48,7 @@ export class AppWebhooksService {
     const original = await this.repository.findDelivery(appId, deliveryId);
     if (!original) throw new NotFoundError('delivery');
     if (url === null) throw new DomainError('conflict', 'the app has no webhook URL: set webhookUrl first');
+    await this.limiter.take(appId);
     return toDeliveryView(await this.repository.redeliver(appId, original.eventId, url));
   }
 

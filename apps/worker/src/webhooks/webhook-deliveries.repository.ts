@@ -85,7 +85,11 @@ export class WebhookDeliveriesRepository {
   }
 
   /** Pending deliveries due at or before `dueBy`, oldest first, after the `after` id of the same due time. */
-  async overdue(dueBy: Date, limit: number, cursor?: { nextAttemptAt: Date; id: string }): Promise<{ id: string; nextAttemptAt: Date }[]> {
+  async overdue(
+    dueBy: Date,
+    limit: number,
+    cursor?: { nextAttemptAt: Date; id: string },
+  ): Promise<{ id: string; appId: string; nextAttemptAt: Date }[]> {
     const rows = await this.prisma.webhookDelivery.findMany({
       where: {
         status: 'pending',
@@ -96,8 +100,8 @@ export class WebhookDeliveriesRepository {
       },
       orderBy: [{ nextAttemptAt: 'asc' }, { id: 'asc' }],
       take: limit,
-      select: { id: true, nextAttemptAt: true },
+      select: { id: true, appId: true, nextAttemptAt: true },
     });
-    return rows.flatMap((r) => (r.nextAttemptAt ? [{ id: r.id, nextAttemptAt: r.nextAttemptAt }] : []));
+    return rows.flatMap((r) => (r.nextAttemptAt ? [{ id: r.id, appId: r.appId, nextAttemptAt: r.nextAttemptAt }] : []));
   }
 }

@@ -4,6 +4,7 @@ import { AddressPolicy, DeliveryQueue, WebhookOutbox, WebhookSender } from '@tal
 import { OutboxSweeper } from './outbox-sweeper.service.js';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+import { WebhookLanes } from './webhook-lanes.js';
 import { WebhooksRunner } from './webhooks.runner.js';
 
 /** Delivery of app webhooks, and the outbox the worker's own state changes (sweeps) stage events in. */
@@ -22,6 +23,7 @@ export function webhooksProviders(config: Config): Provider[] {
     WebhookDeliveriesRepository,
     WebhookDeliverer,
     OutboxSweeper,
+    WebhookLanes,
     WebhooksRunner,
   ];
 }
