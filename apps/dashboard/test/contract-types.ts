@@ -31,6 +31,7 @@ export type ContractChecks = [
   Assert<Same<Dashboard.WebhookDeliveryView, Contracts.WebhookDeliveryView>>,
   Assert<Same<Dashboard.WebhookDeliveryList, Contracts.WebhookDeliveryList>>,
   Assert<Same<Dashboard.WebhookSecretView, Contracts.WebhookSecretView>>,
+  Assert<Same<Dashboard.WebhookEndpointView, Contracts.WebhookEndpointView>>,
   Assert<Same<Dashboard.CameraView, Contracts.CameraView>>,
   Assert<Same<Dashboard.CreatedCamera, Contracts.CreatedCamera>>,
   Assert<Same<Dashboard.CameraList, Contracts.CameraList>>,

@@ -1,11 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import type { RotateWebhookSecretBody, WebhookDeliveryListQuery, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
+import type {
+  RotateWebhookSecretBody,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryView,
+  WebhookEndpointView,
+  WebhookSecretView,
+} from '@tally/contracts';
 import { newWebhookSecret, sealSecret } from '@tally/webhooks';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppWebhooksRepository } from './app-webhooks.repository.js';
-import { toDeliveryView } from './delivery.view.js';
+import { toDeliveryView, toEndpointView } from './delivery.view.js';
 import { RedeliveryLimiter } from './redelivery-limiter.js';
 
 @Injectable()
@@ -35,6 +41,19 @@ export class AppWebhooksService {
     const rotated = await this.repository.rotateSecret(appId, sealSecret(key, secret, appId), previousUntil);
     if (rotated === undefined) throw new NotFoundError('app');
     return { secret, previousSecretExpiresAt: rotated.previousUntil?.toISOString() ?? null };
+  }
+
+  async endpoint(appId: string): Promise<WebhookEndpointView> {
+    const row = await this.repository.endpoint(appId);
+    if (!row) throw new NotFoundError('app');
+    return toEndpointView(row, this.clock.now());
+  }
+
+  /** Deliveries are attempted again from now on; those that died while it was disabled can be redelivered. */
+  async enableEndpoint(appId: string): Promise<WebhookEndpointView> {
+    const row = await this.repository.enableEndpoint(appId);
+    if (!row) throw new NotFoundError('app');
+    return toEndpointView(row, this.clock.now());
   }
 
   async listDeliveries(appId: string, query: WebhookDeliveryListQuery): Promise<WebhookDeliveryView[]> {

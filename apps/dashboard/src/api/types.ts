@@ -176,6 +176,15 @@ export type WebhookDeliveryView = {
 };
 export type WebhookDeliveryList = { items: WebhookDeliveryView[] };
 export type WebhookSecretView = { secret: string; previousSecretExpiresAt: string | null };
+export type WebhookEndpointView = {
+  url: string | null;
+  status: 'enabled' | 'disabled';
+  disabledAt: string | null;
+  disabledReason: 'gone' | 'failing' | null;
+  failingSince: string | null;
+  secretSet: boolean;
+  previousSecretExpiresAt: string | null;
+};
 
 /** Ingresses have no contract yet: every field but the id is read defensively. */
 export type IngressView = {

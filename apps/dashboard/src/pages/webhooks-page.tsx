@@ -6,6 +6,7 @@ import {
   type RecordingModeSetting,
   type WebhookDeliveryList,
   type WebhookDeliveryView,
+  type WebhookEndpointView,
   type WebhookSecretView,
 } from '../api/types.js';
 import { EmptyState, ErrorMessage, Loading, Notice, StatusBadge } from '../components/feedback.js';
@@ -24,6 +25,7 @@ export function WebhooksPage({ api, appId }: PageProps): ReactNode {
       ) : app.error ? null : (
         <Loading what="settings" />
       )}
+      <EndpointPanel api={api} appId={appId} />
       <SecretPanel api={api} appId={appId} secretSet={app.data?.webhookSecretSet} onRotated={app.reload} />
       <Deliveries api={api} appId={appId} />
     </section>
@@ -85,6 +87,53 @@ function SettingsForm({ api, app, onSaved }: { api: PageProps['api']; app: AppVi
         {saved ? <Notice tone="success">Settings saved.</Notice> : null}
       </div>
     </form>
+  );
+}
+
+const DISABLED_REASONS = {
+  gone: 'the receiver answered 410 Gone',
+  failing: 'every attempt failed for too long',
+} as const;
+
+function EndpointPanel({ api, appId }: { api: PageProps['api']; appId: string }): ReactNode {
+  const endpoint = usePoll(`${appId}/webhook-endpoint`, (signal) =>
+    api.get<WebhookEndpointView>(appPath(appId, '/webhook-endpoint'), signal),
+  );
+  const [error, setError] = useState<unknown>();
+  const enable = async (): Promise<void> => {
+    setError(undefined);
+    try {
+      await api.post<WebhookEndpointView>(appPath(appId, '/webhook-endpoint/enable'));
+      endpoint.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  if (isRouteMissing(endpoint.error)) return null;
+  const e = endpoint.data;
+  return (
+    <section className="panel" aria-labelledby="endpoint-heading">
+      <h3 id="endpoint-heading">Endpoint</h3>
+      <ErrorMessage error={endpoint.error ?? error} action="Loading the endpoint" />
+      {e === undefined ? null : (
+        <div role="status" aria-label="Endpoint state" data-endpoint-status={e.status}>
+          <StatusBadge status={e.status} />{' '}
+          {e.status === 'disabled' ? (
+            <>
+              Disabled {e.disabledAt ? formatTime(e.disabledAt) : ''}: {e.disabledReason ? DISABLED_REASONS[e.disabledReason] : ''}.
+              Deliveries are not attempted until you re-enable it.{' '}
+              <button type="button" onClick={() => void enable()}>
+                Re-enable endpoint
+              </button>
+            </>
+          ) : e.failingSince ? (
+            `Failing since ${formatTime(e.failingSince)}; it is disabled if that goes on.`
+          ) : (
+            'Healthy.'
+          )}
+        </div>
+      )}
+    </section>
   );
 }
 

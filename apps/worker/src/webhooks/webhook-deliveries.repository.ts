@@ -15,6 +15,9 @@ export type DeliveryToSend = Readonly<{
   /** The previous secret while a rotation's grace period lasts, else null. */
   sealedPreviousSecret: string | null;
   previousSecretUntil: Date | null;
+  /** The app endpoint's health when loaded. */
+  failingSince: Date | null;
+  disabledAt: Date | null;
 }>;
 
 export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; error: string | null }>;
@@ -31,7 +34,15 @@ export class WebhookDeliveriesRepository {
           select: {
             type: true,
             payload: true,
-            app: { select: { webhookSecret: true, webhookSecretPrevious: true, webhookSecretPreviousUntil: true } },
+            app: {
+              select: {
+                webhookSecret: true,
+                webhookSecretPrevious: true,
+                webhookSecretPreviousUntil: true,
+                webhookFailingSince: true,
+                webhookDisabledAt: true,
+              },
+            },
           },
         },
       },
@@ -50,6 +61,8 @@ export class WebhookDeliveriesRepository {
       sealedSecret: row.event.app.webhookSecret,
       sealedPreviousSecret: row.event.app.webhookSecretPrevious,
       previousSecretUntil: row.event.app.webhookSecretPreviousUntil,
+      failingSince: row.event.app.webhookFailingSince,
+      disabledAt: row.event.app.webhookDisabledAt,
     };
   }
 
@@ -81,6 +94,14 @@ export class WebhookDeliveriesRepository {
         lastAttemptAt: attempt.at,
         nextAttemptAt,
       },
+    });
+  }
+
+  /** A pending delivery that will not be attempted (its endpoint is disabled): dead, with the reason. */
+  async recordAbandoned(deliveryId: string, at: Date, error: string): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: 'pending' },
+      data: { status: 'dead', lastError: error, lastAttemptAt: at, nextAttemptAt: null },
     });
   }
 

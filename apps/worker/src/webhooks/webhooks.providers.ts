@@ -1,6 +1,8 @@
 import { Logger, type Provider } from '@nestjs/common';
 import type { Config } from '@tally/config';
 import { AddressPolicy, DeliveryQueue, WebhookOutbox, WebhookSender } from '@tally/webhooks';
+import { EndpointHealthRepository } from './endpoint-health.repository.js';
+import { EventPruner } from './event-pruner.service.js';
 import { OutboxSweeper } from './outbox-sweeper.service.js';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
@@ -21,8 +23,10 @@ export function webhooksProviders(config: Config): Provider[] {
       inject: [DeliveryQueue],
     },
     WebhookDeliveriesRepository,
+    EndpointHealthRepository,
     WebhookDeliverer,
     OutboxSweeper,
+    EventPruner,
     WebhookLanes,
     WebhooksRunner,
   ];

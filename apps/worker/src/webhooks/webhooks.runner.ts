@@ -4,11 +4,12 @@ import { JOBS, QUEUES } from '@tally/contracts';
 import { DelayedError, type Job } from 'bullmq';
 import { Clock } from '../clock.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from '../jobs/job-handlers.js';
+import { EventPruner } from './event-pruner.service.js';
 import { OutboxSweeper } from './outbox-sweeper.service.js';
 import { WebhookLanes } from './webhook-lanes.js';
 import { type DeliveryOutcome, WebhookDeliverer } from './webhook-deliverer.service.js';
 
-/** Consumes the apps' webhook queues (through their lanes) and runs the outbox sweep (at startup, then every sweep interval). */
+/** Consumes the apps' webhook queues (through their lanes); runs the outbox sweep and event retention at startup, then every sweep interval. */
 @Injectable()
 export class WebhooksRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhooksRunner.name);
@@ -20,6 +21,7 @@ export class WebhooksRunner implements OnApplicationBootstrap, OnApplicationShut
     deliverer: WebhookDeliverer,
     private readonly sweeper: OutboxSweeper,
     private readonly lanes: WebhookLanes,
+    private readonly pruner: EventPruner,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -56,10 +58,12 @@ export class WebhooksRunner implements OnApplicationBootstrap, OnApplicationShut
 
   private sweepNow(): void {
     if (this.sweeping) return;
-    this.sweeping = this.sweeper
-      .sweep(this.clock.now())
+    const now = this.clock.now();
+    this.sweeping = Promise.all([
+      this.sweeper.sweep(now).catch((error: unknown) => this.logger.error(`outbox sweep failed: ${String(error)}`)),
+      this.pruner.prune(now).catch((error: unknown) => this.logger.error(`event pruning failed: ${String(error)}`)),
+    ])
       .then(() => undefined)
-      .catch((error: unknown) => this.logger.error(`outbox sweep failed: ${String(error)}`))
       .finally(() => {
         this.sweeping = undefined;
       });
