@@ -20,33 +20,37 @@ export type DeliveryToSend = Readonly<{
   disabledAt: Date | null;
 }>;
 
+type LoadedRow = {
+  id: string;
+  appId: string;
+  url: string;
+  status: DeliveryToSend['status'];
+  attempts: number;
+  eventId: string;
+  eventType: string;
+  payload: unknown;
+  webhookSecret: string | null;
+  webhookSecretPrevious: string | null;
+  webhookSecretPreviousUntil: Date | null;
+  webhookFailingSince: Date | null;
+  webhookDisabledAt: Date | null;
+};
+
 export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; error: string | null }>;
 
 @Injectable()
 export class WebhookDeliveriesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** One query (the hot path of every attempt): the delivery, its event's body and type, the app's secrets and health. */
   async load(deliveryId: string): Promise<DeliveryToSend | undefined> {
-    const row = await this.prisma.webhookDelivery.findUnique({
-      where: { id: deliveryId },
-      include: {
-        event: {
-          select: {
-            type: true,
-            payload: true,
-            app: {
-              select: {
-                webhookSecret: true,
-                webhookSecretPrevious: true,
-                webhookSecretPreviousUntil: true,
-                webhookFailingSince: true,
-                webhookDisabledAt: true,
-              },
-            },
-          },
-        },
-      },
-    });
+    const [row] = await this.prisma.$queryRaw<LoadedRow[]>`
+      SELECT d.id, d."appId", d.url, d.status::text AS status, d.attempts, d."eventId", e.type AS "eventType", e.payload,
+             a."webhookSecret", a."webhookSecretPrevious", a."webhookSecretPreviousUntil", a."webhookFailingSince", a."webhookDisabledAt"
+      FROM "WebhookDelivery" d
+      JOIN "WebhookEvent" e ON e.id = d."eventId"
+      JOIN "App" a ON a.id = e."appId"
+      WHERE d.id = ${deliveryId}`;
     if (!row) return undefined;
     return {
       id: row.id,
@@ -55,14 +59,15 @@ export class WebhookDeliveriesRepository {
       status: row.status,
       attempts: row.attempts,
       eventId: row.eventId,
-      eventType: row.event.type,
-      // The payload was written as the exact event body; every attempt sends the same bytes.
-      body: JSON.stringify(row.event.payload),
-      sealedSecret: row.event.app.webhookSecret,
-      sealedPreviousSecret: row.event.app.webhookSecretPrevious,
-      previousSecretUntil: row.event.app.webhookSecretPreviousUntil,
-      failingSince: row.event.app.webhookFailingSince,
-      disabledAt: row.event.app.webhookDisabledAt,
+      eventType: row.eventType,
+      // The payload was written as the exact event body; every attempt sends the same bytes (JSON.stringify
+      // of the stored jsonb, whether the driver hands it parsed or as text).
+      body: JSON.stringify(typeof row.payload === 'string' ? (JSON.parse(row.payload) as unknown) : row.payload),
+      sealedSecret: row.webhookSecret,
+      sealedPreviousSecret: row.webhookSecretPrevious,
+      previousSecretUntil: row.webhookSecretPreviousUntil,
+      failingSince: row.webhookFailingSince,
+      disabledAt: row.webhookDisabledAt,
     };
   }
 
