@@ -97,3 +97,26 @@ export const WebhookSecretView = z
   })
   .meta({ id: 'WebhookSecret' });
 export type WebhookSecretView = z.infer<typeof WebhookSecretView>;
+
+export const WebhookEndpointStatus = z.enum(['enabled', 'disabled']);
+export type WebhookEndpointStatus = z.infer<typeof WebhookEndpointStatus>;
+
+/** `gone`: the receiver answered 410; `failing`: every attempt failed for TALLY_WEBHOOK_DISABLE_AFTER_DAYS. */
+export const WebhookDisabledReason = z.enum(['gone', 'failing']);
+export type WebhookDisabledReason = z.infer<typeof WebhookDisabledReason>;
+
+/** The app's webhook endpoint: where it is, whether deliveries go there, and its signing secrets' state. */
+export const WebhookEndpointView = z
+  .object({
+    url: z.string().nullable(),
+    /** `disabled`: deliveries are not attempted (they end `dead`, lastError "endpoint disabled") until re-enabled. */
+    status: WebhookEndpointStatus,
+    disabledAt: z.iso.datetime().nullable(),
+    disabledReason: WebhookDisabledReason.nullable(),
+    /** Since when every attempt has failed; null after any success. */
+    failingSince: z.iso.datetime().nullable(),
+    secretSet: z.boolean(),
+    previousSecretExpiresAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpointView = z.infer<typeof WebhookEndpointView>;

@@ -6,6 +6,7 @@ import {
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
   type WebhookDeliveryView,
+  type WebhookEndpointView,
   type WebhookSecretView,
 } from '@tally/contracts';
 import type { z } from 'zod';
@@ -26,6 +27,17 @@ export class AppWebhooksController {
     @Body(new ZodPipe(RotateWebhookSecretBody)) body: RotateWebhookSecretBody,
   ): Promise<WebhookSecretView> {
     return this.webhooks.rotateSecret(p.appId, body);
+  }
+
+  @Get('webhook-endpoint')
+  endpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.endpoint(p.appId);
+  }
+
+  @Post('webhook-endpoint/enable')
+  @HttpCode(200)
+  enableEndpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.enableEndpoint(p.appId);
   }
 
   @Get('webhook-deliveries')

@@ -9,6 +9,10 @@ export type AppChanges = {
   limits?: StoredLimits;
   guarantees?: StoredLimits;
   webhookUrl?: string | null;
+  /** A new webhook URL starts healthy: these are cleared with it. */
+  webhookDisabledAt?: null;
+  webhookDisabledReason?: null;
+  webhookFailingSince?: null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
   recordingFormat?: RecordingFormat;

@@ -50,7 +50,14 @@ export class AppsService {
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
     if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
-    if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
+    if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
+      Object.assign(changes, {
+        webhookUrl: body.webhookUrl,
+        webhookDisabledAt: null,
+        webhookDisabledReason: null,
+        webhookFailingSince: null,
+      });
+    }
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
     if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;

@@ -6,6 +6,7 @@ import {
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
   WebhookDeliveryView,
+  WebhookEndpointView,
   WebhookSecretView,
 } from '@tally/contracts';
 import { errors, type RouteSpec } from './route-spec.js';
@@ -20,6 +21,22 @@ export const WEBHOOK_ROUTES: readonly RouteSpec[] = [
     params: AppParams,
     body: RotateWebhookSecretBody,
     responses: { 201: WebhookSecretView, ...errors, 409: ErrorBody },
+  },
+  {
+    method: 'get',
+    path: '/v1/apps/{appId}/webhook-endpoint',
+    summary: "The app's webhook endpoint: URL, enabled or disabled (and why), failing since, secrets",
+    auth: 'app',
+    params: AppParams,
+    responses: { 200: WebhookEndpointView, ...errors },
+  },
+  {
+    method: 'post',
+    path: '/v1/apps/{appId}/webhook-endpoint/enable',
+    summary: 'Re-enable a disabled webhook endpoint (deliveries are attempted again from now on)',
+    auth: 'app',
+    params: AppParams,
+    responses: { 200: WebhookEndpointView, ...errors },
   },
   {
     method: 'get',
