@@ -1,0 +1,3 @@
+export * from './clock.js';
+export * from './redis-connection.js';
+export * from './runtime.module.js';
