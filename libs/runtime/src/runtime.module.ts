@@ -4,13 +4,15 @@ import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { LoggerModule } from 'nestjs-pino';
 import { Clock } from './clock.js';
+import { loggerModule } from './logging.js';
 import { RedisConnection } from './redis-connection.js';
 
 /**
  * What every Tally Nest process (the API and the worker) runs on, wired in one place: the frozen
  * config, Prisma, the shared Redis connection, the capacity ledger, the node registry and the
- * nodes' worker reports, LiveKit's room service and the clock. Connections close in
+ * nodes' worker reports, LiveKit's room service, the clock and JSON logging (nestjs-pino). Connections close in
  * onApplicationShutdown, after the HTTP server and the queue workers have stopped.
  */
 @Global()
@@ -28,9 +30,11 @@ export class RuntimeModule {
       Clock,
     ];
     return {
+      global: true,
       module: RuntimeModule,
+      imports: [loggerModule(config)],
       providers,
-      exports: [CONFIG, PrismaService, RedisConnection, CapacityLedger, NodeRegistry, NodeWorkers, LivekitRoomClient, Clock],
+      exports: [LoggerModule, CONFIG, PrismaService, RedisConnection, CapacityLedger, NodeRegistry, NodeWorkers, LivekitRoomClient, Clock],
     };
   }
 }
