@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
+import { Logger } from 'nestjs-pino';
 import { ApiModule } from './app.module.js';
 import { registerStaticFiles } from './common/static-files.js';
 import { registerWebSockets } from './common/web-sockets.js';
@@ -11,11 +13,17 @@ import { HttpMetrics } from './metrics/http.metrics.js';
 
 /** The production bootstrap; tests start the API through this same function. */
 export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
+  const quiet = options.logger === false;
   const adapter = new FastifyAdapter({
     logger: false,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // Written back into the headers so the request's log lines (nestjs-pino) carry the same id.
+    genReqId: (request: IncomingMessage) => {
+      const id = randomUUID();
+      request.headers['x-request-id'] = id;
+      return id;
+    },
   });
   // LiveKit signs the exact bytes it sends, so webhook bodies stay unparsed strings.
   adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
@@ -23,10 +31,15 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   });
   await registerStaticFiles(adapter.getInstance());
   await registerWebSockets(adapter.getInstance());
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
-    logger: options.logger ?? ['error', 'warn', 'log'],
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.forRoot(quiet ? { ...config, logLevel: 'silent' } : config),
+    adapter,
+    {
+      ...(quiet ? { logger: false } : { bufferLogs: true }),
+      abortOnError: false,
+    },
+  );
+  if (!quiet) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
