@@ -3,6 +3,12 @@ import {
   type AppQuotaPolicy,
   baseLoadOf,
   checkGuarantees,
+  guaranteeTake,
+  guaranteeUnitCosts,
+  guardGuarantees,
+  quotaClassesOf,
+  runtimeHold,
+  subtractLoad,
   type GuaranteeFit,
   CLASS_RUNTIME,
   type CapacityModel,
@@ -178,20 +184,49 @@ export class Admitter {
     return this.ledger.confirm(id);
   }
 
-  /** Would `count` units of `kind` be admitted for the app right now (cap and node)? Takes nothing. */
+  /** Would `count` units of `kind` be admitted for the app right now (cap, guarantees, node)? Takes nothing. */
   async check(
     appId: string,
     kind: WorkloadKind,
     count: number,
   ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
-    const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId);
+    const [nodes, live, policy, pool] = await Promise.all([
+      this.pool.schedulableNodes(),
+      this.pool.liveNodes(),
+      this.policyOf(appId),
+      this.ledger.pool(),
+    ]);
+    const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],
     );
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
-    return decision.ok ? { admitted: true, nodeId: decision.placement.reservation.nodeId } : { admitted: false, refusal: decision.refusal };
+    if (!decision.ok) return { admitted: false, refusal: decision.refusal };
+    const { placement } = decision;
+    // The same guarantee rule the reserve script applies (guardGuarantees), on this snapshot.
+    const take = guaranteeTake(
+      policy.guarantees ?? {},
+      guaranteeUnitCosts(this.model),
+      usage.apps[appId] ?? {},
+      quotaClassesOf(kind),
+      count,
+    );
+    const runtime = placement.runtime;
+    const running = runtime !== undefined || (usage.nodes[placement.reservation.nodeId]?.runtimes.egress ?? 0) > 0;
+    const guard = guardGuarantees(
+      {
+        allocatable: poolAllocatable(live, this.model),
+        used: pool.used,
+        held: pool.held,
+        runtimeHold: running ? ZERO_LOAD : runtimeHold(pool.guaranteed, this.model),
+      },
+      take,
+      placement.workload,
+      subtractLoad(placement.charge, placement.workload),
+    );
+    if (!guard.ok) return { admitted: false, refusal: guard.refusal };
+    return { admitted: true, nodeId: placement.reservation.nodeId };
   }
 
   /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */
