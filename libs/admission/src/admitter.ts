@@ -2,7 +2,10 @@ import {
   type AppLimits,
   type AppQuotaPolicy,
   baseLoadOf,
+  addLoad,
   checkGuarantees,
+  guaranteedLoad,
+  LOAD_KEYS,
   guaranteeTake,
   guaranteeUnitCosts,
   guardGuarantees,
@@ -48,6 +51,14 @@ export type PoolSource = Readonly<{
 export function policiesFrom(list: () => Promise<AppQuotaPolicy[]>): Pick<PoolSource, 'appPolicy' | 'appPolicies'> {
   return { appPolicies: list, appPolicy: async (appId) => (await list()).find((p) => p.appId === appId) };
 }
+
+export type GuaranteeHeadroom = Readonly<{
+  guaranteed: Readonly<Record<QuotaClass, number>>;
+  allocatable: Load;
+  promised: Load;
+  unused: Load;
+  free: Load;
+}>;
 
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
 export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
@@ -240,12 +251,16 @@ export class Admitter {
     return headroom({ nodes, model: this.model, usage }).map((h) => ({ ...h, baseLoad: baseLoads.get(h.nodeId) ?? ZERO_LOAD }));
   }
 
-  /** The live pool guarantees are shares of, and what guarantees keep free of it. */
-  async guaranteeLedger(): Promise<
-    Readonly<{ allocatable: Load; used: Load; held: Load; guaranteed: Readonly<Record<QuotaClass, number>> }>
-  > {
+  /**
+   * The partition of the live pool: Σ guarantees per class, what they promise (their units at class
+   * cost plus guaranteed runtimes), the part not in use, and what is free for work outside them.
+   */
+  async guaranteeHeadroom(): Promise<GuaranteeHeadroom> {
     const [nodes, pool] = await Promise.all([this.pool.liveNodes(), this.ledger.pool()]);
-    return { allocatable: poolAllocatable(nodes, this.model), ...pool };
+    const allocatable = poolAllocatable(nodes, this.model);
+    const unused = addLoad(pool.held, runtimeHold(pool.guaranteed, this.model));
+    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, allocatable[k] - pool.used[k] - unused[k])])) as Load;
+    return { guaranteed: pool.guaranteed, allocatable, promised: guaranteedLoad([pool.guaranteed], this.model), unused, free };
   }
 
   /** Judges one app's proposed guarantees beside the others' against the live pool (loaded once, now). */
