@@ -148,6 +148,11 @@ describe(Admitter.name, () => {
       busy.push(`busy-${i}`);
     }
     expect(busy.length).toBe(maxConcurrent('egress.track_composite', NODE) - 2);
+    expect(await sut.check('app_busy', 'egress.track_composite', 1)).toMatchObject({
+      admitted: false,
+      refusal: { resource: 'pool.guaranteed' },
+    });
+    expect(await sut.check('app_vip', 'egress.track_composite', 2)).toMatchObject({ admitted: true });
     for (const id of ['vip-1', 'vip-2']) expect((await sut.admit(id, 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(true);
     expect((await sut.admit('vip-3', 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(false);
     const full = (await ledger.pool()).held;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
-import { addLoad, guaranteedLoad, LOAD_KEYS, type Load, runtimeHold, WORKLOAD_KINDS } from '@tally/capacity';
+import { WORKLOAD_KINDS } from '@tally/capacity';
 import {
   type AppUsageView,
   type CapacityCheckBody,
@@ -37,6 +37,7 @@ export class CapacityService {
       cpuMillicores: nodes.reduce((t, n) => t + pick(n).cpuMillicores, 0),
       nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
     });
+    const partition = await this.admitter.guaranteeHeadroom();
     const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
     return {
       nodes,
@@ -47,22 +48,7 @@ export class CapacityService {
         free: sum((n) => n.free),
         fits,
       },
-      guarantees: await this.guarantees(),
-    };
-  }
-
-  /** The admin's view of the partition: what guarantees promise, what of it is unused, and what is free for everyone. */
-  private async guarantees(): Promise<CapacityView['guarantees']> {
-    const ledger = await this.admitter.guaranteeLedger();
-    const model = this.admitter.model;
-    const unused = addLoad(ledger.held, runtimeHold(ledger.guaranteed, model));
-    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, ledger.allocatable[k] - ledger.used[k] - unused[k])])) as Load;
-    return {
-      guaranteed: toFullView(ledger.guaranteed),
-      allocatable: ledger.allocatable,
-      promised: guaranteedLoad([ledger.guaranteed], model),
-      unused,
-      free,
+      guarantees: { ...partition, guaranteed: toFullView(partition.guaranteed) },
     };
   }
 
