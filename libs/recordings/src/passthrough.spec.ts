@@ -37,6 +37,21 @@ describe(judgeParts.name, () => {
     expect(sut).toEqual({ kind: 'failed', reason: 'video egress aborted: Stop called before pipeline could start' });
   });
 
+  it('cuts the recording where an egress died while recording, once the other has closed its file', () => {
+    const killed = part({ track: 'video', state: 'failed', error: 'internal error', startedAt: at(1), endedAt: at(9) });
+    expect(judgeParts([killed, part({ track: 'audio', state: 'active', startedAt: at(1) })], now)).toEqual({
+      kind: 'cut',
+      reason: 'video egress failed: internal error; the file keeps what was recorded until then',
+      startedAt: at(1),
+      endedAt: at(9),
+      othersDone: false,
+    });
+    expect(judgeParts([killed, part({ track: 'audio', state: 'complete', startedAt: at(1), endedAt: at(10) })], now)).toMatchObject({
+      kind: 'cut',
+      othersDone: true,
+    });
+  });
+
   it('keeps recording the other track when one ends early, and finishes when both have', () => {
     const videoDone = part({ track: 'video', state: 'complete', startedAt: at(1), endedAt: at(10) });
     expect(judgeParts([videoDone, part({ track: 'audio', state: 'active', startedAt: at(1) })], now)).toEqual({

@@ -120,6 +120,16 @@ export class RecordingLifecycle {
       case 'failed':
         await this.fail(recording.id, verdict.reason, now);
         break;
+      case 'cut':
+        // The surviving egress is stopped by whoever applied this (webhook receiver, sweep); the
+        // recording finishes once it has closed its file.
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active'], { status: 'ending', error: verdict.reason, endedAt: verdict.endedAt });
+        if (verdict.othersDone) {
+          await this.ledger.release(recording.id);
+          if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
+        }
+        break;
       case 'active':
         await this.markActive(recording, verdict.startedAt);
         break;
