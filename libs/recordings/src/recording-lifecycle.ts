@@ -9,6 +9,15 @@ import { locationWritten } from './recording-files.js';
 import { toRecordingView } from './recording.view.js';
 
 const OPEN: RecordingStatus[] = ['starting', 'active', 'ending'];
+const EGRESS_ORDER: Readonly<Record<string, number>> = {
+  starting: 0,
+  active: 1,
+  ending: 2,
+  complete: 3,
+  limit_reached: 3,
+  failed: 3,
+  aborted: 3,
+};
 
 /** What the finaliser learnt about a finished file. */
 export type FinishedFile = Readonly<{
@@ -97,10 +106,12 @@ export class RecordingLifecycle {
    * by what both say together (judgeParts): one id, one status, one stream of app events.
    */
   private async applyPart(part: RecordingEgress, egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    // A start call's reply (STARTING) may arrive after the webhook that said ACTIVE: states only move on.
+    const state = (EGRESS_ORDER[egress.state] ?? 0) >= (EGRESS_ORDER[part.state] ?? 0) ? egress.state : part.state;
     await this.prisma.recordingEgress.updateMany({
       where: { egressId: egress.egressId },
       data: {
-        state: egress.state,
+        state,
         startedAt: egress.startedAt ?? part.startedAt,
         endedAt: egress.endedAt ?? part.endedAt,
         error: egress.error ?? part.error,
