@@ -45,13 +45,21 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
     new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
   );
 
-  const black = new Uint8Array(WIDTH * HEIGHT * 4).fill(0);
-  for (let i = 3; i < black.length; i += 4) black[i] = 255;
-  const white = new Uint8Array(WIDTH * HEIGHT * 4).fill(255);
+  // The bottom quarter is noise, so the video has a camera-like bitrate (a flat frame compresses to
+  // almost nothing); the rest is black, or white during a flash.
+  const noisy = (base: number) =>
+    Array.from({ length: 8 }, () => {
+      const rgba = new Uint8Array(WIDTH * HEIGHT * 4).fill(base);
+      for (let i = (WIDTH * HEIGHT * 3) / 4; i < WIDTH * HEIGHT; i++) rgba.fill(Math.floor(Math.random() * 256), i * 4, i * 4 + 3);
+      return rgba;
+    });
+  const black = noisy(0);
+  const white = noisy(255);
   let whiteUntil = 0;
+  let frameNo = 0;
   const videoTimer = setInterval(() => {
-    const frame = Date.now() < whiteUntil ? white : black;
-    video.captureFrame(new VideoFrame(frame, WIDTH, HEIGHT, VideoBufferType.RGBA));
+    const frames = Date.now() < whiteUntil ? white : black;
+    video.captureFrame(new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
   }, 1000 / FPS);
 
   let running = true;
@@ -71,7 +79,7 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
         const delay = audio.queuedDuration;
         setTimeout(() => {
           whiteUntil = Date.now() + flashMs;
-          video.captureFrame(new VideoFrame(white, WIDTH, HEIGHT, VideoBufferType.RGBA));
+          video.captureFrame(new VideoFrame(white[0]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
         }, delay);
       }
       await audio.captureFrame(new AudioFrame(pcm, SAMPLE_RATE, 1, FRAME_SAMPLES)).catch(() => undefined);

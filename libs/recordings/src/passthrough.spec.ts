@@ -65,6 +65,18 @@ describe(judgeParts.name, () => {
     });
   });
 
+  it('ends tracks that ended together (the publisher left) at the first end, before the silence egress appends to Opus', () => {
+    expect(
+      judgeParts(
+        [
+          part({ track: 'video', state: 'complete', startedAt: at(1), endedAt: at(20) }),
+          part({ track: 'audio', state: 'complete', startedAt: at(1), endedAt: at(24) }),
+        ],
+        now,
+      ),
+    ).toEqual({ kind: 'finished', startedAt: at(1), endedAt: at(20) });
+  });
+
   it('is ending while the last egress closes its file', () => {
     expect(
       judgeParts(

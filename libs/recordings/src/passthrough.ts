@@ -23,6 +23,8 @@ export type PartsVerdict =
 
 const FINISHED = new Set<EgressState>(['complete', 'limit_reached']);
 const WRITING = new Set<string>(['starting', 'active', 'ending']);
+/** Egresses whose ends are this close ended together. */
+const TOGETHER_MS = 8_000;
 const RUNNING = new Set<EgressState>(['active', 'ending', 'complete', 'limit_reached']);
 
 /**
@@ -49,7 +51,12 @@ export function judgeParts(parts: readonly PartState[], now: Date): PartsVerdict
   if (parts.length === 0 || !parts.every((p) => RUNNING.has(p.state))) return { kind: 'starting' };
   const startedAt = earliest(parts.map((p) => p.startedAt)) ?? now;
   if (parts.every((p) => FINISHED.has(p.state))) {
-    return { kind: 'finished', startedAt, endedAt: latest(parts.map((p) => p.endedAt)) ?? now };
+    // Tracks that ended together (the publisher left) end the recording at the first end: egress
+    // keeps writing silence into the Opus file for seconds after. One that ended early does not.
+    const first = earliest(parts.map((p) => p.endedAt));
+    const last = latest(parts.map((p) => p.endedAt));
+    const together = first && last && last.getTime() - first.getTime() <= TOGETHER_MS;
+    return { kind: 'finished', startedAt, endedAt: (together ? first : last) ?? now };
   }
   if (parts.every((p) => p.state !== 'active')) return { kind: 'ending', startedAt };
   return { kind: 'active', startedAt };

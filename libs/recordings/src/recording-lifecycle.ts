@@ -150,16 +150,28 @@ export class RecordingLifecycle {
         break;
       case 'finished':
         await this.markActive(recording, verdict.startedAt);
-        await this.transition(recording.id, ['active', 'ending'], {
-          status: 'ending',
-          endedAt: verdict.endedAt,
-          durationS: (verdict.endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
-        });
+        {
+          // A stop asked through the API is the recording's end (stopRequested stored it).
+          const endedAt = recording.endedAt ?? verdict.endedAt;
+          await this.transition(recording.id, ['active', 'ending'], {
+            status: 'ending',
+            endedAt,
+            durationS: (endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
+          });
+        }
         await this.ledger.release(recording.id);
         if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
         break;
     }
     return this.reload(recording.id);
+  }
+
+  /** A stop asked of a passthrough recording: its end, where the joined file will be cut. */
+  async stopRequested(recordingId: string, now: Date): Promise<void> {
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: { in: ['starting', 'active'] }, endedAt: null },
+      data: { endedAt: now },
+    });
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */
