@@ -144,6 +144,7 @@ export class EgressReconciler {
       }
     }
     if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
+    await this.passthrough.stopSurvivor(after, now);
     const status = after?.status ?? recording.status;
     if (status === 'complete' || status === 'failed') return false;
     if (missing.length > 0 && status !== 'ending' && now.getTime() - recording.createdAt.getTime() > SETTLE_MS) {
