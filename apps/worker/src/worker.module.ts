@@ -11,7 +11,11 @@ import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
+import { AppFiles } from './reconcile/app-files.js';
+import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
+import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
+import { MediaStopper } from './reconcile/media-stopper.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
@@ -51,6 +55,10 @@ export class WorkerModule {
         ReconcileRepository,
         StreamsReconciler,
         CamerasReconciler,
+        AppTeardownRepository,
+        AppFiles,
+        MediaStopper,
+        AppTeardown,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],

@@ -23,26 +23,35 @@ export class AppsRepository {
   }
 
   list(): Promise<App[]> {
-    return this.prisma.app.findMany({ orderBy: { createdAt: 'asc' } });
+    return this.prisma.app.findMany({ where: { deletedAt: null }, orderBy: { createdAt: 'asc' } });
   }
 
+  /** A deleted app is not found: its row only stays until the worker has torn it down. */
   find(appId: string): Promise<App | null> {
-    return this.prisma.app.findUnique({ where: { id: appId } });
+    return this.prisma.app.findFirst({ where: { id: appId, deletedAt: null } });
   }
 
   async update(appId: string, changes: AppChanges): Promise<App | null> {
-    const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
+    const { count } = await this.prisma.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
     return count === 0 ? null : this.find(appId);
   }
 
-  async delete(appId: string): Promise<boolean> {
-    const { count } = await this.prisma.app.deleteMany({ where: { id: appId } });
-    return count > 0;
+  /**
+   * Marks the app deleted, revokes its keys and stops its webhooks in one transaction; false when it
+   * was already deleted. The worker's sweep stops what it runs and purges it later (AppTeardown).
+   */
+  async markDeleted(appId: string, at: Date): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: { deletedAt: at, webhookUrl: null } });
+      if (count === 0) return false;
+      await tx.apiKey.updateMany({ where: { appId, revokedAt: null }, data: { revokedAt: at } });
+      return true;
+    });
   }
 
-  /** Every app's quota policy for deriving fair shares. */
+  /** Every live app's quota policy for deriving fair shares. */
   async policies(): Promise<AppQuotaPolicy[]> {
-    const rows = await this.prisma.app.findMany({ select: { id: true, limits: true } });
+    const rows = await this.prisma.app.findMany({ where: { deletedAt: null }, select: { id: true, limits: true } });
     return rows.map(toAppPolicy);
   }
 }

@@ -30,6 +30,6 @@ import { ReconcileQueue } from './reconcile.queue.js';
     CapacityService,
     ReconcileQueue,
   ],
-  exports: [Admitter, CapacityLedger, NodeRegistry, NodeWorkers, AdmissionMetrics],
+  exports: [Admitter, CapacityLedger, NodeRegistry, NodeWorkers, AdmissionMetrics, ReconcileQueue],
 })
 export class CapacityModule {}

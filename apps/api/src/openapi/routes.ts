@@ -65,7 +65,8 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'delete',
     path: '/v1/apps/{appId}',
-    summary: 'Delete an app, ending its streams',
+    summary:
+      'Delete an app: gone at once (404, keys revoked, webhooks stopped); the next sweep stops everything it runs and releases its reservations; files go after TALLY_APP_RETENTION_S',
     auth: 'admin',
     params: AppParams,
     responses: { 204: null, ...errors },

@@ -35,6 +35,6 @@ export class ReconcileRepository {
   }
 
   async appPolicies(): Promise<AppQuotaPolicy[]> {
-    return (await this.prisma.app.findMany({ select: { id: true, limits: true } })).map(toAppPolicy);
+    return (await this.prisma.app.findMany({ where: { deletedAt: null }, select: { id: true, limits: true } })).map(toAppPolicy);
   }
 }
