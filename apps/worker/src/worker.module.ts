@@ -16,6 +16,8 @@ import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
 import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
 import { MediaStopper } from './reconcile/media-stopper.js';
+import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
+import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
@@ -59,6 +61,8 @@ export class WorkerModule {
         AppFiles,
         MediaStopper,
         AppTeardown,
+        ReservationOwnersRepository,
+        ReservationAuditor,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],

@@ -14,3 +14,4 @@ export * from './workers.js';
 export * from './cluster.js';
 export * from './cameras.js';
 export * from './hls.js';
+export * from './reservations.js';

@@ -2,6 +2,7 @@ import {
   AppUsageView,
   CapacityCheckBody,
   CapacityCheckResult,
+  CapacityQuery,
   CapacityView,
   NodeList,
   NodeParams,
@@ -158,9 +159,11 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/capacity',
-    summary: 'Pool budget, reserved and free per node, and how many more of each kind fit',
+    summary:
+      'Pool budget, reserved and free per node, and how many more of each kind fit; `?detail=reservations` lists what holds every reservation',
     auth: 'admin',
-    responses: { 200: CapacityView, 401: ErrorBody },
+    query: CapacityQuery,
+    responses: { 200: CapacityView, 400: ErrorBody, 401: ErrorBody },
   },
   {
     method: 'post',

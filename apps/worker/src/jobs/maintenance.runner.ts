@@ -9,6 +9,7 @@ import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
+import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -32,6 +33,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     ingresses: IngressReconciler,
     cameras: CamerasReconciler,
     apps: AppTeardown,
+    audit: ReservationAuditor,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -44,7 +46,15 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
         const streams = await reconciler.run(now);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
-        const report = { apps: deletedApps, streams, recordings, ingresses: await ingresses.run(now), cameras: await cameras.run(now) };
+        const report = {
+          apps: deletedApps,
+          streams,
+          recordings,
+          ingresses: await ingresses.run(now),
+          cameras: await cameras.run(now),
+          // Last: what the reconcilers above left held for an owner that is gone or finished.
+          reservations: await audit.run(now),
+        };
         await this.repairs?.add(report);
         return report;
       },

@@ -53,7 +53,9 @@ export class EgressReconciler {
         if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
         if (after && after.status !== 'complete' && after.status !== 'failed') stillOpen.add(recording.id);
         if (after?.status === 'active' && !(await this.ledger.held(recording.id))) {
-          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1)) report.reservationsRestored += 1;
+          const pinned = { nodeId: recording.nodeId };
+          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1, pinned))
+            report.reservationsRestored += 1;
         }
       } else if (recording.status === 'ending') {
         // Egress finished with the file (LiveKit may have forgotten it since): the finaliser decides.
@@ -67,8 +69,10 @@ export class EgressReconciler {
     const owned = new Set(open.flatMap((r) => (r.egressId && stillOpen.has(r.id) ? [r.egressId] : [])));
     for (const egress of egresses) {
       if (!RUNNING.has(egress.state) || owned.has(egress.egressId)) continue;
-      // Live HLS egresses belong to the API's HLS sessions, which stop them themselves.
-      if (hlsSessionIdInPath(egress.requestedPath)) continue;
+      // Live HLS egresses belong to the API's HLS sessions, which stop them themselves; one whose
+      // session is no longer open (or never was a row) runs unreserved, and is stopped here.
+      const hlsSessionId = hlsSessionIdInPath(egress.requestedPath);
+      if (hlsSessionId && (await this.hlsSessionOpen(hlsSessionId))) continue;
       const claimedBy = recordingIdInPath(egress.requestedPath);
       if (claimedBy && stillOpen.has(claimedBy)) continue;
       await this.egress.stop(egress.egressId).then(
@@ -78,5 +82,11 @@ export class EgressReconciler {
     }
     if (Object.values(report).some((n) => n > 0)) this.logger.log(`recordings repaired ${JSON.stringify(report)}`);
     return report;
+  }
+
+  /** Read per egress, after the list: a session created meanwhile writes its row before it asks for its egress. */
+  private async hlsSessionOpen(id: string): Promise<boolean> {
+    const session = await this.prisma.hlsSession.findUnique({ where: { id }, select: { status: true } });
+    return session !== null && (session.status === 'starting' || session.status === 'live');
   }
 }
