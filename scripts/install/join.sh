@@ -194,6 +194,9 @@ EOF
 node_selector:
   kind: sysload
   sysload_limit: 0.9
+# Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
+room:
+  auto_create: false
 keys:
   ${CLUSTER[LIVEKIT_API_KEY]}: ${CLUSTER[LIVEKIT_API_SECRET]}
 webhook:

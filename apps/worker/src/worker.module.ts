@@ -9,7 +9,13 @@ import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
+import { AppFiles } from './reconcile/app-files.js';
+import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
+import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
+import { MediaStopper } from './reconcile/media-stopper.js';
+import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
+import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
@@ -45,6 +51,12 @@ export class WorkerModule {
         ReconcileRepository,
         StreamsReconciler,
         CamerasReconciler,
+        AppTeardownRepository,
+        AppFiles,
+        MediaStopper,
+        AppTeardown,
+        ReservationOwnersRepository,
+        ReservationAuditor,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],

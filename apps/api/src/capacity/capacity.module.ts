@@ -27,6 +27,6 @@ import { ReconcileQueue } from './reconcile.queue.js';
     PolicySync,
     ReconcileQueue,
   ],
-  exports: [Admitter, AdmissionMetrics],
+  exports: [Admitter, AdmissionMetrics, ReconcileQueue],
 })
 export class CapacityModule {}

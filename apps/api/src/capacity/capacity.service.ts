@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { Admitter } from '@tally/admission';
+import { Admitter, CapacityLedger, reservationOwner } from '@tally/admission';
 import { WORKLOAD_KINDS } from '@tally/capacity';
 import {
   type AppUsageView,
   type CapacityCheckBody,
   type CapacityCheckResult,
+  type CapacityQuery,
   type CapacityView,
   QUOTA_FIELD_NAMES,
   QUOTA_FIELDS,
+  type ReservationView,
 } from '@tally/contracts';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { toFullView, toQuotaView } from '../apps/app-limits.js';
@@ -19,10 +21,11 @@ type LoadView = CapacityView['total']['free'];
 export class CapacityService {
   constructor(
     private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
     private readonly apps: AppsRepository,
   ) {}
 
-  async pool(): Promise<CapacityView> {
+  async pool(query: CapacityQuery = {}): Promise<CapacityView> {
     const nodes = (await this.admitter.headroom()).map((h) => ({
       nodeId: h.nodeId,
       baseLoad: h.baseLoad,
@@ -49,7 +52,29 @@ export class CapacityService {
         fits,
       },
       guarantees: { ...partition, guaranteed: toFullView(partition.guaranteed) },
+      ...(query.detail === 'reservations' ? { reservations: await this.reservations() } : {}),
     };
+  }
+
+  /** The ledger's audit view: every reservation with what holds it, node by node, oldest first. */
+  private async reservations(): Promise<ReservationView[]> {
+    const held = await this.ledger.list();
+    return held
+      .map((r) => {
+        const owner = reservationOwner(r.id);
+        return {
+          id: r.id,
+          nodeId: r.nodeId,
+          kind: r.kind,
+          appId: r.appId,
+          owner: owner?.type ?? null,
+          resourceId: owner?.id ?? r.id,
+          count: r.count,
+          since: new Date(r.createdAt).toISOString(),
+          confirmed: r.confirmed,
+        };
+      })
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId) || a.since.localeCompare(b.since));
   }
 
   /** The what-if: would this be admitted now, and if not, which limit says no. Reserves nothing. */

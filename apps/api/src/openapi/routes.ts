@@ -2,6 +2,7 @@ import {
   AppUsageView,
   CapacityCheckBody,
   CapacityCheckResult,
+  CapacityQuery,
   CapacityView,
   NodeList,
   NodeParams,
@@ -68,7 +69,8 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'delete',
     path: '/v1/apps/{appId}',
-    summary: 'Delete an app, ending its streams',
+    summary:
+      'Delete an app: gone at once (404, keys revoked, webhooks stopped); the next sweep stops everything it runs and releases its reservations; files go after TALLY_APP_RETENTION_S',
     auth: 'admin',
     params: AppParams,
     responses: { 204: null, ...errors },
@@ -165,9 +167,10 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     path: '/v1/capacity',
     summary:
       'Pool budget, reserved and free per node, how many more of each kind fit, and the guarantees: what they promise of the live ' +
-      'pool, what of it is unused, and what is free for work outside guarantees',
+      'pool, what of it is unused, and what is free for work outside guarantees; `?detail=reservations` lists what holds every reservation',
     auth: 'admin',
-    responses: { 200: CapacityView, 401: ErrorBody },
+    query: CapacityQuery,
+    responses: { 200: CapacityView, 400: ErrorBody, 401: ErrorBody },
   },
   {
     method: 'post',
