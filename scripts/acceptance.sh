@@ -85,10 +85,14 @@ suite() {
   say "acceptance suite on the $label install passed in $((SECONDS - start))s"
 }
 
-# The suite's webhook receiver (an app's endpoint) listens on this node's loopback, a range
-# deliveries refuse unless the operator allows it (docs/webhooks.md); install.sh keeps settings it
-# finds in tally.env.
-printf 'TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8\n' >"$home/tally.env"
+# Settings an operator adds to tally.env (install.sh keeps them). The suite's webhook receiver (an
+# app's endpoint) listens on this node's loopback, a range deliveries refuse unless the operator
+# allows it (docs/webhooks.md).
+# And the node's budget is the capacity model's reference origin (8 vCPU / 8 GB, as the operator
+# override TALLY_NODE_* states it), not what the agent measures on a 2-core CI host: there an RTMP
+# transcode does not fit, and the derived app.ingresses cap is 0.
+printf '%s\n' TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 TALLY_NODE_CPU_MILLICORES=8000 TALLY_NODE_RAM_MB=8192 \
+  TALLY_NODE_NIC_MBPS=1000 >"$home/tally.env"
 chmod 600 "$home/tally.env"
 
 say "home $home, namespace $ns, media address $node_ip"

@@ -81,6 +81,22 @@ export async function probe(path: string): Promise<Probe> {
   return { streams: parsed.streams.map((s) => s.codec_type).sort(), durationS: Number(parsed.format.duration ?? 0) };
 }
 
+/** Seconds between the first and the last packet of the file's first stream of that type. */
+export async function packetSpanS(path: string, type: 'video' | 'audio'): Promise<number> {
+  const { stdout } = await run(
+    'ffprobe',
+    ['-v', 'error', '-select_streams', type[0]!, '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', path],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  const times = stdout
+    .split('\n')
+    .map((l) => Number.parseFloat(l))
+    .filter((t) => Number.isFinite(t));
+  return times.length < 2 ? 0 : Math.max(...times) - Math.min(...times);
+}
+
 /** Decodes the whole file (errors are fatal): "it plays", as a player would find. */
 export async function decodes(path: string): Promise<void> {
   await run('ffmpeg', ['-v', 'error', '-xerror', '-i', path, '-f', 'null', '-']);

@@ -100,12 +100,12 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       },
       20_000,
     );
-    expect(recording.status).toBe(201);
+    expect(recording.status, JSON.stringify(recording.body)).toBe(201);
     const ingress = await tenant.client.post<CreatedIngress>(`/v1/apps/${tenant.app.id}/ingresses`, {
       streamId: (await createStream(tenant, 'ingest')).id,
       kind: 'rtmp',
     });
-    expect(ingress.status).toBe(201);
+    expect(ingress.status, JSON.stringify(ingress.body)).toBe(201);
     const held = await reserved(node);
     expect(held.cpuMillicores).toBeGreaterThan(before.cpuMillicores);
 
