@@ -16,6 +16,8 @@ source "$here/scripts/install/args.sh"     # command line
 source "$here/scripts/install/host.sh"     # preflight, provision, npm, service user, sysctl
 # shellcheck source=scripts/install/config.sh
 source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
+# shellcheck source=scripts/install/features.sh
+source "$here/scripts/install/features.sh" # run-time dirs, ingress, the final feature checks
 # shellcheck source=scripts/install/stun.sh
 source "$here/scripts/install/stun.sh"     # does STUN answer? (use_external_ip, else the node's address)
 # shellcheck source=scripts/install/postgres.sh
@@ -97,6 +99,9 @@ main() {
 
   step "health"
   wait_healthy
+
+  step "what each feature needs at run time"
+  verify_features origin
 
   step "HTTPS (--domain)"
   start_tls_proxy

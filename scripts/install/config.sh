@@ -17,6 +17,7 @@ declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
   [egress]=agent [egress-template]=agent) # egress runs under the agent
 PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
+# The ingress ports (scripts/install/features.sh) join these arrays.
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
 # libs/config/src/config.schema.ts still declares are written (see tunable_keys).
@@ -92,9 +93,9 @@ select_pg_bin() {
   log "    postgres binaries: $PG_BIN"
 }
 
-# port_busy KEY PORT -> 0 when PORT (tcp, or udp for rtc-udp) has a listener.
+# port_busy KEY PORT -> 0 when PORT (tcp, or udp for rtc-udp / ingress-udp) has a listener.
 port_busy() {
-  if [[ "$1" == rtc-udp ]]; then udp_port_busy "$2"; else tcp_port_busy "$2"; fi
+  if [[ "$1" == *-udp ]]; then udp_port_busy "$2"; else tcp_port_busy "$2"; fi
 }
 
 port_flag() {
@@ -131,6 +132,7 @@ resolve_ports() {
     PORT[$key]="$want"
   done
   log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress ${PORT[egress]} (template ${PORT[egress-template]})"
+  log_ingress_ports
 }
 
 # detect_node_ip: the source address of the default route. `ip route get` only consults the
@@ -240,6 +242,7 @@ prepare_home() {
   # The media workers the agent runs on demand: their config, HOME, PulseAudio runtime dir and
   # scratch space (docs/workers.md).
   ensure_dir "$HOME_DIR/workers" 700 "$TALLY_USER"
+  prepare_feature_dirs
 }
 
 tally_env_content() {
@@ -265,6 +268,7 @@ TALLY_WORKER_RUNTIME=${OLD[TALLY_WORKER_RUNTIME]:-native}
 TALLY_WORKERS_DIR=$HOME_DIR/workers
 TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 EOF
+  feature_env_lines
   if [[ -n "$CLUSTER_BIND" ]]; then
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
     echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"
@@ -308,6 +312,7 @@ rtc:
   node_ip: $NODE_IP
 EOF
   livekit_stun_yaml
+  livekit_ingress_yaml
   cat <<EOF
 redis:
   address: 127.0.0.1:${PORT[redis]}
@@ -397,4 +402,6 @@ write_config() {
   install_tool_binary livekit-server
   # The agent runs DIR/bin/egress on demand (TALLY_EGRESS_BIN); egress execs itself per recording.
   install_tool_binary egress
+  # ... and DIR/bin/ingress (TALLY_INGRESS_BIN) for RTMP / WHIP; it execs itself per session.
+  install_tool_binary ingress
 }

@@ -85,7 +85,7 @@ service_spec() {
       SPEC_STOP_TIMEOUT=60
       ;;
     api | worker | agent)
-      SPEC_CMD=("$NODE_BIN" --import @swc-node/register/esm-register "apps/$1/src/main.ts")
+      SPEC_CMD=("$NODE_BIN" "dist/$1.js")
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
       ;;
     caddy)

@@ -1,4 +1,5 @@
 export * from './capacity-ledger.js';
+export * from './capacity-ledger.keys.js';
 export * from './admitter.js';
 export * from './capacity-model.js';
 export * from './app-policy.js';

@@ -1,18 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
-import type { RecordingModeSetting } from '@tally/contracts';
+import type { RecordingFormat, RecordingModeSetting } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
-import { type StoredLimits, toAppPolicy } from '@tally/admission';
+import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
 
 export type AppChanges = {
   name?: string;
   limits?: StoredLimits;
+  guarantees?: StoredLimits;
   webhookUrl?: string | null;
+  /** A new webhook URL starts healthy: these are cleared with it. */
+  webhookDisabledAt?: null;
+  webhookDisabledReason?: null;
+  webhookFailingSince?: null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
   publicCameras?: boolean;
 };
+
+/** Serialises guarantee changes: two concurrent PATCHes must not both fit a pool that holds only one. */
+const GUARANTEES_LOCK = 7_316_001;
 
 @Injectable()
 export class AppsRepository {
@@ -40,9 +49,28 @@ export class AppsRepository {
     return count > 0;
   }
 
-  /** Every app's quota policy for deriving fair shares. */
+  /**
+   * Applies `changes` while no other guarantee can change (a transaction-scoped advisory lock), after
+   * `approve` accepted them beside every other app's guarantees; `approve` throws to refuse.
+   */
+  async updateGuarded(appId: string, changes: AppChanges, approve: (others: StoredLimits[]) => void): Promise<App | null> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(${GUARANTEES_LOCK})::text`;
+      const others = await tx.app.findMany({ where: { id: { not: appId } }, select: { guarantees: true } });
+      approve(others.map((o) => parseStoredLimits(o.guarantees)));
+      const { count } = await tx.app.updateMany({ where: { id: appId }, data: changes });
+      return count === 0 ? null : tx.app.findUnique({ where: { id: appId } });
+    });
+  }
+
+  /** Every app's quota policy (listings, gauges, the ledger's copy at startup). */
   async policies(): Promise<AppQuotaPolicy[]> {
-    const rows = await this.prisma.app.findMany({ select: { id: true, limits: true } });
+    const rows = await this.prisma.app.findMany({ select: POLICY_COLUMNS });
     return rows.map(toAppPolicy);
+  }
+
+  async policy(appId: string): Promise<AppQuotaPolicy | undefined> {
+    const row = await this.prisma.app.findUnique({ where: { id: appId }, select: POLICY_COLUMNS });
+    return row ? toAppPolicy(row) : undefined;
   }
 }

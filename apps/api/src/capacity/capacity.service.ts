@@ -10,7 +10,7 @@ import {
   QUOTA_FIELDS,
 } from '@tally/contracts';
 import { AppsRepository } from '../apps/apps.repository.js';
-import { toQuotaView } from '../apps/app-limits.js';
+import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
 
 type LoadView = CapacityView['total']['free'];
@@ -37,6 +37,7 @@ export class CapacityService {
       cpuMillicores: nodes.reduce((t, n) => t + pick(n).cpuMillicores, 0),
       nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
     });
+    const partition = await this.admitter.guaranteeHeadroom();
     const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
     return {
       nodes,
@@ -47,6 +48,7 @@ export class CapacityService {
         free: sum((n) => n.free),
         fits,
       },
+      guarantees: { ...partition, guaranteed: toFullView(partition.guaranteed) },
     };
   }
 
@@ -61,9 +63,20 @@ export class CapacityService {
 
   async usage(appId: string): Promise<AppUsageView> {
     await this.requireApp(appId);
-    const limits = toQuotaView(await this.admitter.limitsFor(appId));
-    const used = await this.admitter.appUsage(appId);
-    return { items: QUOTA_FIELD_NAMES.map((quota) => ({ quota, used: used[QUOTA_FIELDS[quota]] ?? 0, limit: limits[quota] })) };
+    const [limits, policy, used] = await Promise.all([
+      this.admitter.limitsFor(appId).then(toQuotaView),
+      this.admitter.policyOf(appId),
+      this.admitter.appUsage(appId),
+    ]);
+    const guarantees = toFullView(policy.guarantees ?? {});
+    return {
+      items: QUOTA_FIELD_NAMES.map((quota) => ({
+        quota,
+        used: used[QUOTA_FIELDS[quota]] ?? 0,
+        limit: limits[quota],
+        guarantee: guarantees[quota],
+      })),
+    };
   }
 
   private async requireApp(appId: string): Promise<void> {
