@@ -20,9 +20,17 @@ describe(defaultLimits.name, () => {
       expect(sut.room_composites).toBeGreaterThanOrEqual(2);
     });
 
-    it('gives an app ≈ 10 track-composite recordings when it records in auto mode', () => {
-      expect(sut.recordings).toBeGreaterThanOrEqual(8);
-      expect(sut.recordings).toBeLessThanOrEqual(10);
+    it("sizes an auto app's recordings on passthrough: half of the ≥ 100 one node records", () => {
+      expect(sut.recordings).toBeGreaterThanOrEqual(50);
+      expect(sut.recordings).toBeGreaterThan(10 * sut.room_composites);
+    });
+
+    it('sizes recordings on the mode an app forces', () => {
+      const chrome = defaultLimits([node8], 'room_composite');
+      const transcoding = defaultLimits([node8], 'track_composite');
+      expect(chrome.recordings).toBe(chrome.room_composites);
+      expect(transcoding.recordings).toBeGreaterThanOrEqual(8);
+      expect(transcoding.recordings).toBeLessThan(sut.recordings);
     });
 
     it('gives an app half of the ~400 viewers the NIC carries', () => {
@@ -32,7 +40,8 @@ describe(defaultLimits.name, () => {
 
   it('sizes recordings on the mode an app forces', () => {
     expect(defaultLimits([node8], 'room_composite').recordings).toBe(defaultLimits([node8]).room_composites);
-    expect(defaultLimits([node8], 'track').recordings).toBeGreaterThan(defaultLimits([node8]).recordings);
+    expect(defaultLimits([node8], 'track_composite').recordings).toBeLessThan(defaultLimits([node8]).recordings);
+    expect(defaultLimits([node8], 'track').recordings).toBeGreaterThan(defaultLimits([node8], 'room_composite').recordings);
   });
 
   it('sizes the cap on one node: a second node does not double it', () => {

@@ -12,7 +12,7 @@ export type AppQuotaPolicy = Readonly<{
   limits?: Partial<AppLimits>;
   /** Floors the operator set: capacity kept free for the app while it does not use it (see guarantees.ts). */
   guarantees?: Partial<AppLimits>;
-  /** Sizes `recordings`: auto is sized on track-composite, the mode most single-publisher rooms get. */
+  /** Sizes `recordings`: auto is sized on passthrough, the mode most single-publisher rooms get. */
   egressMode?: EgressModeSetting;
 }>;
 
@@ -89,7 +89,7 @@ export function nodeUnits(
       case 'viewers':
         return max(node, 'viewer.webrtc');
       case 'recordings':
-        return max(node, egressKindOf(egressMode === 'auto' ? 'track_composite' : egressMode));
+        return max(node, egressKindOf(egressMode === 'auto' ? 'passthrough' : egressMode));
       case 'room_composites':
         return max(node, 'egress.room_composite');
       case 'ingresses':

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
-import { RecordingModeSetting } from './recordings.js';
+import { RecordingFormat, RecordingModeSetting } from './recordings.js';
+import { safeText, withoutControlCharacters } from './text.js';
 
-const name = z.string().trim().min(1).max(100);
+const name = safeText(100);
 
 /** Where the app's webhooks are POSTed: an absolute http(s) URL. */
-export const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+export const WebhookUrl = withoutControlCharacters(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048));
 
 export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
@@ -28,6 +29,8 @@ export const UpdateAppBody = z
     recordingMode: RecordingModeSetting.optional(),
     /** Whether a recording whose mode does not fit may fall back to a cheaper mode. */
     recordingFallback: z.boolean().optional(),
+    /** Which file a single publisher's recording gives (docs/recordings.md). */
+    recordingFormat: RecordingFormat.optional(),
     /** Whether every recording gets a VOD ladder as soon as it is complete. */
     transcodeLadder: z.boolean().optional(),
     /** Let anyone watch the app's cameras without a viewer token or key. */
@@ -52,6 +55,7 @@ export const AppView = z
     webhookSecretSet: z.boolean(),
     recordingMode: RecordingModeSetting,
     recordingFallback: z.boolean(),
+    recordingFormat: RecordingFormat,
     transcodeLadder: z.boolean(),
     publicCameras: z.boolean(),
   })

@@ -71,6 +71,52 @@ export type WebhookDeliveryListQuery = z.infer<typeof WebhookDeliveryListQuery>;
 
 export const WebhookDeliveryParams = z.object({ appId: AppId, deliveryId: WebhookDeliveryId });
 
+/** A day, as Svix does: time to roll the new secret out to every receiver. */
+export const DEFAULT_SECRET_GRACE_S = 86_400;
+
+export const RotateWebhookSecretBody = z
+  .strictObject({
+    /** How long the previous secret keeps signing next to the new one (0: it stops at once). At most 7 days. */
+    gracePeriodS: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 86_400)
+      .default(DEFAULT_SECRET_GRACE_S),
+  })
+  .meta({ id: 'RotateWebhookSecretBody' });
+export type RotateWebhookSecretBody = z.infer<typeof RotateWebhookSecretBody>;
+
 /** Shown once, when rotated. */
-export const WebhookSecretView = z.object({ secret: z.string() }).meta({ id: 'WebhookSecret' });
+export const WebhookSecretView = z
+  .object({
+    /** `whsec_` + base64: give it to a Standard Webhooks library as is. */
+    secret: z.string(),
+    /** Until then every delivery also carries a signature made with the previous secret; null when there is none. */
+    previousSecretExpiresAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WebhookSecret' });
 export type WebhookSecretView = z.infer<typeof WebhookSecretView>;
+
+export const WebhookEndpointStatus = z.enum(['enabled', 'disabled']);
+export type WebhookEndpointStatus = z.infer<typeof WebhookEndpointStatus>;
+
+/** `gone`: the receiver answered 410; `failing`: every attempt failed for TALLY_WEBHOOK_DISABLE_AFTER_DAYS. */
+export const WebhookDisabledReason = z.enum(['gone', 'failing']);
+export type WebhookDisabledReason = z.infer<typeof WebhookDisabledReason>;
+
+/** The app's webhook endpoint: where it is, whether deliveries go there, and its signing secrets' state. */
+export const WebhookEndpointView = z
+  .object({
+    url: z.string().nullable(),
+    /** `disabled`: deliveries are not attempted (they end `dead`, lastError "endpoint disabled") until re-enabled. */
+    status: WebhookEndpointStatus,
+    disabledAt: z.iso.datetime().nullable(),
+    disabledReason: WebhookDisabledReason.nullable(),
+    /** Since when every attempt has failed; null after any success. */
+    failingSince: z.iso.datetime().nullable(),
+    secretSet: z.boolean(),
+    previousSecretExpiresAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpointView = z.infer<typeof WebhookEndpointView>;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
-import type { RecordingModeSetting } from '@tally/contracts';
+import type { RecordingFormat, RecordingModeSetting } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
 import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
 
@@ -9,8 +9,13 @@ export type AppChanges = {
   limits?: StoredLimits;
   guarantees?: StoredLimits;
   webhookUrl?: string | null;
+  /** A new webhook URL starts healthy: these are cleared with it. */
+  webhookDisabledAt?: null;
+  webhookDisabledReason?: null;
+  webhookFailingSince?: null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
+  recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
   publicCameras?: boolean;
 };

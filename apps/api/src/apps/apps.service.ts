@@ -3,9 +3,11 @@ import { Admitter, parseStoredLimits } from '@tally/admission';
 import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type QuotaOverrides, type UpdateAppBody } from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
+import { AddressPolicy } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { CacheInvalidation } from '../infra/invalidation.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from './app-limits.js';
 import { type AppChanges, AppsRepository } from './apps.repository.js';
@@ -16,6 +18,8 @@ export class AppsService {
     private readonly apps: AppsRepository,
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
+    private readonly webhookAddresses: AddressPolicy,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -45,9 +49,18 @@ export class AppsService {
     const changes: AppChanges = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
-    if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
+    if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
+    if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
+      Object.assign(changes, {
+        webhookUrl: body.webhookUrl,
+        webhookDisabledAt: null,
+        webhookDisabledReason: null,
+        webhookFailingSince: null,
+      });
+    }
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
+    if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;
     if (body.transcodeLadder !== undefined) changes.transcodeLadder = body.transcodeLadder;
     if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
     const app =
@@ -86,6 +99,16 @@ export class AppsService {
     await this.streams.endAll(appId, 'app_deleted');
     await this.apps.delete(appId);
     await this.admitter.syncPolicy(appId);
+    await this.invalidation.publish({ kind: 'app', appId });
+  }
+
+  /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */
+  private async requireReachableWebhookUrl(url: string): Promise<void> {
+    const refusal = await this.webhookAddresses.refusal(url);
+    if (refusal === undefined) return;
+    throw new DomainError('validation_failed', `invalid request: webhookUrl: ${refusal}`, {
+      fields: [{ field: 'webhookUrl', message: refusal }],
+    });
   }
 
   private async require(appId: string): Promise<App> {
@@ -107,6 +130,7 @@ export class AppsService {
       webhookSecretSet: app.webhookSecret !== null,
       recordingMode: app.recordingMode,
       recordingFallback: app.recordingFallback,
+      recordingFormat: app.recordingFormat,
       transcodeLadder: app.transcodeLadder,
       publicCameras: app.publicCameras,
     };

@@ -2,8 +2,9 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import { CONFIG, type Config } from '@tally/config';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { KeysRepository } from '../keys/keys.repository.js';
+import { ApiKeyCache } from './key-cache.js';
 import { hashKey, sameSecret } from './key-hash.js';
+import { KeyUsageRecorder } from './key-usage.js';
 import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
 
 /**
@@ -14,7 +15,8 @@ import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from '
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: KeysRepository,
+    private readonly keys: ApiKeyCache,
+    private readonly usage: KeyUsageRecorder,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -38,9 +40,9 @@ export class AuthGuard implements CanActivate {
     const presented = match?.[1];
     if (!presented) throw new DomainError('unauthorized', 'missing bearer token');
     if (this.config.adminKey !== undefined && sameSecret(presented, this.config.adminKey)) return { kind: 'admin' };
-    const key = await this.keys.findActiveByHash(hashKey(presented));
+    const key = await this.keys.findActive(hashKey(presented));
     if (!key) throw new DomainError('unauthorized', 'unknown or revoked key');
-    await this.keys.touch(key.id);
+    this.usage.record(key.id);
     return { kind: 'app', appId: key.appId, keyId: key.id };
   }
 }

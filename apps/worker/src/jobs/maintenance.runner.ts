@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
@@ -15,7 +15,7 @@ import { RepairCounter } from './repair-counter.js';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
-export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MaintenanceRunner.name);
   private readonly handlers: JobHandlers<typeof QUEUES.maintenance>;
   private queue: Queue | undefined;
@@ -70,7 +70,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     this.worker.on('failed', (job, error) => this.logger.error(`job ${job?.name ?? '?'} failed: ${error.message}`));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
     await this.queue?.close();
     await this.redis?.quit().catch(() => this.redis?.disconnect());

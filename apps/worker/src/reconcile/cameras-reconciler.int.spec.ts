@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
 import { CamerasReconciler } from './cameras-reconciler.service.js';
+import { InvalidationPublisher } from './invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile.repository.js';
 
 const NODE_A = 'cam-origin-a';
@@ -49,7 +50,7 @@ describe(CamerasReconciler.name, () => {
     deliveries = new DeliveryQueue(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
-    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries));
+    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries), new InvalidationPublisher(connection));
     admitter = new Admitter(
       ledger,
       {

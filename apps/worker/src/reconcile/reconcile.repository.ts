@@ -3,12 +3,14 @@ import { POLICY_COLUMNS, toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { type Camera, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
+import { InvalidationPublisher } from './invalidation-publisher.js';
 
 @Injectable()
 export class ReconcileRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: WebhookOutbox,
+    private readonly invalidation: InvalidationPublisher,
   ) {}
 
   openStreams(): Promise<Stream[]> {
@@ -31,6 +33,8 @@ export class ReconcileRepository {
       return { ended: true, staged: await this.outbox.stage(tx, stream.appId, 'stream.ended', toStreamView(stream)) };
     });
     await this.outbox.flush([staged]);
+    // The API replicas stop minting tokens for it from their caches.
+    if (ended) await this.invalidation.publish({ kind: 'stream', streamId: id });
     return ended;
   }
 
