@@ -3,7 +3,7 @@ import type { ApiClient } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createTenant, startApiHarness } from './api-harness.js';
 
-/** Caps that do not shrink as apps are created, and guarantees that partition the pool (ADR 0010). */
+/** Caps that do not shrink as apps are created, and guarantees that partition the pool (ADR 0012). */
 describe('caps and guarantees', () => {
   let sut: ApiHarness;
 

@@ -205,7 +205,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Switch app').selectOption(app.id);
     await page.getByRole('link', { name: 'Quotas' }).click();
     await page.getByRole('heading', { name: 'Node pool headroom' }).waitFor();
-    await page.getByRole('group', { name: 'RAM quota' }).waitFor();
+    await page.getByRole('group', { name: 'RAM quota', exact: true }).waitFor();
     const limitForm = page.getByRole('form', { name: 'Set a quota limit' });
     await limitForm.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
     await limitForm.getByLabel('Limit (empty = default cap)').fill('5');
