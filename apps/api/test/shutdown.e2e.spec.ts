@@ -17,7 +17,14 @@ const exited = (child: Child) =>
 type Outcome = { status: number } | { error: string };
 
 /** One request over a caller-owned keep-alive connection, as a load balancer or SDK sends them. */
-function send(agent: Agent, url: URL, method: string, path: string, key: string, body?: unknown): Promise<Outcome> {
+function send(
+  agent: Agent,
+  url: URL,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+): Promise<{ outcome: Outcome; body?: string }> {
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = httpRequest(
@@ -30,12 +37,16 @@ function send(agent: Agent, url: URL, method: string, path: string, key: string,
         headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
       },
       (res: IncomingMessage) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-        res.on('error', (error) => resolve({ error: `response aborted: ${error.message}` }));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          resolve({ outcome: { status }, ...(status === 201 ? { body: Buffer.concat(chunks).toString('utf8') } : {}) });
+        });
+        res.on('error', (error) => resolve({ outcome: { error: `response aborted: ${error.message}` } }));
       },
     );
-    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ outcome: { error: error.code ?? error.message } }));
     req.end(payload);
   });
 }
@@ -92,12 +103,13 @@ describe('clean shutdown on SIGTERM', () => {
         const agent = new Agent({ keepAlive: true, maxSockets: 1 });
         while (true) {
           const created = await send(agent, base, 'POST', `/v1/apps/${app.id}/streams`, key.key, { name: 'load' });
-          outcomes.push(created);
-          if (stopping && 'status' in created) answeredAfterSigterm += 1;
-          if ('error' in created || created.status === 503) break;
-          const list = await send(agent, base, 'GET', `/v1/apps/${app.id}/streams?status=created`, key.key);
-          outcomes.push(list);
-          if ('error' in list || list.status === 503) break;
+          outcomes.push(created.outcome);
+          if (stopping && 'status' in created.outcome) answeredAfterSigterm += 1;
+          if (created.body === undefined) break;
+          const { id } = JSON.parse(created.body) as { id: string };
+          const ended = await send(agent, base, 'DELETE', `/v1/apps/${app.id}/streams/${id}`, key.key);
+          outcomes.push(ended.outcome);
+          if ('error' in ended.outcome || ended.outcome.status === 503) break;
         }
         agent.destroy();
       };
@@ -130,7 +142,7 @@ describe('clean shutdown on SIGTERM', () => {
     let worker = await startAppProcess('worker', stack.env, log('worker'));
     try {
       const admin = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
-      const { app, client } = await createTenant(admin, 'hooks');
+      const { app, client } = await createTenant(admin, 'hooks', { maxStreams: 5 });
       expect((await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`)).status).toBe(201);
       expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { webhookUrl: url })).status).toBe(200);
       for (let i = 0; i < 3; i += 1) {
