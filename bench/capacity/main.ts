@@ -18,7 +18,7 @@ import { startPush, startRecordings, stopRecordings, streamLive, streamToken } f
 import { type OutputCheck, passthroughRooms, startPassthrough, stopAndCheck } from './passthrough.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
-const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
+const args = benchArgs({ window: 10, ingress: 1, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -51,37 +51,47 @@ try {
   const stream = await createStream(client, app.id, 'capacity');
   const pushSeconds = 600;
   // Tally's RTMP ingress always transcodes into simulcast layers; it is the publisher for what follows.
-  log('RTMP ingress (transcoding into simulcast layers), the publisher for what follows');
-  const push = await startPush(client, app.id, stream.id, pushSeconds, bench.stack.ingress?.logFile ?? '/dev/null');
-  await settle(3_000);
-  const lo0 = netCounters('lo');
-  const [ingressPass, livekitOnePub] = await Promise.all([watchTree(ingress.roots, windowMs), watchTree(livekit.roots, windowMs)]);
-  const lo1 = netCounters('lo');
-  costs['ingress.rtmp'] = perUnit(ingressPass, idleOf('ingress (idle)'), 1);
-  notes['ingress.rtmp'] = 'ffmpeg test card 640x360 25 fps x264 800 kbps + AAC, transcoded into simulcast layers';
+  let push: { stop(): Promise<void> } | undefined;
+  let viewerNic = 0;
+  if (args.ingress > 0) {
+    log('RTMP ingress (transcoding into simulcast layers), the publisher for what follows');
+    push = await startPush(client, app.id, stream.id, pushSeconds, bench.stack.ingress?.logFile ?? '/dev/null');
+    await settle(3_000);
+    const lo0 = netCounters('lo');
+    const [ingressPass, livekitOnePub] = await Promise.all([watchTree(ingress.roots, windowMs), watchTree(livekit.roots, windowMs)]);
+    const lo1 = netCounters('lo');
+    costs['ingress.rtmp'] = perUnit(ingressPass, idleOf('ingress (idle)'), 1);
+    notes['ingress.rtmp'] = 'ffmpeg test card 640x360 25 fps x264 800 kbps + AAC, transcoded into simulcast layers';
 
-  log(`${args.viewers} WebRTC viewers`);
-  const viewers = await Promise.all(
-    Array.from({ length: args.viewers }, async (_, i) => {
-      const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
-      const viewer = await joinAsViewer(token.url, token.token);
-      await viewer.tracks;
-      return viewer;
-    }),
-  );
-  await settle(3_000);
-  const lo2 = netCounters('lo');
-  const livekitViewers = await watchTree(livekit.roots, windowMs);
-  const lo3 = netCounters('lo');
-  await Promise.all(viewers.map((v) => v.room.disconnect()));
-  const bytesPerS = (a: typeof lo0, b: typeof lo0) => (b.txBytes - a.txBytes) / args.window;
-  const viewerNicKbps = ((bytesPerS(lo2, lo3) - bytesPerS(lo0, lo1)) * 8) / 1000 / args.viewers;
-  // A viewer's NIC cost is the bitrate of what it watches, which the apps' publishers set, not this
-  // host: it is reported but stays out of the profile (the model keeps its ~2.5 Mbps per viewer).
-  costs['viewer.webrtc'] = perUnit(livekitViewers, livekitOnePub, args.viewers);
-  const viewerNic = Math.max(0, viewerNicKbps);
-  notes['viewer.webrtc'] =
-    `livekit-server's share per viewer of the RTMP publisher, ${args.viewers} viewers; NIC from loopback bytes, not written to the profile`;
+    log(`${args.viewers} WebRTC viewers`);
+    const viewers = await Promise.all(
+      Array.from({ length: args.viewers }, async (_, i) => {
+        const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
+        const viewer = await joinAsViewer(token.url, token.token);
+        await viewer.tracks;
+        return viewer;
+      }),
+    );
+    await settle(3_000);
+    const lo2 = netCounters('lo');
+    const livekitViewers = await watchTree(livekit.roots, windowMs);
+    const lo3 = netCounters('lo');
+    await Promise.all(viewers.map((v) => v.room.disconnect()));
+    const bytesPerS = (a: typeof lo0, b: typeof lo0) => (b.txBytes - a.txBytes) / args.window;
+    const viewerNicKbps = ((bytesPerS(lo2, lo3) - bytesPerS(lo0, lo1)) * 8) / 1000 / args.viewers;
+    // A viewer's NIC cost is the bitrate of what it watches, which the apps' publishers set, not this
+    // host: it is reported but stays out of the profile (the model keeps its ~2.5 Mbps per viewer).
+    costs['viewer.webrtc'] = perUnit(livekitViewers, livekitOnePub, args.viewers);
+    viewerNic = Math.max(0, viewerNicKbps);
+    notes['viewer.webrtc'] =
+      `livekit-server's share per viewer of the RTMP publisher, ${args.viewers} viewers; NIC from loopback bytes, not written to the profile`;
+  } else {
+    // No RTMP ingress (it refuses publishers on a saturated host): an rtc-node publisher instead.
+    log('rtc-node publisher (VP8 + Opus) for the composite recordings; RTMP ingress and viewers skipped');
+    const token = await streamToken(client, app.id, stream.id, 'host', 'publisher');
+    publishers.push(await joinAndPublish(token.url, token.token));
+    await streamLive(client, app.id, stream.id);
+  }
 
   // Track egress records a publisher's only track: an rtc-node participant publishing audio alone.
   let audioOnlyStream: StreamView | undefined;
@@ -110,7 +120,7 @@ try {
     log(`${mode}: ${done.map((r) => r.status).join(', ')}`);
     await settle(5_000);
   }
-  await push.stop();
+  await push?.stop();
   await Promise.all(publishers.map((p) => p.stop()));
 
   // Passthrough: each recording is one publisher's own room, as an app's single-publisher streams are.
@@ -174,11 +184,15 @@ try {
       ...RECORDING_KINDS.flatMap((kind) =>
         costs[kind] ? [row(`1 ${kind.slice(7).replace('_', '-')} recording`, costs[kind], notes[kind] ?? '')] : [],
       ),
-      row('1 RTMP ingress', costs['ingress.rtmp'], notes['ingress.rtmp'] ?? ''),
-      [
-        ...row('1 WebRTC viewer', costs['viewer.webrtc'], notes['viewer.webrtc'] ?? '').slice(0, 3),
-        `${fixed(viewerNic)} kbps; ${notes['viewer.webrtc']}`,
-      ],
+      ...(costs['ingress.rtmp'] ? [row('1 RTMP ingress', costs['ingress.rtmp'], notes['ingress.rtmp'] ?? '')] : []),
+      ...(costs['viewer.webrtc']
+        ? [
+            [
+              ...row('1 WebRTC viewer', costs['viewer.webrtc'], notes['viewer.webrtc'] ?? '').slice(0, 3),
+              `${fixed(viewerNic)} kbps; ${notes['viewer.webrtc']}`,
+            ],
+          ]
+        : []),
     ],
   );
   const fitTable = markdownTable(

@@ -122,6 +122,18 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     console.log(
       `passthrough lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms`,
     );
+
+    // The baseline in the same run: the same publisher recorded by track-composite (decoded, re-encoded).
+    const composite = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
+    expect(composite.status).toBe(201);
+    await recordingIn(client, appId, composite.body.id, ['active']);
+    await new Promise((r) => setTimeout(r, 12_000));
+    await client.post(`/v1/apps/${appId}/recordings/${composite.body.id}/stop`);
+    const compositeFile = await download(client, appId, await recordingIn(client, appId, composite.body.id, ['complete']));
+    const baseline = matchOnsets(await flashOnsets(compositeFile), await beepOnsets(compositeFile), PERIOD_MS / 1000);
+    console.log(
+      `track-composite lip sync, same publisher (audio - video, ms): ${baseline.offsetsMs.join(', ')}; p50 |offset| ${baseline.p50Ms} ms, max ${baseline.maxAbsMs} ms`,
+    );
     expect(sync.offsetsMs.length).toBeGreaterThanOrEqual(6);
     expect(sync.maxAbsMs).toBeLessThanOrEqual(100);
 
