@@ -15,9 +15,10 @@ import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 import { nodeComponents } from './components.js';
 import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
+import { type OutputCheck, passthroughRooms, startPassthrough, stopAndCheck } from './passthrough.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
-const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, viewers: 10 });
+const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -41,7 +42,7 @@ try {
 
   const { app, client } = await createTenant(bench.admin, 'bench-capacity', { maxStreams: 50 });
   await bench.admin.patch(`/v1/apps/${app.id}`, {
-    quotas: { maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
+    quotas: { maxStreams: 50, maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
   });
   const costs: Partial<Record<WorkloadKind, Measured>> = {};
   const publishers: Publisher[] = [];
@@ -112,6 +113,25 @@ try {
   await push.stop();
   await Promise.all(publishers.map((p) => p.stop()));
 
+  // Passthrough: each recording is one publisher's own room, as an app's single-publisher streams are.
+  let checks: OutputCheck[] = [];
+  if (args.passthrough > 0) {
+    log(`${args.passthrough} single-publisher rooms (rtc-node, VP8 + Opus) for passthrough`);
+    const rooms = await passthroughRooms(client, app.id, args.passthrough);
+    await settle(3_000);
+    const withPublishers = await watchTree(egress.roots, windowMs);
+    log(`${args.passthrough} concurrent passthrough recordings`);
+    const recordings = await startPassthrough(client, app.id, rooms.streamIds);
+    await settle(5_000);
+    const busy = await watchTree(egress.roots, windowMs);
+    costs['egress.passthrough'] = perUnit(busy, withPublishers, args.passthrough);
+    notes['egress.passthrough'] =
+      `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
+    checks = await stopAndCheck(client, app.id, recordings);
+    log(`passthrough outputs: ${checks.filter((c) => c.ok).length}/${checks.length} with video + audio and the right duration`);
+    await Promise.all(rooms.publishers.map((p) => p.stop()));
+  }
+
   const measuredAt = new Date().toISOString();
   const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;
   const baseLoad = Object.fromEntries(
@@ -170,6 +190,33 @@ try {
     ],
     RECORDING_KINDS.map((kind) => [kind.slice(7).replace('_', '-'), fitMeasured[kind], fitDefault[kind], fitHost[kind]]),
   );
+  const compared = (['egress.passthrough', 'egress.track_composite', 'egress.room_composite'] as const).flatMap((kind) => {
+    const c = costs[kind];
+    return c ? [{ kind, cost: c, fit: fitMeasured[kind], fitDefault: fitDefault[kind] }] : [];
+  });
+  const rcFit = fitMeasured['egress.room_composite'];
+  const compareTable = markdownTable(
+    [
+      'mode',
+      'RAM per recording',
+      'CPU per recording',
+      'fit 8 vCPU / 8 GB (measured)',
+      'vs room-composite',
+      'fit 8 vCPU / 8 GB (built-in defaults)',
+    ],
+    compared.map((c) => [
+      c.kind.slice(7).replace('_', '-'),
+      `${fixed(c.cost.ramMb)} MB`,
+      cpuPct(c.cost.cpuMillicores),
+      c.fit,
+      rcFit > 0 ? `${fixed(c.fit / rcFit, 1)}×` : '—',
+      c.fitDefault,
+    ]),
+  );
+  const checkTable = markdownTable(
+    ['passthrough recording', 'streams (ffprobe)', 'duration s', 'recorded s', 'ok', 'note'],
+    checks.map((c) => [c.id, c.streams.join(' + '), fixed(c.durationS, 1), fixed(c.recordedS, 1), c.ok ? 'yes' : 'NO', c.note]),
+  );
   const rc = costs['egress.room_composite'];
   const tc = costs['egress.track_composite'];
   const ratios = rc && tc ? { ram: tc.ramMb / rc.ramMb, cpu: tc.cpuMillicores / rc.cpuMillicores } : undefined;
@@ -182,6 +229,7 @@ try {
     fitDefault,
     fitHost,
     ratios,
+    passthrough: { checks, vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null },
     profilePath,
   });
   process.stdout.write(
@@ -196,6 +244,11 @@ try {
       '',
       ratios ? `track-composite : room-composite = ${ratios.ram.toFixed(2)} (RAM), ${ratios.cpu.toFixed(2)} (CPU)` : '',
       '',
+      '## Passthrough vs track-composite vs room-composite',
+      '',
+      compareTable,
+      '',
+      ...(checks.length > 0 ? ['## Passthrough outputs checked', '', checkTable, ''] : []),
       `Profile (TALLY_CAPACITY_PROFILE): ${profilePath}`,
       `JSON: ${file}`,
       '',

@@ -51,9 +51,16 @@ export const QUOTA_LABELS: Readonly<Record<string, string>> = {
   maxCameraViewers: 'Camera viewers',
 };
 
+export const FORMAT_LABELS: Readonly<Record<string, string>> = {
+  source: 'As sent: VP8/VP9 → WebM, H.264 → MP4 (AAC)',
+  source_opus: 'As sent, keeping Opus in the H.264 MP4',
+  mp4: 'Always H.264 + AAC MP4 (transcodes VP8/VP9)',
+};
+
 export const MODE_LABELS: Readonly<Record<string, string>> = {
   auto: 'Auto (cheapest mode that fits the room)',
-  track_composite: 'Track composite (one audio + one video, no browser)',
+  passthrough: 'Passthrough (one publisher as sent, no transcode)',
+  track_composite: 'Track composite (one audio + one video transcoded to H.264 MP4)',
   track: 'Track (one raw track, no transcode)',
   room_composite: 'Room composite (Chrome layout, most RAM)',
 };

@@ -32,6 +32,7 @@ export function quotaClassesOf(kind: WorkloadKind): readonly QuotaClass[] {
       return ['recordings', 'room_composites'];
     case 'egress.track_composite':
     case 'egress.track':
+    case 'egress.passthrough':
       return ['recordings'];
     case 'transcode.cpu':
     case 'transcode.nvenc':

@@ -8,6 +8,7 @@ export const WORKLOAD_KINDS = [
   'egress.room_composite',
   'egress.track_composite',
   'egress.track',
+  'egress.passthrough',
   'transcode.cpu',
   'transcode.nvenc',
   'camera.mjpeg',
@@ -55,6 +56,9 @@ export const DEFAULT_COSTS: CostTable = Object.freeze({
   'egress.track_composite': cost(300, 350, 3_000),
   // One raw track, no transcode: 150–250 MB extrapolated. (CPU est.)
   'egress.track': cost(200, 100, 2_500),
+  // Two Track egresses (one video, one audio) written as sent and joined afterwards without
+  // re-encoding: measured by bench:capacity (docs/capacity.md), 10 at once on the reference host.
+  'egress.passthrough': cost(50, 60, 2_500),
   // libx264 rendition of a finished recording. (est.)
   'transcode.cpu': cost(512, 2_000, 0),
   // h264_nvenc rendition: one encoder session, little CPU. (est.)

@@ -37,9 +37,10 @@ export type EgressAdmission = Readonly<{
   cpuCost: EgressCpuCost;
   modes: Readonly<Record<EgressMode, EgressModeAdmission>>;
   /**
-   * Every runnable mode is limited by the same resource. Then egress admits exactly the mixes of
-   * egress jobs Tally admits on the node; otherwise egress refuses some mixed loads Tally would take
-   * (it never admits one Tally would refuse).
+   * Every runnable mode is limited by the same resource and a Track job is held at both a lone
+   * track's share and half a passthrough pair's. Then egress admits exactly the mixes of egress jobs
+   * Tally admits on the node; otherwise egress refuses some mixed loads Tally would take, or admits
+   * more Track jobs than Tally does (Tally's own admission, which comes first, still bounds them).
    */
   exact: boolean;
 }>;
@@ -89,9 +90,13 @@ export function egressAdmission(model: CapacityModel, node: NodeBudget, hostCpus
   const bindings = new Set(EGRESS_MODES.map((m) => modes[m].binding).filter((b) => b !== undefined));
   const roomComposite = modes.room_composite;
   const trackComposite = modes.track_composite;
+  // Egress sees a passthrough recording as two Track jobs: each is held at half the pair's share
+  // when that is less than a lone track's, so egress never refuses a pair Tally admitted.
+  const trackCpuCost = Math.min(modes.track.cpuCost, modes.passthrough.cpuCost / 2);
+  const pairsAsHeld = modes.passthrough.maxConcurrent === 0 || Math.abs(2 * trackCpuCost - modes.passthrough.cpuCost) < 1e-9;
   return {
     modes,
-    exact: bindings.size <= 1,
+    exact: bindings.size <= 1 && trackCpuCost === modes.track.cpuCost && pairsAsHeld,
     cpuCost: {
       max_cpu_utilization: utilization,
       // Chrome instances; egress reads 0 as "its default of 18", so a node without room keeps 1
@@ -105,7 +110,7 @@ export function egressAdmission(model: CapacityModel, node: NodeBudget, hostCpus
       // One participant's tracks muxed by GStreamer, as a track composite does.
       participant_cpu_cost: trackComposite.cpuCost,
       track_composite_cpu_cost: trackComposite.cpuCost,
-      track_cpu_cost: modes.track.cpuCost,
+      track_cpu_cost: trackCpuCost,
     },
   };
 }

@@ -31,8 +31,8 @@ const record = (patch: Partial<RecordingRequest>): RecordingRequest => ({
 
 describe(chooseEgressMode.name, () => {
   it.each([
-    [{ publishers: 1, videoTracks: 1, audioTracks: 1 }, 'track_composite'],
-    [{ publishers: 1, videoTracks: 1, audioTracks: 0 }, 'track_composite'],
+    [{ publishers: 1, videoTracks: 1, audioTracks: 1 }, 'passthrough'],
+    [{ publishers: 1, videoTracks: 1, audioTracks: 0 }, 'passthrough'],
     [{ publishers: 1, videoTracks: 0, audioTracks: 1 }, 'track'],
     [{ publishers: 2, videoTracks: 2, audioTracks: 2 }, 'room_composite'],
     [{ publishers: 1, videoTracks: 2, audioTracks: 1 }, 'room_composite'],
@@ -40,6 +40,23 @@ describe(chooseEgressMode.name, () => {
     [{ publishers: 0, videoTracks: 0, audioTracks: 0 }, 'room_composite'],
   ] as const)('auto records %o with %s', (shape, mode) => {
     expect(chooseEgressMode(shape)).toMatchObject({ ok: true, mode });
+  });
+
+  it('transcodes with track-composite only when the app demands H.264/AAC MP4 and the publisher sends something else', () => {
+    const vp8 = { ...solo, videoMimeType: 'video/VP8' };
+    const h264 = { ...solo, videoMimeType: 'video/H264' };
+    expect(chooseEgressMode(vp8, 'auto', "the app's setting", 'mp4')).toMatchObject({
+      ok: true,
+      mode: 'track_composite',
+      reason: expect.stringContaining('sends VP8') as unknown,
+    });
+    expect(chooseEgressMode(h264, 'auto', "the app's setting", 'mp4')).toMatchObject({ ok: true, mode: 'passthrough' });
+    expect(chooseEgressMode(vp8, 'auto', "the app's setting", 'source')).toMatchObject({ ok: true, mode: 'passthrough' });
+  });
+
+  it('never picks passthrough where its tracks cannot be joined (S3 storage), and refuses to be forced into it there', () => {
+    expect(chooseEgressMode(solo, 'auto', "the app's setting", 'source', false)).toMatchObject({ ok: true, mode: 'track_composite' });
+    expect(chooseEgressMode(solo, 'passthrough', 'the request', 'source', false)).toMatchObject({ ok: false });
   });
 
   it('honours a mode the app forces', () => {
@@ -60,8 +77,8 @@ describe(chooseEgressMode.name, () => {
 describe(planRecording.name, () => {
   it('admits the mode auto picks and explains the choice', () => {
     const sut = planRecording(poolOf([DEFAULT_NODE_BUDGET]), record({}));
-    expect(sut).toMatchObject({ ok: true, mode: 'track_composite' });
-    expect(sut.ok && sut.reason).toContain('1/5 the RAM');
+    expect(sut).toMatchObject({ ok: true, mode: 'passthrough' });
+    expect(sut.ok && sut.reason).toContain('without transcoding');
   });
 
   it('falls back from Chrome to track-composite when Chrome does not fit, and says the layout is lost', () => {
@@ -115,6 +132,7 @@ describe(recordingCandidates.name, () => {
     expect(result.ok && result.candidates.map((c) => [c.mode, c.fellBackFrom])).toEqual([
       ['room_composite', undefined],
       ['track_composite', 'room_composite'],
+      ['passthrough', 'room_composite'],
     ]);
     expect(result.ok && result.candidates[1]?.reason).toBe('room_composite refused; fell back to track_composite without the layout');
   });

@@ -3,10 +3,23 @@ import { fits, type Placement, type PoolState, type Refusal } from './admission.
 import type { WorkloadKind } from './costs.js';
 import type { CapacityModel } from './model.js';
 
-export const EGRESS_MODES = ['room_composite', 'track_composite', 'track'] as const;
+export const EGRESS_MODES = ['room_composite', 'track_composite', 'track', 'passthrough'] as const;
 export type EgressMode = (typeof EGRESS_MODES)[number];
 /** An app's setting: `auto` picks per recording (architecture rule 5); a mode forces it. */
 export type EgressModeSetting = 'auto' | EgressMode;
+
+/**
+ * What file an app wants from one publisher (docs/recordings.md). `source` keeps the publisher's
+ * video codec (VP8/VP9 → WebM with Opus, H.264 → MP4 with AAC); `source_opus` keeps Opus in the
+ * H.264 MP4 too; `mp4` demands H.264 + AAC in MP4, which a VP8/VP9 publisher only gets transcoded.
+ */
+export const RECORDING_FORMATS = ['source', 'source_opus', 'mp4'] as const;
+export type RecordingFormat = (typeof RECORDING_FORMATS)[number];
+
+/** Whether a publisher's video MIME type (`video/H264`, `video/VP8`, ...) is H.264. */
+export function isH264(mimeType: string | undefined): boolean {
+  return (mimeType ?? '').toLowerCase().includes('h264');
+}
 
 export function egressKindOf(mode: EgressMode): WorkloadKind {
   return `egress.${mode}`;
@@ -19,6 +32,8 @@ export type RecordingShape = Readonly<{
   audioTracks: number;
   /** A composition layout the app asked for ("grid", "speaker", ...). */
   layout?: string;
+  /** The single publisher's video MIME type, when there is one (`video/VP8`, `video/H264`). */
+  videoMimeType?: string;
 }>;
 
 /** Whether a mode can produce the whole recording (a layout aside, which only room-composite draws). */
@@ -31,6 +46,8 @@ export function canRecord(mode: EgressMode, shape: RecordingShape): boolean {
       return shape.publishers === 1 && shape.videoTracks <= 1 && shape.audioTracks <= 1 && tracks >= 1;
     case 'track':
       return shape.publishers === 1 && tracks === 1;
+    case 'passthrough':
+      return shape.publishers === 1 && shape.videoTracks <= 1 && shape.audioTracks <= 1 && tracks >= 1;
   }
 }
 
@@ -43,10 +60,15 @@ export function chooseEgressMode(
   shape: RecordingShape,
   setting: EgressModeSetting = 'auto',
   forcedBy: ModeSource = "the app's setting",
+  format: RecordingFormat = 'source',
+  joinable = true,
 ): ModeChoice {
   const counts = { publishers: shape.publishers, videoTracks: shape.videoTracks, audioTracks: shape.audioTracks };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  }
+  if (setting === 'passthrough' && !joinable) {
+    return { ok: false, reason: `passthrough (forced by ${forcedBy}) needs local recordings storage to join its tracks` };
   }
   if (setting !== 'auto') {
     return canRecord(setting, shape)
@@ -62,13 +84,30 @@ export function chooseEgressMode(
   if (canRecord('track', shape) && shape.videoTracks === 0) {
     return { ok: true, mode: 'track', reason: 'auto: a single audio track is recorded as is, without transcoding' };
   }
+  if (canRecord('passthrough', shape) && joinable) {
+    if (format === 'mp4' && shape.videoTracks === 1 && !isH264(shape.videoMimeType)) {
+      return {
+        ok: true,
+        mode: 'track_composite',
+        reason: `auto: the app's recordingFormat mp4 needs H.264 + AAC and the publisher sends ${codecName(shape.videoMimeType)}, so the video is transcoded`,
+      };
+    }
+    return { ok: true, mode: 'passthrough', reason: `auto: ${describe(shape)} is recorded as sent, without transcoding` };
+  }
   if (canRecord('track_composite', shape)) {
-    return { ok: true, mode: 'track_composite', reason: `auto: ${describe(shape)} needs no composing (about 1/5 the RAM of Chrome)` };
+    return { ok: true, mode: 'track_composite', reason: `auto: ${describe(shape)} needs no composing; passthrough needs local storage` };
   }
   return { ok: true, mode: 'room_composite', reason: `auto: ${describe(shape)} needs composing` };
 }
 
-export type RecordingPolicy = Readonly<{ mode: EgressModeSetting; allowFallback: boolean; forcedBy?: ModeSource }>;
+export type RecordingPolicy = Readonly<{
+  mode: EgressModeSetting;
+  allowFallback: boolean;
+  forcedBy?: ModeSource;
+  format?: RecordingFormat;
+  /** Whether the finished tracks can be joined where they land (local storage); false rules passthrough out. */
+  joinable?: boolean;
+}>;
 
 export type RecordingRequest = Readonly<{
   appId: string;
@@ -94,19 +133,25 @@ export function recordingCandidates(
   shape: RecordingShape,
   policy: RecordingPolicy,
 ): Readonly<{ ok: true; candidates: readonly ModeCandidate[] }> | Readonly<{ ok: false; reason: string }> {
-  const choice = chooseEgressMode(shape, policy.mode, policy.forcedBy);
+  const joinable = policy.joinable ?? true;
+  const choice = chooseEgressMode(shape, policy.mode, policy.forcedBy, policy.format, joinable);
   if (!choice.ok) return { ok: false, reason: choice.reason };
   const first: ModeCandidate = { mode: choice.mode, reason: choice.reason };
   if (!policy.allowFallback) return { ok: true, candidates: [first] };
-  const cheaper = EGRESS_MODES.filter((m) => canRecord(m, shape) && isCheaper(model, m, choice.mode)).sort(
-    (a, b) => Number(isCheaper(model, a, b)) - Number(isCheaper(model, b, a)),
-  );
-  const lost = shape.layout !== undefined && choice.mode === 'room_composite' ? ' without the layout' : '';
+  const cheaper = EGRESS_MODES.filter(
+    (m) => canRecord(m, shape) && (joinable || m !== 'passthrough') && isCheaper(model, m, choice.mode),
+  ).sort((a, b) => Number(isCheaper(model, a, b)) - Number(isCheaper(model, b, a)));
+  const lost = (mode: EgressMode): string => {
+    if (shape.layout !== undefined && choice.mode === 'room_composite') return ' without the layout';
+    if (mode === 'passthrough' && policy.format === 'mp4' && !isH264(shape.videoMimeType))
+      return ` (the file keeps ${codecName(shape.videoMimeType)})`;
+    return '';
+  };
   return {
     ok: true,
     candidates: [
       first,
-      ...cheaper.map((mode) => ({ mode, fellBackFrom: choice.mode, reason: `${choice.mode} refused; fell back to ${mode}${lost}` })),
+      ...cheaper.map((mode) => ({ mode, fellBackFrom: choice.mode, reason: `${choice.mode} refused; fell back to ${mode}${lost(mode)}` })),
     ],
   };
 }
@@ -156,6 +201,10 @@ function isCheaper(model: CapacityModel, a: EgressMode, b: EgressMode): boolean 
 /** One line naming the limit and the figures, for reasons and logs. */
 export function explainRefusal(r: Refusal): string {
   return `${r.resource} (used ${r.used} + requested ${r.requested} > limit ${r.limit})`;
+}
+
+function codecName(mimeType: string | undefined): string {
+  return mimeType?.split('/')[1]?.toUpperCase() || 'a non-H.264 codec';
 }
 
 function describe(shape: RecordingShape): string {

@@ -48,6 +48,8 @@ export type Config = Readonly<{
   cameras: Readonly<{ idleTimeoutS: number; viewerLeaseS: number }>;
   /** Live HLS: egress writes `<dir>/<appId>/<streamId>/<sessionId>/`; segments are deleted this long after the session stops. */
   hls: Readonly<{ dir: string; retentionS: number }>;
+  /** A deleted app's recordings, ladders and HLS files (and its rows) are deleted this long after DELETE. */
+  apps: Readonly<{ retentionS: number }>;
 }>;
 
 export type S3Config = Readonly<{
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
+    apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),
   });
 }
 

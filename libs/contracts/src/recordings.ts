@@ -1,4 +1,4 @@
-import { EGRESS_MODES } from '@tally/capacity';
+import { EGRESS_MODES, RECORDING_FORMATS } from '@tally/capacity';
 import { z } from 'zod';
 import { AppId, RecordingId, StreamId } from './ids.js';
 
@@ -8,6 +8,14 @@ export type RecordingMode = z.infer<typeof RecordingMode>;
 /** An app's recording setting: `auto` picks a mode per recording, a mode forces it. */
 export const RecordingModeSetting = z.enum(['auto', ...EGRESS_MODES]);
 export type RecordingModeSetting = z.infer<typeof RecordingModeSetting>;
+
+/**
+ * The file an app wants from a single publisher: `source` keeps the publisher's video codec (VP8/VP9
+ * → WebM with Opus, H.264 → MP4 with AAC), `source_opus` keeps Opus in the H.264 MP4 as well, `mp4`
+ * demands H.264 + AAC in MP4 (a VP8/VP9 publisher is then transcoded by track-composite).
+ */
+export const RecordingFormat = z.enum(RECORDING_FORMATS);
+export type RecordingFormat = z.infer<typeof RecordingFormat>;
 
 export const RecordingStatus = z.enum(['starting', 'active', 'ending', 'complete', 'failed']);
 export type RecordingStatus = z.infer<typeof RecordingStatus>;

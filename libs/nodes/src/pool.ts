@@ -1,7 +1,12 @@
 import { JOINED_NODE_BASE_LOAD, type NodeBudget, type WorkloadKind } from '@tally/capacity';
 import type { NodeRole, NodeView } from '@tally/contracts';
 
-const EGRESS_KINDS = ['egress.room_composite', 'egress.track_composite', 'egress.track'] as const satisfies readonly WorkloadKind[];
+const EGRESS_KINDS = [
+  'egress.room_composite',
+  'egress.track_composite',
+  'egress.track',
+  'egress.passthrough',
+] as const satisfies readonly WorkloadKind[];
 
 /**
  * The work a joined node's role runs (docs/cluster.md); the origin runs every kind. Cameras are

@@ -5,3 +5,7 @@ export * from './recording.view.js';
 export * from './recording.providers.js';
 export * from './ladder/ladder.queue.js';
 export * from './ladder/ladder-lifecycle.js';
+export * from './passthrough.js';
+export * from './egress-destination.js';
+export * from './passthrough-egresses.js';
+export * from './passthrough-join.js';

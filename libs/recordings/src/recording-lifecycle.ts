@@ -1,13 +1,23 @@
 import type { CapacityLedger } from '@tally/admission';
 import type { WebhookEventType } from '@tally/contracts';
-import type { Prisma, PrismaClient, Recording, RecordingStatus } from '@tally/db';
+import type { Prisma, PrismaClient, Recording, RecordingEgress, RecordingStatus } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
 import type { WebhookOutbox } from '@tally/webhooks';
 import type { FinaliseQueue } from './finalise.queue.js';
+import { judgeParts, partInPath } from './passthrough.js';
 import { locationWritten } from './recording-files.js';
 import { toRecordingView } from './recording.view.js';
 
 const OPEN: RecordingStatus[] = ['starting', 'active', 'ending'];
+const EGRESS_ORDER: Readonly<Record<string, number>> = {
+  starting: 0,
+  active: 1,
+  ending: 2,
+  complete: 3,
+  limit_reached: 3,
+  failed: 3,
+  aborted: 3,
+};
 
 /** What the finaliser learnt about a finished file. */
 export type FinishedFile = Readonly<{
@@ -34,6 +44,9 @@ export class RecordingLifecycle {
 
   /** Applies LiveKit's view of an egress to its recording; undefined when no recording has that egress. */
   async applyEgress(egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    const part = await this.findPart(egress);
+    if (part) return this.applyPart(part, egress, now);
+    if (partInPath(egress.requestedPath)) return undefined;
     const recording = await this.findByEgress(egress);
     if (!recording) return undefined;
     switch (egress.state) {
@@ -71,6 +84,94 @@ export class RecordingLifecycle {
       data: { egressId: egress.egressId },
     });
     return count === 1 ? this.reload(recordingId) : undefined;
+  }
+
+  /** A passthrough egress by its id, or by the recording and track its file path names (its id is stored then). */
+  private async findPart(egress: EgressSummary): Promise<RecordingEgress | undefined> {
+    const known = await this.prisma.recordingEgress.findUnique({ where: { egressId: egress.egressId } });
+    if (known) return known;
+    const named = partInPath(egress.requestedPath);
+    if (!named) return undefined;
+    const { count } = await this.prisma.recordingEgress.updateMany({
+      where: { recordingId: named.recordingId, track: named.track, attempt: named.attempt, egressId: null },
+      data: { egressId: egress.egressId },
+    });
+    return count === 1
+      ? ((await this.prisma.recordingEgress.findUnique({ where: { egressId: egress.egressId } })) ?? undefined)
+      : undefined;
+  }
+
+  /**
+   * Records what LiveKit says of one of a passthrough recording's egresses, then moves the recording
+   * by what both say together (judgeParts): one id, one status, one stream of app events.
+   */
+  private async applyPart(part: RecordingEgress, egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    // A start call's reply (STARTING) may arrive after the webhook that said ACTIVE: states only move on.
+    const state = (EGRESS_ORDER[egress.state] ?? 0) >= (EGRESS_ORDER[part.state] ?? 0) ? egress.state : part.state;
+    await this.prisma.recordingEgress.updateMany({
+      where: { egressId: egress.egressId },
+      data: {
+        state,
+        startedAt: egress.startedAt ?? part.startedAt,
+        endedAt: egress.endedAt ?? part.endedAt,
+        error: egress.error ?? part.error,
+        location: egress.file ? locationWritten(part.location, egress.file.location) : part.location,
+      },
+    });
+    const parts = await this.prisma.recordingEgress.findMany({ where: { recordingId: part.recordingId } });
+    const recording = await this.reload(part.recordingId);
+    if (!recording) return undefined;
+    const verdict = judgeParts(
+      parts.map((p) => ({ ...p, state: p.state as EgressSummary['state'] })),
+      now,
+    );
+    switch (verdict.kind) {
+      case 'starting':
+        break;
+      case 'failed':
+        await this.fail(recording.id, verdict.reason, now);
+        break;
+      case 'cut':
+        // The surviving egress is stopped by whoever applied this (webhook receiver, sweep); the
+        // recording finishes once it has closed its file.
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active'], { status: 'ending', error: verdict.reason, endedAt: verdict.endedAt });
+        if (verdict.othersDone) {
+          await this.ledger.release(recording.id);
+          if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
+        }
+        break;
+      case 'active':
+        await this.markActive(recording, verdict.startedAt);
+        break;
+      case 'ending':
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active'], { status: 'ending' });
+        break;
+      case 'finished':
+        await this.markActive(recording, verdict.startedAt);
+        {
+          // A stop asked through the API is the recording's end (stopRequested stored it).
+          const endedAt = recording.endedAt ?? verdict.endedAt;
+          await this.transition(recording.id, ['active', 'ending'], {
+            status: 'ending',
+            endedAt,
+            durationS: (endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
+          });
+        }
+        await this.ledger.release(recording.id);
+        if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
+        break;
+    }
+    return this.reload(recording.id);
+  }
+
+  /** A stop asked of a passthrough recording: its end, where the joined file will be cut. */
+  async stopRequested(recordingId: string, now: Date): Promise<void> {
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: { in: ['starting', 'active'] }, endedAt: null },
+      data: { endedAt: now },
+    });
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

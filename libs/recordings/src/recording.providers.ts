@@ -7,6 +7,7 @@ import { WebhookOutbox } from '@tally/webhooks';
 import { FinaliseQueue } from './finalise.queue.js';
 import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
 import { LadderQueue } from './ladder/ladder.queue.js';
+import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
 
 /** The egress adapter, the finalise and ladder queues and the state machines, as the API and the worker both provide them. */
@@ -18,6 +19,12 @@ export const RECORDING_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, ledger: CapacityLedger, outbox: WebhookOutbox, queue: FinaliseQueue) =>
       new RecordingLifecycle(prisma, ledger, outbox, queue),
     inject: [PrismaService, CapacityLedger, WebhookOutbox, FinaliseQueue],
+  },
+  {
+    provide: PassthroughEgresses,
+    useFactory: (prisma: PrismaService, egress: LivekitEgressClient, lifecycle: RecordingLifecycle, config: Config) =>
+      new PassthroughEgresses(prisma, egress, lifecycle, config.recordings),
+    inject: [PrismaService, LivekitEgressClient, RecordingLifecycle, CONFIG],
   },
   { provide: LadderQueue, useFactory: (config: Config) => new LadderQueue(config.redisUrl), inject: [CONFIG] },
   {

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { EGRESS_MODES } from '@tally/capacity';
 import { Admitter } from '@tally/admission';
 import { Gauge } from 'prom-client';
 import { METRICS } from './metric-names.js';
 import { MetricsRegistry } from './metrics.registry.js';
 import { MetricsRepository } from './metrics.repository.js';
 
-const RECORDING_MODES = ['room_composite', 'track_composite', 'track'] as const;
+const RECORDING_MODES = EGRESS_MODES;
 const OPEN_RECORDING = ['starting', 'active', 'ending'] as const;
 const OPEN_STREAM = ['created', 'live'] as const;
 
@@ -25,7 +26,7 @@ export class AppsCollector {
 
     new Gauge({
       name: METRICS.appQuotaLimit,
-      help: "An app's effective limit per quota class: explicit, or its derived share of the pool",
+      help: "An app's effective limit (cap) per quota class: explicit, or the default cap sized on one node",
       labelNames: ['app', 'quota'] as const,
       registers,
       async collect() {

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { EGRESS_MODES } from '@tally/capacity';
 import { Counter, Gauge } from 'prom-client';
 import { Clock } from '../common/clock.js';
 import { METRICS } from './metric-names.js';
 import { MetricsRegistry } from './metrics.registry.js';
 import { MetricsRepository } from './metrics.repository.js';
 
-const RECORDING_MODES = ['room_composite', 'track_composite', 'track'] as const;
+const RECORDING_MODES = EGRESS_MODES;
 const FINISHED = ['complete', 'failed'] as const;
 
 /** Finished recordings, read from Postgres at scrape: totals by outcome, and last-24 h sums of completed ones. */

@@ -1,9 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import type { EgressDestination } from '@tally/livekit';
-import { RecordingFiles } from '@tally/recordings';
+import { egressDestination, RecordingFiles } from '@tally/recordings';
 
 /** Where egress writes a recording: the local recordings directory, or the configured S3 bucket. */
 @Injectable()
@@ -20,13 +18,6 @@ export class RecordingStorage {
 
   /** `location` is `<appId>/<recordingId>.<ext>`: a path under the directory, or the object key. */
   destination(location: string): EgressDestination {
-    const s3 = this.config.recordings.s3;
-    if (!s3) {
-      const path = this.files.incomingPath(location);
-      // Egress runs on this host and writes as the same user; it does not create directories.
-      mkdirSync(dirname(path), { recursive: true });
-      return { kind: 'file', path };
-    }
-    return { kind: 's3', key: location, ...s3 };
+    return egressDestination(this.config.recordings, location);
   }
 }

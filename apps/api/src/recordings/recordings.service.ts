@@ -5,7 +5,14 @@ import { newId, type RecordingListQuery, type RecordingView, type StartRecording
 import type { Recording, Stream } from '@tally/db';
 import { type EgressRequest, LivekitEgressClient, LivekitRoomClient, type ParticipantSummary } from '@tally/livekit';
 import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
-import { extensionFor, RecordingLifecycle, toRecordingView } from '@tally/recordings';
+import {
+  extensionFor,
+  PassthroughEgresses,
+  type PassthroughSource,
+  passthroughExtension,
+  RecordingLifecycle,
+  toRecordingView,
+} from '@tally/recordings';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
@@ -36,6 +43,7 @@ export class RecordingsService {
     private readonly lifecycle: RecordingLifecycle,
     private readonly storage: RecordingStorage,
     private readonly workers: NodeWorkers,
+    private readonly passthrough: PassthroughEgresses,
     private readonly clock: Clock,
   ) {}
 
@@ -51,24 +59,30 @@ export class RecordingsService {
     if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
 
     const publishers = (await this.participants(stream)).filter((p) => p.tracks.length > 0);
+    const tracks = publishers.flatMap((p) => p.tracks);
+    const videoMimeType = tracks.find((t) => t.kind === 'video')?.mimeType;
     const shape: RecordingShape = {
       publishers: publishers.length,
-      videoTracks: publishers.reduce((n, p) => n + p.tracks.filter((t) => t.kind === 'video').length, 0),
-      audioTracks: publishers.reduce((n, p) => n + p.tracks.filter((t) => t.kind === 'audio').length, 0),
+      videoTracks: tracks.filter((t) => t.kind === 'video').length,
+      audioTracks: tracks.filter((t) => t.kind === 'audio').length,
       ...(body.layout === undefined ? {} : { layout: body.layout }),
+      ...(videoMimeType === undefined ? {} : { videoMimeType }),
     };
     const options = recordingCandidates(this.admitter.model, shape, {
       mode: body.mode === 'auto' ? app.recordingMode : body.mode,
       forcedBy: body.mode === 'auto' ? "the app's setting" : 'the request',
       allowFallback: app.recordingFallback,
+      format: app.recordingFormat,
+      joinable: this.storage.kind === 'local',
     });
     if (!options.ok) throw new DomainError('conflict', options.reason, { field: 'mode' });
 
     const id = newId('rec');
     const admission = await this.admit(id, appId, options.candidates);
-    const request = this.egressRequest(admission.candidate, stream, publishers, body.layout);
-    const tracks = publishers.flatMap((p) => p.tracks);
-    const extension = extensionFor(admission.candidate.mode, request.mode === 'track' ? tracks[0]?.mimeType : undefined);
+    const mode = admission.candidate.mode;
+    const request = mode === 'passthrough' ? undefined : this.egressRequest(admission.candidate, stream, publishers, body.layout);
+    const extension =
+      mode === 'passthrough' ? passthroughExtension(videoMimeType) : extensionFor(mode, mode === 'track' ? tracks[0]?.mimeType : undefined);
     const location = this.storage.files.location(appId, id, extension);
 
     const recording = await this.recordings.create({
@@ -77,7 +91,7 @@ export class RecordingsService {
       streamId,
       mode: admission.candidate.mode,
       reason: admission.reason,
-      layout: request.mode === 'room_composite' ? request.layout : undefined,
+      layout: request?.mode === 'room_composite' ? request.layout : undefined,
       nodeId: admission.nodeId,
       storage: this.storage.kind,
       location,
@@ -85,9 +99,13 @@ export class RecordingsService {
     try {
       // On a node whose agent runs egress on demand, the first recording starts it (a few seconds).
       await this.workers.ensureReady(admission.nodeId, 'egress', { timeoutMs: WORKER_READY_TIMEOUT_MS });
-      const egress = await this.egress.start(request, this.storage.destination(location));
-      await this.recordings.setEgress(id, egress.egressId);
-      await this.lifecycle.applyEgress(egress, this.clock.now());
+      if (request) {
+        const egress = await this.egress.start(request, this.storage.destination(location));
+        await this.recordings.setEgress(id, egress.egressId);
+        await this.lifecycle.applyEgress(egress, this.clock.now());
+      } else {
+        await this.passthrough.start(recording, stream.room, passthroughSources(tracks), this.clock.now());
+      }
     } catch (error) {
       await this.lifecycle.fail(id, `egress could not start: ${error instanceof Error ? error.message : String(error)}`, this.clock.now());
       throw new UpstreamUnavailableError(error instanceof WorkerNotReadyError ? 'egress worker' : 'livekit egress', error);
@@ -98,7 +116,12 @@ export class RecordingsService {
   /** Asks egress to finish the file; the recording completes when egress_ended arrives and the file is checked. */
   async stop(appId: string, recordingId: string): Promise<RecordingView> {
     const recording = await this.require(appId, recordingId);
-    if (recording.status === 'starting' || recording.status === 'active') {
+    if (recording.mode === 'passthrough') {
+      if (recording.status === 'starting' || recording.status === 'active') {
+        await this.lifecycle.stopRequested(recording.id, this.clock.now());
+        await this.passthrough.stopAll(recording.id, this.clock.now());
+      }
+    } else if (recording.status === 'starting' || recording.status === 'active') {
       if (!recording.egressId) {
         await this.lifecycle.fail(recording.id, 'stopped before egress started', this.clock.now());
       } else {
@@ -193,6 +216,18 @@ export class RecordingsService {
         if (!track) throw new DomainError('conflict', 'track recording needs a published track', { field: 'mode' });
         return { mode: 'track', room: stream.room, trackSid: track.sid };
       }
+      case 'passthrough':
+        throw new Error('passthrough starts one Track egress per track');
     }
   }
+}
+
+/** The single publisher's tracks, at most one of each kind (the mode's precondition). */
+function passthroughSources(tracks: readonly ParticipantSummary['tracks'][number][]): PassthroughSource[] {
+  const video = tracks.find((t) => t.kind === 'video');
+  const audio = tracks.find((t) => t.kind === 'audio');
+  return [
+    ...(video ? [{ track: 'video' as const, sid: video.sid, mimeType: video.mimeType }] : []),
+    ...(audio ? [{ track: 'audio' as const, sid: audio.sid, mimeType: audio.mimeType }] : []),
+  ];
 }

@@ -1,92 +1,27 @@
-import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
+import type { AppView, WebhookDeliveryList, WebhookDeliveryView, WebhookEndpointView, WebhookSecretView } from '@tally/contracts';
+import { type ReactNode, useState } from 'react';
 import { isRouteMissing } from '../api/errors.js';
-import {
-  type AppView,
-  RECORDING_MODES,
-  type RecordingModeSetting,
-  type WebhookDeliveryList,
-  type WebhookDeliveryView,
-  type WebhookEndpointView,
-  type WebhookSecretView,
-} from '../api/types.js';
-import { EmptyState, ErrorMessage, Loading, Notice, StatusBadge } from '../components/feedback.js';
-import { formatTime, MODE_LABELS } from '../format.js';
-import { usePoll } from '../use-poll.js';
+import { useAction, useApi, useApiQuery } from '../api/queries.js';
+import { DataTable } from '../components/data-table.js';
+import { EmptyState, ErrorMessage, StatusBadge } from '../components/feedback.js';
+import { ActionFeedback } from '../components/form.js';
+import { Loaded, LoadedList } from '../components/loaded.js';
+import { formatTime } from '../format.js';
 import { appPath, type PageProps } from './page-props.js';
+import { SettingsForm } from './webhook-settings-form.js';
 
-export function WebhooksPage({ api, appId }: PageProps): ReactNode {
-  const app = usePoll(`${appId}/app`, (signal) => api.get<AppView>(appPath(appId), signal));
+export function WebhooksPage({ appId }: PageProps): ReactNode {
+  const app = useApiQuery<AppView>(appPath(appId));
   return (
     <section aria-labelledby="webhooks-heading">
       <h2 id="webhooks-heading">Webhooks and recording settings</h2>
-      <ErrorMessage error={app.error} action="Loading the app" />
-      {app.data ? (
-        <SettingsForm key={app.data.id} api={api} app={app.data} onSaved={app.reload} />
-      ) : app.error ? null : (
-        <Loading what="settings" />
-      )}
-      <EndpointPanel api={api} appId={appId} />
-      <SecretPanel api={api} appId={appId} secretSet={app.data?.webhookSecretSet} onRotated={app.reload} />
-      <Deliveries api={api} appId={appId} />
+      <Loaded query={app} what="settings" action="Loading the app">
+        {(data) => <SettingsForm key={data.id} app={data} />}
+      </Loaded>
+      <EndpointPanel appId={appId} />
+      <SecretPanel appId={appId} secretSet={app.data?.webhookSecretSet} />
+      <Deliveries appId={appId} />
     </section>
-  );
-}
-
-function SettingsForm({ api, app, onSaved }: { api: PageProps['api']; app: AppView; onSaved: () => void }): ReactNode {
-  const [url, setUrl] = useState(app.webhookUrl ?? '');
-  const [mode, setMode] = useState<RecordingModeSetting>(app.recordingMode);
-  const [fallback, setFallback] = useState(app.recordingFallback);
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState(false);
-  useEffect(() => setSaved(false), [url, mode, fallback]);
-
-  const submit = async (e: FormEvent): Promise<void> => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await api.patch<AppView>(appPath(app.id), {
-        webhookUrl: url.trim() === '' ? null : url.trim(),
-        recordingMode: mode,
-        recordingFallback: fallback,
-      });
-      setSaved(true);
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
-
-  return (
-    <form className="panel form-grid" aria-label="Webhook and recording settings" onSubmit={(e) => void submit(e)}>
-      <label className="wide">
-        Webhook URL
-        <input
-          type="url"
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-          placeholder="https://example.com/tally-events (empty: no webhooks)"
-        />
-      </label>
-      <label>
-        Recording mode
-        <select value={mode} onChange={(e) => setMode(e.target.value as RecordingModeSetting)}>
-          {(['auto', ...RECORDING_MODES] as const).map((m) => (
-            <option key={m} value={m}>
-              {MODE_LABELS[m] ?? m}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="checkbox">
-        <input type="checkbox" checked={fallback} onChange={(e) => setFallback(e.target.checked)} />
-        Fall back to a cheaper mode when the chosen one does not fit
-      </label>
-      <button type="submit">Save settings</button>
-      <div className="wide">
-        <ErrorMessage error={error} action="Saving settings" />
-        {saved ? <Notice tone="success">Settings saved.</Notice> : null}
-      </div>
-    </form>
   );
 }
 
@@ -95,26 +30,21 @@ const DISABLED_REASONS = {
   failing: 'every attempt failed for too long',
 } as const;
 
-function EndpointPanel({ api, appId }: { api: PageProps['api']; appId: string }): ReactNode {
-  const endpoint = usePoll(`${appId}/webhook-endpoint`, (signal) =>
-    api.get<WebhookEndpointView>(appPath(appId, '/webhook-endpoint'), signal),
-  );
-  const [error, setError] = useState<unknown>();
-  const enable = async (): Promise<void> => {
-    setError(undefined);
-    try {
+function EndpointPanel({ appId }: { appId: string }): ReactNode {
+  const api = useApi();
+  const endpoint = useApiQuery<WebhookEndpointView>(appPath(appId, '/webhook-endpoint'));
+  const action = useAction();
+  const enable = (): Promise<void> =>
+    action.run('Re-enabling the endpoint', async () => {
       await api.post<WebhookEndpointView>(appPath(appId, '/webhook-endpoint/enable'));
-      endpoint.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+      return undefined;
+    });
   if (isRouteMissing(endpoint.error)) return null;
   const e = endpoint.data;
   return (
     <section className="panel" aria-labelledby="endpoint-heading">
       <h3 id="endpoint-heading">Endpoint</h3>
-      <ErrorMessage error={endpoint.error ?? error} action="Loading the endpoint" />
+      <ErrorMessage error={endpoint.error ?? action.error} action={endpoint.error ? 'Loading the endpoint' : action.action} />
       {e === undefined ? null : (
         <div role="status" aria-label="Endpoint state" data-endpoint-status={e.status}>
           <StatusBadge status={e.status} />{' '}
@@ -137,19 +67,16 @@ function EndpointPanel({ api, appId }: { api: PageProps['api']; appId: string })
   );
 }
 
-function SecretPanel(props: { api: PageProps['api']; appId: string; secretSet: boolean | undefined; onRotated: () => void }): ReactNode {
+function SecretPanel(props: { appId: string; secretSet: boolean | undefined }): ReactNode {
+  const api = useApi();
   const [rotated, setRotated] = useState<WebhookSecretView>();
   const [graceH, setGraceH] = useState(24);
-  const [error, setError] = useState<unknown>();
-  const rotate = async (): Promise<void> => {
-    setError(undefined);
-    try {
-      setRotated(await props.api.post<WebhookSecretView>(appPath(props.appId, '/webhook-secret'), { gracePeriodS: graceH * 3600 }));
-      props.onRotated();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const action = useAction();
+  const rotate = (): Promise<void> =>
+    action.run('Rotating the secret', async () => {
+      setRotated(await api.post<WebhookSecretView>(appPath(props.appId, '/webhook-secret'), { gracePeriodS: graceH * 3600 }));
+      return undefined;
+    });
   return (
     <section className="panel" aria-labelledby="secret-heading">
       <h3 id="secret-heading">Signing secret</h3>
@@ -165,7 +92,7 @@ function SecretPanel(props: { api: PageProps['api']; appId: string; secretSet: b
       <button type="button" onClick={() => void rotate()}>
         Rotate secret
       </button>
-      <ErrorMessage error={error} action="Rotating the secret" />
+      <ErrorMessage error={action.error} action={action.action} />
       {rotated ? (
         <div className="secret" role="status">
           <p>
@@ -183,23 +110,15 @@ function SecretPanel(props: { api: PageProps['api']; appId: string; secretSet: b
   );
 }
 
-function Deliveries({ api, appId }: { api: PageProps['api']; appId: string }): ReactNode {
-  const deliveries = usePoll(`${appId}/deliveries`, (signal) =>
-    api.get<WebhookDeliveryList>(appPath(appId, '/webhook-deliveries?limit=100'), signal),
-  );
-  const [actionError, setActionError] = useState<unknown>();
-  const [notice, setNotice] = useState<string>();
-  const redeliver = async (d: WebhookDeliveryView): Promise<void> => {
-    setActionError(undefined);
-    setNotice(undefined);
-    try {
+function Deliveries({ appId }: { appId: string }): ReactNode {
+  const api = useApi();
+  const deliveries = useApiQuery<WebhookDeliveryList>(appPath(appId, '/webhook-deliveries?limit=100'));
+  const action = useAction();
+  const redeliver = (d: WebhookDeliveryView): Promise<void> =>
+    action.run('Redelivering', async () => {
       await api.post<WebhookDeliveryView>(appPath(appId, `/webhook-deliveries/${d.id}/redeliver`));
-      setNotice(`Event ${d.eventId} (${d.eventType}) queued for delivery again.`);
-      deliveries.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
+      return `Event ${d.eventId} (${d.eventType}) queued for delivery again.`;
+    });
 
   return (
     <section aria-labelledby="deliveries-heading">
@@ -208,61 +127,54 @@ function Deliveries({ api, appId }: { api: PageProps['api']; appId: string }): R
         <EmptyState title="The webhook delivery log is not available on this server." />
       ) : (
         <>
-          <ErrorMessage error={deliveries.error} action="Loading deliveries" />
-          <ErrorMessage error={actionError} action="Redelivering" />
-          {notice ? <Notice tone="success">{notice}</Notice> : null}
-          {deliveries.data === undefined ? (
-            deliveries.error ? null : (
-              <Loading what="deliveries" />
-            )
-          ) : deliveries.data.items.length === 0 ? (
-            <EmptyState title="No deliveries yet.">
-              Events are sent when a stream goes live or ends and when a recording starts, completes or fails.
-            </EmptyState>
-          ) : (
-            <table aria-label="Webhook deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last answer</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.data.items.map((d) => (
-                  <tr key={d.id} data-delivery-id={d.id}>
-                    <th scope="row">
-                      {d.eventType}
-                      <div className="id">{d.eventId}</div>
-                      <div className="muted-text">{d.url}</div>
-                    </th>
-                    <td>
-                      <StatusBadge status={d.status} />
-                    </td>
-                    <td>{d.attempts}</td>
-                    <td>{d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')}</td>
-                    <td>
-                      {d.deliveredAt
-                        ? `delivered ${formatTime(d.deliveredAt)}`
-                        : d.nextAttemptAt
-                          ? `next try ${formatTime(d.nextAttemptAt)}`
-                          : formatTime(d.lastAttemptAt ?? d.createdAt)}
-                    </td>
-                    <td className="actions">
-                      <button type="button" onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.eventType} ${d.eventId}`}>
-                        Redeliver
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <ActionFeedback action={action} />
+          <LoadedList
+            query={deliveries}
+            what="deliveries"
+            empty={
+              <EmptyState title="No deliveries yet.">
+                Events are sent when a stream goes live or ends and when a recording starts, completes or fails.
+              </EmptyState>
+            }
+          >
+            {(items) => (
+              <DataTable
+                label="Webhook deliveries"
+                rows={items}
+                rowKey={(d) => d.id}
+                rowAttributes={(d) => ({ 'data-delivery-id': d.id })}
+                columns={[
+                  {
+                    header: 'Event',
+                    cell: (d) => (
+                      <>
+                        {d.eventType}
+                        <div className="id">{d.eventId}</div>
+                        <div className="muted-text">{d.url}</div>
+                      </>
+                    ),
+                  },
+                  { header: 'Status', cell: (d) => <StatusBadge status={d.status} /> },
+                  { header: 'Attempts', cell: (d) => d.attempts },
+                  { header: 'Last answer', cell: (d) => (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')) },
+                  { header: 'When', cell: deliveryWhen },
+                ]}
+                actions={(d) => (
+                  <button type="button" onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.eventType} ${d.eventId}`}>
+                    Redeliver
+                  </button>
+                )}
+              />
+            )}
+          </LoadedList>
         </>
       )}
     </section>
   );
+}
+
+function deliveryWhen(d: WebhookDeliveryView): string {
+  if (d.deliveredAt) return `delivered ${formatTime(d.deliveredAt)}`;
+  if (d.nextAttemptAt) return `next try ${formatTime(d.nextAttemptAt)}`;
+  return formatTime(d.lastAttemptAt ?? d.createdAt);
 }

@@ -8,6 +8,10 @@ import { PrismaService } from '@tally/db';
 import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
+import { PassthroughJoiner } from './passthrough-joiner.js';
+
+/** A passthrough egress in one of these states may still write its file. */
+const WRITING = ['starting', 'active', 'ending'];
 
 export type FinaliseOutcome = 'completed' | 'failed' | 'skipped';
 
@@ -20,6 +24,7 @@ export type FinaliseOutcome = 'completed' | 'failed' | 'skipped';
 export class RecordingFinaliser {
   private readonly logger = new Logger(RecordingFinaliser.name);
   private readonly files: RecordingFiles;
+  private readonly joiner: PassthroughJoiner;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -29,6 +34,7 @@ export class RecordingFinaliser {
     @Inject(CONFIG) config: Config,
   ) {
     this.files = new RecordingFiles(config.recordings.dir);
+    this.joiner = new PassthroughJoiner(this.files);
   }
 
   async finalise(recordingId: string): Promise<FinaliseOutcome> {
@@ -49,6 +55,14 @@ export class RecordingFinaliser {
 
     const incoming = this.files.incomingPath(recording.location);
     const final = this.files.finalPath(recording.location);
+    const parts = recording.mode === 'passthrough' ? await this.prisma.recordingEgress.findMany({ where: { recordingId } }) : [];
+    if (parts.some((p) => WRITING.includes(p.state))) return 'skipped';
+    // A passthrough recording's tracks are joined into the incoming file first (unless a run before a crash did).
+    if (recording.mode === 'passthrough' && !(await exists(incoming)) && !(await exists(final))) {
+      const app = await this.prisma.app.findUnique({ where: { id: recording.appId } });
+      const joined = await this.joiner.join(recording, parts, app?.recordingFormat === 'source_opus');
+      if (!joined.ok) return this.fail(recordingId, joined.reason);
+    }
     const source = (await exists(incoming)) ? incoming : (await exists(final)) ? final : undefined;
     if (!source) return this.fail(recordingId, 'egress produced no file');
 
@@ -67,6 +81,7 @@ export class RecordingFinaliser {
       codecs: probe.codecs,
     });
     if (!done) return 'skipped';
+    await this.joiner.removeParts(parts);
     this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
     await this.ladderIfWanted(recordingId);
     return 'completed';

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { DelayedError, type Job } from 'bullmq';
@@ -11,7 +11,7 @@ import { type DeliveryOutcome, WebhookDeliverer } from './webhook-deliverer.serv
 
 /** Consumes the apps' webhook queues (through their lanes); runs the outbox sweep and event retention at startup, then every sweep interval. */
 @Injectable()
-export class WebhooksRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhooksRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(WebhooksRunner.name);
   private readonly handlers: JobHandlers<typeof QUEUES.webhooks>;
   private timer: NodeJS.Timeout | undefined;
@@ -41,7 +41,8 @@ export class WebhooksRunner implements OnApplicationBootstrap, OnApplicationShut
     this.timer = setInterval(() => this.sweepNow(), this.config.sweepIntervalS * 1000);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking deliveries and finishes the ones it holds, before Prisma and Redis close. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.sweeping;
   }

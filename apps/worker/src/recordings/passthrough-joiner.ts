@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+import { rename, stat, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import type { RecordingEgress } from '@tally/db';
+import { type JoinInput, joinArgs, planJoin, type RecordingFiles } from '@tally/recordings';
+import { ffprobe } from './ffprobe.js';
+
+const run = promisify(execFile);
+
+export type JoinOutcome = Readonly<{ ok: true; path: string }> | Readonly<{ ok: false; reason: string }>;
+
+/**
+ * The adapter that joins a passthrough recording's track files into one with ffmpeg (stream copy;
+ * only Opus → AAC for an MP4 is encoded). WebM and OGG parts cut short by a killed egress are read
+ * up to their last whole frame; an MP4 part without its index cannot be read and is named.
+ */
+export class PassthroughJoiner {
+  constructor(private readonly files: RecordingFiles) {}
+
+  async join(
+    recording: Readonly<{ id: string; location: string; endedAt: Date | null }>,
+    parts: readonly RecordingEgress[],
+    keepOpusInMp4: boolean,
+  ): Promise<JoinOutcome> {
+    const inputs: JoinInput[] = [];
+    const unreadable: string[] = [];
+    for (const part of parts) {
+      const path = this.files.incomingPath(part.location);
+      if (!part.startedAt) continue;
+      if (!(await isFile(path))) {
+        // Egress writes through a 64 KB buffer: a process killed before its first flush leaves nothing.
+        unreadable.push(part.track);
+        continue;
+      }
+      const probe = await ffprobe(path).catch(() => undefined);
+      const codec = probe?.codecs.find((c) => c.type === part.track)?.codec;
+      if (!codec) {
+        unreadable.push(part.track);
+        continue;
+      }
+      inputs.push({ track: part.track, path, startedAt: part.startedAt, durationS: probe?.durationS, codec });
+    }
+    if (inputs.length === 0) {
+      return {
+        ok: false,
+        reason: unreadable.length > 0 ? `the ${unreadable.join(' and ')} file is unreadable` : 'egress produced no file',
+      };
+    }
+    if (unreadable.length > 0) return { ok: false, reason: `the ${unreadable.join(' and ')} file is empty or unreadable (cut short?)` };
+
+    const plan = planJoin(inputs, recording.endedAt ?? undefined, keepOpusInMp4);
+    const target = this.files.incomingPath(recording.location);
+    const partial = `${target}.partial`;
+    try {
+      await run('ffmpeg', joinArgs(inputs, plan, partial), { timeout: 600_000, maxBuffer: 4 * 1024 * 1024 });
+    } catch (error) {
+      await unlink(partial).catch(() => undefined);
+      const stderr = (error as { stderr?: string }).stderr?.trim().split('\n').pop();
+      return { ok: false, reason: `joining the tracks failed: ${stderr ?? String(error)}` };
+    }
+    await rename(partial, target);
+    return { ok: true, path: target };
+  }
+
+  /** The track files, once the joined file is complete and in place. */
+  async removeParts(parts: readonly RecordingEgress[]): Promise<void> {
+    await Promise.all(parts.map((p) => unlink(this.files.incomingPath(p.location)).catch(() => undefined)));
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile() && s.size > 0,
+    () => false,
+  );
+}

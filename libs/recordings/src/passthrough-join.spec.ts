@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { type JoinInput, joinArgs, planJoin } from './passthrough-join.js';
+
+const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
+const video = (patch: Partial<JoinInput> = {}): JoinInput => ({
+  track: 'video',
+  path: '/in/v.webm',
+  startedAt: at(0),
+  durationS: 10,
+  codec: 'vp8',
+  ...patch,
+});
+const audio = (patch: Partial<JoinInput> = {}): JoinInput => ({
+  track: 'audio',
+  path: '/in/a.ogg',
+  startedAt: at(0),
+  durationS: 13.8,
+  codec: 'opus',
+  ...patch,
+});
+
+describe(planJoin.name, () => {
+  it('delays the later track by the gap between the two egress starts (both files start at 0)', () => {
+    const sut = planJoin([video({ startedAt: at(0) }), audio({ startedAt: at(1_234) })], undefined, false);
+    expect(sut.offsets).toEqual({ video: 0, audio: 1.234 });
+    const earlierAudio = planJoin([video({ startedAt: at(500) }), audio({ startedAt: at(0) })], undefined, false);
+    expect(earlierAudio.offsets).toEqual({ video: 0.5, audio: 0 });
+  });
+
+  it('cuts the silence egress appends to Opus after the stop, never the video', () => {
+    const sut = planJoin([video({ durationS: 10 }), audio({ durationS: 13.8 })], at(10_050), false);
+    expect(sut.durationS).toBeCloseTo(10.05, 6);
+    const audioOutlivesVideo = planJoin([video({ durationS: 4 }), audio({ durationS: 13.8 })], at(10_000), false);
+    expect(audioOutlivesVideo.durationS).toBeCloseTo(10, 6);
+  });
+
+  it('keeps VP8 + Opus as WebM, turns H.264 + Opus into MP4 with AAC unless Opus is kept', () => {
+    expect(planJoin([video(), audio()], undefined, false)).toMatchObject({ container: 'webm', audio: 'copy' });
+    expect(planJoin([video({ codec: 'h264' }), audio()], undefined, false)).toMatchObject({ container: 'mp4', audio: 'aac' });
+    expect(planJoin([video({ codec: 'h264' }), audio()], undefined, true)).toMatchObject({ container: 'mp4', audio: 'copy' });
+    expect(planJoin([audio()], undefined, false)).toMatchObject({ container: 'ogg', audio: 'copy' });
+  });
+});
+
+describe(joinArgs.name, () => {
+  it('copies the video, shifts each input by its offset and ends at the planned length', () => {
+    const inputs = [audio({ startedAt: at(40) }), video({ codec: 'h264', path: '/in/v.mp4' })];
+    const sut = joinArgs(inputs, planJoin(inputs, at(10_000), false), '/out/r.mp4.partial');
+    expect(sut.join(' ')).toBe(
+      '-hide_banner -loglevel error -y -itsoffset 0.000 -i /in/v.mp4 -itsoffset 0.040 -i /in/a.ogg -map 0:v:0 -map 1:a:0 ' +
+        '-c:v copy -c:a aac -b:a 128k -t 10.000 -movflags +faststart -f mp4 /out/r.mp4.partial',
+    );
+  });
+});

@@ -1,0 +1,65 @@
+import type { PassthroughTrack } from './passthrough.js';
+
+/** One track's file as the finaliser found it. */
+export type JoinInput = Readonly<{
+  track: PassthroughTrack;
+  path: string;
+  /** When its egress started: the only clock the two files share (both start at timestamp 0). */
+  startedAt: Date;
+  /** Seconds of media in the file (ffprobe), when known. */
+  durationS: number | undefined;
+  /** ffprobe's codec name (vp8, vp9, h264, opus). */
+  codec: string;
+}>;
+
+export type JoinPlan = Readonly<{
+  container: 'webm' | 'mp4' | 'ogg';
+  /** Seconds each input is delayed so that both line up on the earliest start. */
+  offsets: Readonly<Partial<Record<PassthroughTrack, number>>>;
+  /** The joined file's length: the recording's end, without the silence egress appends to Opus after a stop. */
+  durationS: number | undefined;
+  audio: 'copy' | 'aac';
+}>;
+
+/**
+ * How the two files become one without touching the video: each is shifted by its egress's start
+ * (relative to the earlier one), the container follows the video codec, Opus becomes AAC only in
+ * an MP4 whose app did not ask to keep Opus, and the result ends where the recording ended.
+ *
+ * @param endedAt when the recording ended (the stop, or the last track leaving)
+ */
+export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined, keepOpusInMp4: boolean): JoinPlan {
+  if (inputs.length === 0) throw new RangeError('nothing to join');
+  const t0 = Math.min(...inputs.map((i) => i.startedAt.getTime()));
+  const offsets = Object.fromEntries(inputs.map((i) => [i.track, (i.startedAt.getTime() - t0) / 1000]));
+  const video = inputs.find((i) => i.track === 'video');
+  const container = video === undefined ? 'ogg' : video.codec === 'h264' ? 'mp4' : 'webm';
+  // Each track lasts what its file holds, shifted by its offset; the recording's end caps the audio's
+  // trailing silence, but never cuts video that egress wrote.
+  const ends = inputs.flatMap((i) => (i.durationS === undefined ? [] : [{ track: i.track, end: (offsets[i.track] ?? 0) + i.durationS }]));
+  const videoEnd = ends.find((e) => e.track === 'video')?.end;
+  const audioEnd = ends.find((e) => e.track === 'audio')?.end;
+  const recordingEnd = endedAt === undefined ? undefined : (endedAt.getTime() - t0) / 1000;
+  const cappedAudio = audioEnd === undefined ? undefined : recordingEnd === undefined ? audioEnd : Math.min(audioEnd, recordingEnd);
+  const candidates = [videoEnd, cappedAudio].filter((x): x is number => x !== undefined);
+  const durationS = candidates.length > 0 ? Math.max(...candidates) : undefined;
+  const audio = container === 'mp4' && !keepOpusInMp4 ? 'aac' : 'copy';
+  return { container, offsets, durationS, audio };
+}
+
+/** ffmpeg's arguments for a plan: stream copy (audio to AAC where planned), written to `output`. */
+export function joinArgs(inputs: readonly JoinInput[], plan: JoinPlan, output: string): string[] {
+  const ordered = [...inputs].sort((a, b) => (a.track === b.track ? 0 : a.track === 'video' ? -1 : 1));
+  const args = ['-hide_banner', '-loglevel', 'error', '-y'];
+  for (const input of ordered) args.push('-itsoffset', (plan.offsets[input.track] ?? 0).toFixed(3), '-i', input.path);
+  ordered.forEach((input, i) => args.push('-map', `${i}:${input.track === 'video' ? 'v' : 'a'}:0`));
+  if (ordered.some((i) => i.track === 'video')) args.push('-c:v', 'copy');
+  if (ordered.some((i) => i.track === 'audio')) {
+    args.push('-c:a', plan.audio === 'aac' ? 'aac' : 'copy');
+    if (plan.audio === 'aac') args.push('-b:a', '128k');
+  }
+  if (plan.durationS !== undefined) args.push('-t', plan.durationS.toFixed(3));
+  if (plan.container === 'mp4') args.push('-movflags', '+faststart');
+  args.push('-f', plan.container, output);
+  return args;
+}
