@@ -71,12 +71,15 @@ describe('webhook delivery between apps', () => {
       // The backlog goes through the real outbox, in the transactions a burst of state changes would use.
       const outbox = new WebhookOutbox(queue);
       const stream = await createStream(stalled.client, stalled.app.id, 'busy');
-      for (let batch = 0; batch < BACKLOG / 100; batch += 1) {
-        const staged = await prisma.$transaction(async (tx) => {
-          const out: (StagedEvent | undefined)[] = [];
-          for (let i = 0; i < 100; i += 1) out.push(await outbox.stage(tx, stalled.app.id, 'stream.live', { ...stream, status: 'live' }));
-          return out;
-        });
+      for (let batch = 0; batch < BACKLOG / 50; batch += 1) {
+        const staged = await prisma.$transaction(
+          async (tx) => {
+            const out: (StagedEvent | undefined)[] = [];
+            for (let i = 0; i < 50; i += 1) out.push(await outbox.stage(tx, stalled.app.id, 'stream.live', { ...stream, status: 'live' }));
+            return out;
+          },
+          { timeout: 60_000 },
+        );
         await outbox.flush(staged);
       }
     } finally {
