@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
@@ -30,6 +31,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     departures: NodeDepartures,
     ingresses: IngressReconciler,
     cameras: CamerasReconciler,
+    admitter: Admitter,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -40,7 +42,13 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
         const streams = await reconciler.run(now);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
-        const report = { streams, recordings, ingresses: await ingresses.run(now), cameras: await cameras.run(now) };
+        const report = {
+          streams,
+          recordings,
+          ingresses: await ingresses.run(now),
+          cameras: await cameras.run(now),
+          quotas: { guaranteesRestored: await admitter.restoreGuaranteePolicies() },
+        };
         await this.repairs?.add(report);
         return report;
       },
