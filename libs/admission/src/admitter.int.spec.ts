@@ -168,6 +168,15 @@ describe(Admitter.name, () => {
     expect(after.guaranteed.recordings).toBe(2);
   });
 
+  it('restores the ledger’s copy of guaranteed apps after Redis lost it, so their guarantees hold again', async () => {
+    await emptyLedger();
+    const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_g', guarantees: { streams: 3 } }, { appId: 'app_plain' }]));
+    expect(await sut.restoreGuaranteePolicies()).toBe(1);
+    expect(await ledger.pool()).toMatchObject({ guaranteed: { streams: 3 }, held: { nicKbps: 3 * 2_500 } });
+    expect(await sut.restoreGuaranteePolicies()).toBe(0);
+    expect((await ledger.pool()).held.nicKbps).toBe(3 * 2_500);
+  });
+
   it('keeps every key the scripts write under one hash tag, so one cluster slot holds an admission', async () => {
     await emptyLedger();
     const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_k', guarantees: { streams: 1 } }]));

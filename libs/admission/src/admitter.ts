@@ -110,6 +110,20 @@ export class Admitter {
     return policies.length;
   }
 
+  /**
+   * Writes back the ledger's copy of every app that has a guarantee and lost it (Redis restarted
+   * empty): a guarantee must hold even for an app that admits nothing. Returns how many it restored.
+   */
+  async restoreGuaranteePolicies(): Promise<number> {
+    let restored = 0;
+    for (const policy of await this.pool.appPolicies()) {
+      if (!Object.values(policy.guarantees ?? {}).some((g) => g > 0) || (await this.ledger.policy(policy.appId))) continue;
+      await this.ledger.writePolicy(policy.appId, toStoredPolicy(policy, this.model));
+      restored += 1;
+    }
+    return restored;
+  }
+
   async limitsFor(appId: string): Promise<AppLimits> {
     const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
     return effectiveLimits(policy, defaultLimits(nodes, policy.egressMode, { model: this.model }));

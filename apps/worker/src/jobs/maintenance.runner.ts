@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
@@ -34,6 +35,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     cameras: CamerasReconciler,
     apps: AppTeardown,
     audit: ReservationAuditor,
+    admitter: Admitter,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -52,6 +54,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
           recordings,
           ingresses: await ingresses.run(now),
           cameras: await cameras.run(now),
+          quotas: { guaranteesRestored: await admitter.restoreGuaranteePolicies() },
           // Last: what the reconcilers above left held for an owner that is gone or finished.
           reservations: await audit.run(now),
         };
