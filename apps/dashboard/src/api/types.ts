@@ -158,7 +158,8 @@ export type WebhookEventType =
   | 'recording.ladder_ready'
   | 'recording.ladder_failed'
   | 'stream.live'
-  | 'stream.ended';
+  | 'stream.ended'
+  | 'ingress.refused';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'dead';
 export type WebhookDeliveryView = {
   id: string;
