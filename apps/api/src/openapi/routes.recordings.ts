@@ -16,6 +16,7 @@ export const RECORDING_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams/{streamId}/recordings',
+    idempotent: true,
     summary:
       'Start a recording. auto picks track_composite for one publisher with at most one video and one audio track, track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called',
     auth: 'app',

@@ -40,6 +40,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps',
+    idempotent: true,
     summary: 'Create an app',
     auth: 'admin',
     body: CreateAppBody,
@@ -75,6 +76,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/keys',
+    idempotent: true,
     summary: 'Create an API key (shown once)',
     auth: 'admin',
     params: AppParams,
@@ -99,6 +101,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams',
+    idempotent: true,
     summary: 'Create a stream (admitted against the app quota and a node budget first)',
     auth: 'app',
     params: AppParams,
