@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppId, WebhookDeliveryId, WebhookEventId } from './ids.js';
+import { IngressView } from './ingresses.js';
 import { RecordingView } from './recordings.js';
 import { StreamView } from './streams.js';
 
@@ -12,9 +13,28 @@ export const WEBHOOK_EVENT_TYPES = [
   'recording.ladder_failed',
   'stream.live',
   'stream.ended',
+  'ingress.refused',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
+
+/**
+ * An ingress that started receiving media again after its reservation lapsed, refused by admission
+ * (the app's quota or the node's budget) and disconnected; `refusal` names the limit, as a 429 would.
+ */
+export const IngressRefusedData = z
+  .object({
+    ingress: IngressView,
+    refusal: z.object({
+      code: z.enum(['quota_exceeded', 'capacity_exhausted']),
+      resource: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      requested: z.number(),
+    }),
+  })
+  .meta({ id: 'IngressRefused' });
+export type IngressRefusedData = z.infer<typeof IngressRefusedData>;
 
 /** What each event carries in `data`: the resource as the API shows it at that moment. */
 export type WebhookEventData = {
@@ -25,6 +45,7 @@ export type WebhookEventData = {
   'recording.ladder_failed': RecordingView;
   'stream.live': StreamView;
   'stream.ended': StreamView;
+  'ingress.refused': IngressRefusedData;
 };
 
 /** The JSON body POSTed to the app; `id` is stable across retries and redeliveries (deduplicate on it). */
@@ -34,7 +55,7 @@ export const WebhookEventBody = z
     type: WebhookEventType,
     appId: AppId,
     createdAt: z.iso.datetime(),
-    data: z.union([RecordingView, StreamView]),
+    data: z.union([RecordingView, StreamView, IngressRefusedData]),
   })
   .meta({ id: 'WebhookEvent' });
 export type WebhookEventBody = z.infer<typeof WebhookEventBody>;

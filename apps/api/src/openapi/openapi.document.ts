@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorBody } from '@tally/contracts';
 import type { RouteSpec } from './route-spec.js';
 import { ROUTES } from './routes.js';
 
@@ -22,9 +23,9 @@ export function buildOpenApiDocument(version: string): JsonSchema {
 }
 
 function operation(route: RouteSpec): JsonSchema {
-  const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query')];
+  const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query'), ...(route.idempotent ? [IDEMPOTENCY_KEY] : [])];
   const responses: Record<string, JsonSchema> = {};
-  for (const [status, schema] of Object.entries(route.responses)) {
+  for (const [status, schema] of Object.entries({ ...route.responses, ...(route.idempotent ? { 409: ErrorBody } : {}) })) {
     responses[status] = schema
       ? { description: describeStatus(Number(status)), content: { 'application/json': { schema: ref(schema) } } }
       : { description: describeStatus(Number(status)) };
@@ -38,6 +39,17 @@ function operation(route: RouteSpec): JsonSchema {
     responses,
   };
 }
+
+const IDEMPOTENCY_KEY: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe (Stripe’s convention): the same key with the same body within 24 h returns the first response ' +
+    '(header `idempotent-replayed: true`) and creates nothing; the same key with a different body, or while the first ' +
+    'request still runs, is a 409. A failed request keeps nothing. Keys are per caller (the admin key, or one app).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
 
 function fields(shape: z.ZodObject | undefined, where: 'path' | 'query'): JsonSchema[] {
   if (!shape) return [];

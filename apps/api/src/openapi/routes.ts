@@ -40,6 +40,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps',
+    idempotent: true,
     summary: 'Create an app',
     auth: 'admin',
     body: CreateAppBody,
@@ -78,6 +79,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/keys',
+    idempotent: true,
     summary: 'Create an API key (shown once)',
     auth: 'admin',
     params: AppParams,
@@ -102,6 +104,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams',
+    idempotent: true,
     summary:
       "Create a stream (admitted against the app's cap, other apps' unused guarantees and a node budget first). A 429 names the " +
       'resource: `app.streams` (the cap), `pool.guaranteed` (the rest of the pool is guaranteed to other apps; `heldResource` says ' +

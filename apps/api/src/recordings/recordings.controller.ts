@@ -14,6 +14,7 @@ import { ZodPipe } from '../common/zod.pipe.js';
 import { sendStaticFile } from '../common/static-files.js';
 import { RecordingFileService } from './recording-file.service.js';
 import { RecordingsService } from './recordings.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;
@@ -26,6 +27,7 @@ export class RecordingsController {
     private readonly files: RecordingFileService,
   ) {}
 
+  @Idempotent()
   @Post('streams/:streamId/recordings')
   start(
     @Param(new ZodPipe(StreamParams)) p: StreamScope,
