@@ -1,4 +1,5 @@
 // bench:capacity — the cost profile: base load, per-recording, per-ingress and per-viewer costs on this host.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
@@ -28,7 +29,8 @@ const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 log('starting Postgres, Redis, livekit-server, agent, egress, ingress, the API and the worker');
-const bench = await startBenchStack({ egress: true, ingress: true });
+// A short sweep: it is what replaces a Track egress stuck STARTING (docs/recordings.md).
+const bench = await startBenchStack({ egress: true, ingress: args.ingress > 0, env: { TALLY_SWEEP_INTERVAL_S: '5' } });
 const worker = await startAppProcess('worker', bench.stack.env, join(tmpdir(), `tally-bench-worker-${bench.stack.nodeId}.log`));
 try {
   const components = nodeComponents(bench, worker);
@@ -139,6 +141,7 @@ try {
       `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
     checks = await stopAndCheck(client, app.id, recordings);
     log(`passthrough outputs: ${checks.filter((c) => c.ok).length}/${checks.length} with video + audio and the right duration`);
+    for (const c of checks.filter((x) => !x.ok)) log(`  ${c.id}: ${c.streams.join('+')} ${c.durationS} s of ${c.recordedS} s ${c.note}`);
     await Promise.all(rooms.publishers.map((p) => p.stop()));
   }
 
@@ -157,6 +160,7 @@ try {
     egressIdle: { ramMb: egressIdle.pssMb, cpuMillicores: egressIdle.cpuMillicores },
     costs,
   });
+  mkdirSync(RESULTS_DIR, { recursive: true });
   const profilePath = join(RESULTS_DIR, 'capacity-profile.json');
   const model = writeProfile(profilePath, profile);
 

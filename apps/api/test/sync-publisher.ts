@@ -26,8 +26,9 @@ export type SyncPublisherOptions = Readonly<{ periodMs?: number; flashMs?: numbe
 
 /**
  * A publisher for lip-sync tests: black video and silence, except that every `periodMs` the video
- * turns white and a 1 kHz beep sounds at the same instant for `flashMs`, both cut from one media
- * clock (below), so that the two leave the publisher together even on a busy host.
+ * turns white and a 1 kHz beep sounds at the same instant for `flashMs`. Both are driven from the
+ * audio: a beep starts in the frame captured now, and the white frames are captured once the
+ * audio queued ahead of it has gone out, so the two leave the publisher together.
  */
 export async function joinAndPublishSync(url: string, token: string, options: SyncPublisherOptions = {}): Promise<Publisher> {
   const periodMs = options.periodMs ?? 1_500;
@@ -54,45 +55,33 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
     });
   const black = noisy(0);
   const white = noisy(255);
-
-  // One media clock for both tracks: audio frame n carries media time n × 10 ms and goes out when the
-  // native source consumes it, in real time. `origin` is the wall time (µs, the monotonic clock
-  // libwebrtc stamps with) at which media time 0 went out: the earliest (capture time − media time)
-  // seen, plus what was queued ahead. Video frames are cut into 30 fps slots of that clock and
-  // stamped with their slot's time, so a late timer delivers a frame late but never mistimed.
-  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-  let origin = Number.POSITIVE_INFINITY;
-  const flashing = (mediaMs: number) => mediaMs >= 0 && mediaMs % periodMs < flashMs;
-  const slotUs = 1_000_000 / FPS;
-  let lastSlot = -1;
+  let whiteUntil = 0;
   let frameNo = 0;
-  const videoTimer = setInterval(
-    () => {
-      if (!Number.isFinite(origin)) return;
-      const slot = Math.floor((nowUs() - origin) / slotUs);
-      // Catch up on slots a late timer skipped, so the flash's first frame keeps its own time.
-      for (let k = Math.max(lastSlot + 1, slot - 6); k <= slot; k++) {
-        const frames = flashing((k * slotUs) / 1000) ? white : black;
-        video.captureFrame(
-          new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA),
-          BigInt(Math.round(origin + k * slotUs)),
-        );
-      }
-      lastSlot = slot;
-    },
-    1000 / FPS / 2,
-  );
+  const videoTimer = setInterval(() => {
+    const frames = Date.now() < whiteUntil ? white : black;
+    video.captureFrame(new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
+  }, 1000 / FPS);
 
   let running = true;
   const audioLoop = (async () => {
+    const beepFrames = flashMs / 10;
+    const periodFrames = periodMs / 10;
     for (let n = 0; running; n++) {
+      const inPeriod = n % periodFrames;
+      const beeping = inPeriod < beepFrames;
       const pcm = new Int16Array(FRAME_SAMPLES);
-      if (flashing(n * 10)) {
+      if (beeping) {
         for (let i = 0; i < FRAME_SAMPLES; i++)
           pcm[i] = Math.round(12_000 * Math.sin((2 * Math.PI * BEEP_HZ * (n * FRAME_SAMPLES + i)) / SAMPLE_RATE));
       }
-      const queuedMs = audio.queuedDuration;
-      origin = Math.min(origin, nowUs() + queuedMs * 1000 - n * 10_000);
+      if (inPeriod === 0) {
+        // The frame just handed over goes out after what is already queued.
+        const delay = audio.queuedDuration;
+        setTimeout(() => {
+          whiteUntil = Date.now() + flashMs;
+          video.captureFrame(new VideoFrame(white[0]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
+        }, delay);
+      }
       await audio.captureFrame(new AudioFrame(pcm, SAMPLE_RATE, 1, FRAME_SAMPLES)).catch(() => undefined);
     }
   })();
