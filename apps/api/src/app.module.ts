@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import type { Config } from '@tally/config';
 import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
@@ -29,6 +29,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
+        DiscoveryModule,
         InfraModule.forRoot(config),
         TenancyModule,
         CapacityModule,
