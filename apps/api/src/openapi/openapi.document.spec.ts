@@ -30,7 +30,12 @@ describe(buildOpenApiDocument.name, () => {
     const create = sut.paths['/v1/apps/{appId}/streams']?.['post'] as Record<string, unknown>;
     const list = sut.paths['/v1/apps']?.['get'] as Record<string, unknown>;
 
-    expect(create['parameters']).toEqual([expect.objectContaining({ name: 'appId', in: 'path', required: true })]);
+    expect(create['parameters']).toEqual([
+      expect.objectContaining({ name: 'appId', in: 'path', required: true }),
+      // The handler is @Idempotent(): retries with the same key replay the first response.
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+    ]);
+    expect(list['parameters']).toBeUndefined();
     expect(JSON.stringify(create['requestBody'])).toContain('"$ref":"#/components/schemas/CreateStreamBody');
     expect(create['x-tally-auth']).toBe('app');
     expect(list['x-tally-auth']).toBe('admin');
