@@ -2,6 +2,11 @@ import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+const APPS_IMPORT = {
+  group: ['@tally/api', '@tally/worker', '@tally/agent', '@tally/dashboard', '**/apps/*/**'],
+  message: 'libs never import apps',
+};
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'libs/db/src/generated/**', 'coverage/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -25,7 +30,8 @@ export default tseslint.config(
   },
   {
     // The dashboard runs in the browser (DOM types come from its own tsconfig): no Node built-ins,
-    // and the server's packages only as types, so nothing node-only reaches the bundle.
+    // and of the server's packages only the browser-safe contracts as values (the rest as types),
+    // so nothing node-only reaches the bundle.
     files: ['apps/dashboard/src/**/*.{ts,tsx}'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -33,7 +39,35 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'dashboard code runs in the browser: no Node built-ins' },
-            { group: ['@tally/*'], allowTypeImports: true, message: 'server packages carry node-only code: import their types only' },
+            {
+              group: ['@tally/*', '!@tally/contracts'],
+              allowTypeImports: true,
+              message: 'server packages carry node-only code: import their types only',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Module boundaries (docs/adr/0011-module-boundaries-in-eslint.md): apps import libs, libs never
+    // import apps.
+    files: ['libs/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [APPS_IMPORT] }],
+    },
+  },
+  {
+    // The capacity model is pure: no other package of this repo, no Node built-ins.
+    files: ['libs/capacity/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            APPS_IMPORT,
+            { group: ['@tally/*', '**/libs/*/**'], message: 'libs/capacity imports no other package of this repo' },
+            { group: ['node:*'], message: 'libs/capacity is pure: no Node built-ins' },
           ],
         },
       ],

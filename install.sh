@@ -16,6 +16,10 @@ source "$here/scripts/install/args.sh"     # command line
 source "$here/scripts/install/host.sh"     # preflight, provision, npm, service user, sysctl
 # shellcheck source=scripts/install/config.sh
 source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
+# shellcheck source=scripts/install/features.sh
+source "$here/scripts/install/features.sh" # run-time dirs, ingress, the final feature checks
+# shellcheck source=scripts/install/stun.sh
+source "$here/scripts/install/stun.sh"     # does STUN answer? (use_external_ip, else the node's address)
 # shellcheck source=scripts/install/postgres.sh
 source "$here/scripts/install/postgres.sh" # cluster, role, database, migrations
 # shellcheck source=scripts/install/redis.sh
@@ -24,6 +28,10 @@ source "$here/scripts/install/redis.sh"
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
 # shellcheck source=scripts/install/egress.sh
 source "$here/scripts/install/egress.sh"   # what the host needs for the egress the agent runs
+# shellcheck source=scripts/install/tls.sh
+source "$here/scripts/install/tls.sh"      # --domain: Caddy in front, HTTPS
+# shellcheck source=scripts/install/drain.sh
+source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media workers over
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
 # shellcheck source=scripts/install/join.sh
@@ -44,7 +52,7 @@ main() {
   if dry; then log "dry run: nothing will be changed"; fi
   take_lock
   case "$ACTION" in
-    stop) stop_home && return 0 ;;
+    stop) cancel_agent_hand_over && stop_home && return 0 ;;
     join) join_main && return 0 ;;
     leave) leave_main && return 0 ;;
   esac
@@ -68,6 +76,8 @@ main() {
   select_pg_bin
   resolve_ports
   resolve_network
+  resolve_stun
+  resolve_tls
   resolve_secrets
   write_config
 
@@ -84,10 +94,17 @@ main() {
   migrate_db
 
   step "livekit-server, agent (runs egress on demand), api, worker"
+  request_agent_hand_over
   start_app_services
 
   step "health"
   wait_healthy
+
+  step "what each feature needs at run time"
+  verify_features origin
+
+  step "HTTPS (--domain)"
+  start_tls_proxy
 
   if dry; then
     log "dry run finished: nothing was changed"
@@ -95,6 +112,7 @@ main() {
   fi
   log "done in $((SECONDS - started))s"
   print_summary
+  print_tls_summary
 }
 
 main "$@"

@@ -3,7 +3,7 @@
 #
 # WebRTC clients here ignore loopback ICE candidates, so media needs a non-loopback address; a
 # namespace with a veth pair gives one that routes nowhere (as scripts/test.sh does for npm test).
-# Extra arguments go to the benchmark. Needs root (ip netns) and the tools scripts/provision.sh builds.
+# The api, worker and agent run from dist/ (built first). Extra arguments go to the benchmark. Needs root (ip netns) and the tools scripts/provision.sh builds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: bench/run.sh <name> [args]}"
@@ -24,7 +24,10 @@ ip -n "$ns" addr add "$node_ip/24" dev tally0
 ip -n "$ns" link set tally0 up
 ip -n "$ns" link set tally1 up
 
+# The services run as production runs them: the bundles of npm run build (dist/*.js).
+node scripts/build.mjs >&2
+
 echo "[bench:$name] network namespace $ns (media address $node_ip)" >&2
 # NODE_ENV=production keeps @livekit/rtc-node's debug log off stdout, where the result goes.
-ip netns exec "$ns" env NODE_ENV=production TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
+ip netns exec "$ns" env NODE_ENV=production TALLY_APP_RUNTIME=built TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
   PATH="$TALLY_BIN_DIR:$PATH" node --import @swc-node/register/esm-register "bench/$name/main.ts" "$@"

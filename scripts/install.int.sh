@@ -66,10 +66,12 @@ rtc_tcp_port="$(free_port)"
 rtc_udp_port="$(free_port)"
 egress_port="$(free_port)"
 egress_template_port="$(free_port)"
+ingress_ports=(--ingress-rtmp-port "$(free_port)" --ingress-whip-port "$(free_port)" --ingress-health-port "$(free_port)"
+  --ingress-relay-port "$(free_port)" --ingress-udp-port "$(free_port)")
 tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
-  --egress-port "$egress_port" --egress-template-port "$egress_template_port" --offline --no-systemd)
+  --egress-port "$egress_port" --egress-template-port "$egress_template_port" "${ingress_ports[@]}" --offline --no-systemd)
 base="http://127.0.0.1:$api_port"
 
 cleanup() {
@@ -190,6 +192,15 @@ home_pids() {
   done
 }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)
+# service_runs_build NAME: the supervised process's command line is `node dist/NAME.js`, and no
+# TypeScript compiler (SWC's native binding, esbuild) is mapped into it.
+service_runs_build() {
+  local pid argv
+  pid="$(cat "$home/run/$1.child.pid")"
+  argv="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  [[ "$argv" =~ ^/[^\ ]*/node\ dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
+  ! grep -qE 'swc|esbuild|typescript' "/proc/$pid/maps"
+}
 alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state" != Z* ]]; }
 # shellcheck disable=SC2009 # ps, not pgrep: the process states are needed
 no_process_mentions_home() { [[ "$(ps -eo stat=,args= | grep -v '^Z' | grep -F -- "$home" | grep -v grep || true)" == "" ]]; }
@@ -205,6 +216,9 @@ check "--dry-run created nothing ($((SECONDS - start))s)" test ! -e "$home/dry"
 timed_install first "${install_args[@]}"
 check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
+for service in api worker agent; do
+  check "$service runs its build (node dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+done
 check "tally.env has mode 600" file_mode "$home/tally.env" 600
 check "admin.key has mode 600" file_mode "$home/admin.key" 600
 for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY; do
@@ -220,6 +234,12 @@ check "livekit.yaml: offline (use_external_ip false)" yaml_has '^  use_external_
 check "livekit.yaml: local STUN only" yaml_has '^    - 127\.0\.0\.1:3478$'
 check "livekit.yaml: webhook to the api" yaml_has "^    - http://127\.0\.0\.1:$api_port/webhooks/livekit\$"
 check "livekit.yaml: redis address" yaml_has "^  address: 127\.0\.0\.1:$redis_port\$"
+check "livekit.yaml: ingress URLs on the node's RTMP port" yaml_has "^  rtmp_base_url: rtmp://.*:${ingress_ports[1]}/x\$"
+service_user_writes() { setpriv --reuid=tally --regid=tally --init-groups -- test -w "$1" -a -x "$1"; }
+check "recordings directory writable by the service user" service_user_writes "$home/recordings"
+check "live HLS directory writable by the service user" service_user_writes "$home/hls"
+check "ingress binary installed next to egress" test -x "$home/bin/ingress"
+check "tally.env: TALLY_INGRESS_BIN" test "$(env_value TALLY_INGRESS_BIN)" == "$home/bin/ingress"
 check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.conf"
 check "postgres cluster under DIR/postgres" test -f "$home/postgres/data/PG_VERSION"
 for port in "${tcp_ports[@]}"; do listening "$port" || fail "nothing listens on tcp $port"; done
@@ -295,6 +315,21 @@ for port in "${tcp_ports[@]}"; do ! listening "$port" || fail "tcp $port still i
 ! udp_listening "$rtc_udp_port" || fail "udp $rtc_udp_port still in use after --stop"
 say "ok: every port is free"
 check "healthz no longer answers" test "$(http_code "$base/healthz")" == 000
+
+# 7b. The feature checks at the end fail loudly, with the fix, when the installer cannot fix a need
+# itself: an operator's recordings directory the service user cannot write.
+private_dir="$home.private-recordings" # outside the home: the operator's, so only checked
+mkdir -m 700 "$private_dir"
+printf 'TALLY_RECORDINGS_DIR=%s\n' "$private_dir" >>"$home/tally.env"
+if ./install.sh "${install_args[@]}" >"$home.out.private" 2>&1; then
+  fail "install.sh succeeded with a recordings directory the service user cannot write"
+fi
+check "the feature check names the unwritable recordings directory and its fix" \
+  grep -q "FAILED: recordings directory: $private_dir is not writable by tally" "$home.out.private"
+check "... with the fix" grep -q "fix: chown tally:tally $private_dir" "$home.out.private"
+rm -f "$home.out.private"
+sed -i "s|^TALLY_RECORDINGS_DIR=.*|TALLY_RECORDINGS_DIR=$home/recordings|" "$home/tally.env"
+rmdir "$private_dir"
 
 # 8. Install after --stop: same data and keys.
 timed_install after-stop "${install_args[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions a Tally dev/CI host: system packages (apt) and the pinned LiveKit binaries
-# (livekit-server, lk, egress).
+# (livekit-server, lk, egress, ingress) and the test tools (schemathesis).
 # Idempotent; a second run takes seconds.
 #
 # Usage: bash scripts/provision.sh [--skip-apt] [--force-rebuild]
@@ -36,6 +36,7 @@ bash "$TALLY_PROVISION_DIR/livekit.sh"
 bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
 bash "$TALLY_PROVISION_DIR/ingress.sh" "${skip_apt_arg[@]}"
 bash "$TALLY_PROVISION_DIR/images.sh"
+bash "$TALLY_PROVISION_DIR/schemathesis.sh"
 
 log "done in $(fmt_duration $((SECONDS - total_start)))"
 echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"

@@ -7,7 +7,8 @@
 # routes anywhere. Postgres, Redis and the API all live on 127.0.0.1 inside it.
 #
 # Environment: TALLY_SKIP_PROVISION=1 skips provisioning, TALLY_SKIP_INSTALL_TEST=1 the install.sh
-# test; extra arguments go to vitest.
+# test, TALLY_SKIP_ACCEPTANCE=1 the acceptance suite on the installed platform (also skipped when
+# arguments are given); extra arguments go to vitest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +24,12 @@ bash scripts/db-generate.sh
 # install.sh, the main way Tally is installed, end to end on this host (loopback only).
 if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
   bash scripts/install.int.sh
+  # ... and on a host without a route to the internet (no STUN): scripts/install-hosts.int.sh
+  bash scripts/install-hosts.int.sh
+fi
+# What install.sh installs, proven feature by feature through its public surface, before and after an upgrade.
+if [[ "${TALLY_SKIP_ACCEPTANCE:-0}" != 1 && $# -eq 0 ]]; then
+  bash scripts/acceptance.sh
 fi
 
 ns="tally-test-$$"
@@ -40,4 +47,4 @@ echo "[test] running vitest in network namespace $ns (media address $node_ip)"
 # nsenter, not `ip netns exec`: the latter mounts a fresh /sys for the namespace, which hides the
 # host's cgroup mounts that dockerd and the native worker runtime's limits need.
 nsenter --net="/run/netns/$ns" env TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
-  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run "$@"
+  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project unit --project integration "$@"

@@ -6,7 +6,9 @@ TALLY_USAGE="Usage:
   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline|--online] [--no-systemd]
                [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
                [--rtc-tcp-port N] [--rtc-udp-port N] [--egress-port N]
-               [--egress-template-port N] [--dry-run]
+               [--egress-template-port N] [--ingress-rtmp-port N] [--ingress-whip-port N]
+               [--ingress-health-port N] [--ingress-relay-port N] [--ingress-udp-port N]
+               [--domain NAME [--tls internal]] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
                [--recordings-dir DIR] [--home DIR] [--node-ip IP] [--offline] [--no-provision]
@@ -25,7 +27,17 @@ Options:
   --node-ip IP        address announced for WebRTC media (default: remembered, else detected
                       from the routing table without sending traffic, else 127.0.0.1)
   --offline           no public STUN: use_external_ip false, stun_servers 127.0.0.1:3478
-                      (remembered; --online reverts)
+                      (remembered; --online reverts). Without it every run asks the STUN
+                      servers (\$TALLY_STUN_SERVERS, default LiveKit's) for up to
+                      \$TALLY_STUN_TIMEOUT_S (3) seconds: use_external_ip true when one answers,
+                      else livekit-server announces the node IP
+  --domain NAME       HTTPS: Caddy (Debian's package) in front of the API, the dashboard and
+                      LiveKit's signalling on https://NAME (ports 443/80; \$TALLY_HTTPS_PORT,
+                      \$TALLY_HTTP_PORT); the API and LiveKit's HTTP port then listen on 127.0.0.1
+                      only and /metrics needs TALLY_METRICS_TOKEN (remembered)
+  --tls internal      with --domain: a certificate from Caddy's local CA (hosts without public
+                      DNS; the summary prints where its CA certificate is); --tls acme (default):
+                      a public certificate, NAME must resolve here
   --no-systemd        run services as supervised background processes even under systemd
   --no-sysctl         leave the kernel UDP buffer sizes alone
   --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N,
@@ -35,6 +47,10 @@ Options:
                       Also: \$TALLY_PG_PORT \$TALLY_REDIS_PORT \$TALLY_LIVEKIT_PORT
                       \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_EGRESS_PORT
                       \$TALLY_EGRESS_TEMPLATE_PORT
+  --ingress-rtmp-port N, --ingress-whip-port N, --ingress-health-port N, --ingress-relay-port N,
+  --ingress-udp-port N
+                      LiveKit ingress (RTMP / WHIP in; defaults 1935, 8085, 7891, 7892, 7885 UDP);
+                      also \$TALLY_INGRESS_RTMP_PORT ... \$TALLY_INGRESS_UDP_PORT
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
   --cluster-bind IP   (origin) Redis also listens on IP, an address of this host, with its
@@ -75,6 +91,8 @@ JOIN_TOKEN=""
 JOIN_ROLE=media
 JOIN_NAME=""
 RECORDINGS_DIR_ARG=""
+DOMAIN_ARG=""
+TLS_ARG=""
 INSECURE_HTTP=0
 DO_PROVISION=1
 # Explicit ports (flag or environment); empty = not given.
@@ -87,6 +105,11 @@ declare -A PORT_ARG=(
   [rtc-udp]="${TALLY_RTC_UDP_PORT:-}"
   [egress]="${TALLY_EGRESS_PORT:-}"
   [egress-template]="${TALLY_EGRESS_TEMPLATE_PORT:-}"
+  [ingress-rtmp]="${TALLY_INGRESS_RTMP_PORT:-}"
+  [ingress-whip]="${TALLY_INGRESS_WHIP_PORT:-}"
+  [ingress-health]="${TALLY_INGRESS_HEALTH_PORT:-}"
+  [ingress-relay]="${TALLY_INGRESS_RELAY_PORT:-}"
+  [ingress-udp]="${TALLY_INGRESS_UDP_PORT:-}"
 )
 
 parse_args() {
@@ -99,7 +122,8 @@ parse_args() {
         shift
         ;;
       --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
-      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --egress-port | --egress-template-port)
+      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --egress-port | --egress-template-port | \
+        --ingress-rtmp-port | --ingress-whip-port | --ingress-health-port | --ingress-relay-port | --ingress-udp-port)
         need_value "$@"
         key="${1#--}"            # --rtc-udp-port -> rtc-udp-port (--egress-template-port likewise)
         key="${key%port}"        # -> rtc-udp-
@@ -121,6 +145,11 @@ parse_args() {
       --join)
         need_value "$@"
         ACTION=join JOIN_URL="${2%/}"
+        shift
+        ;;
+      --domain | --tls)
+        need_value "$@"
+        if [[ "$1" == --domain ]]; then DOMAIN_ARG="$2"; else TLS_ARG="$2"; fi
         shift
         ;;
       --token | --role | --name | --cluster-bind | --recordings-dir)

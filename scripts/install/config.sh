@@ -17,6 +17,7 @@ declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
   [egress]=agent [egress-template]=agent) # egress runs under the agent
 PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
+# The ingress ports (scripts/install/features.sh) join these arrays.
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
 # libs/config/src/config.schema.ts still declares are written (see tunable_keys).
@@ -28,7 +29,7 @@ MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVE
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
   TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
   TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
-  TALLY_EGRESS_BIN)
+  TALLY_EGRESS_BIN TALLY_STUN_SERVERS)
 
 ENV_FILE=""
 NODE_IP=""
@@ -92,9 +93,9 @@ select_pg_bin() {
   log "    postgres binaries: $PG_BIN"
 }
 
-# port_busy KEY PORT -> 0 when PORT (tcp, or udp for rtc-udp) has a listener.
+# port_busy KEY PORT -> 0 when PORT (tcp, or udp for rtc-udp / ingress-udp) has a listener.
 port_busy() {
-  if [[ "$1" == rtc-udp ]]; then udp_port_busy "$2"; else tcp_port_busy "$2"; fi
+  if [[ "$1" == *-udp ]]; then udp_port_busy "$2"; else tcp_port_busy "$2"; fi
 }
 
 port_flag() {
@@ -131,6 +132,7 @@ resolve_ports() {
     PORT[$key]="$want"
   done
   log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress ${PORT[egress]} (template ${PORT[egress-template]})"
+  log_ingress_ports
 }
 
 # detect_node_ip: the source address of the default route. `ip route get` only consults the
@@ -170,7 +172,7 @@ resolve_network() {
   if [[ "$OFFLINE" == 1 ]]; then
     log "    offline: no public STUN (use_external_ip: false, stun_servers: 127.0.0.1:3478)"
   else
-    log "    online: livekit-server discovers its external IP via public STUN (--offline to disable)"
+    log "    online: STUN decides whether livekit-server discovers its external IP (--offline to skip)"
   fi
 }
 
@@ -240,6 +242,7 @@ prepare_home() {
   # The media workers the agent runs on demand: their config, HOME, PulseAudio runtime dir and
   # scratch space (docs/workers.md).
   ensure_dir "$HOME_DIR/workers" 700 "$TALLY_USER"
+  prepare_feature_dirs
 }
 
 tally_env_content() {
@@ -265,6 +268,7 @@ TALLY_WORKER_RUNTIME=${OLD[TALLY_WORKER_RUNTIME]:-native}
 TALLY_WORKERS_DIR=$HOME_DIR/workers
 TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 EOF
+  feature_env_lines
   if [[ -n "$CLUSTER_BIND" ]]; then
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
     echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"
@@ -277,6 +281,7 @@ EOF
 # TALLY_EGRESS_* ports for the workers it runs).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
+TALLY_STUN_SERVERS=$STUN_SERVERS
 TALLY_PG_PORT=${PORT[pg]}
 TALLY_REDIS_PORT=${PORT[redis]}
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
@@ -297,26 +302,24 @@ livekit_yaml_content() {
 # livekit-server configuration, written by install.sh (re-running it rewrites this file;
 # keys and ports come from $HOME_DIR/tally.env).
 port: ${PORT[livekit]}
+EOF
+  livekit_bind_yaml
+  cat <<EOF
 rtc:
   tcp_port: ${PORT[rtc-tcp]}
   # one UDP port multiplexes all media
   udp_port: ${PORT[rtc-udp]}
   node_ip: $NODE_IP
 EOF
-  if [[ "$OFFLINE" == 1 ]]; then
-    cat <<EOF
-  use_external_ip: false
-  # never hand clients public STUN servers
-  stun_servers:
-    - 127.0.0.1:3478
-EOF
-  else
-    echo "  use_external_ip: true"
-  fi
+  livekit_stun_yaml
+  livekit_ingress_yaml
   cat <<EOF
 redis:
   address: 127.0.0.1:${PORT[redis]}
   password: $REDIS_PASSWORD
+# Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
+room:
+  auto_create: false
 keys:
   $LIVEKIT_API_KEY: $LIVEKIT_API_SECRET
 webhook:
@@ -402,4 +405,6 @@ write_config() {
   install_tool_binary livekit-server
   # The agent runs DIR/bin/egress on demand (TALLY_EGRESS_BIN); egress execs itself per recording.
   install_tool_binary egress
+  # ... and DIR/bin/ingress (TALLY_INGRESS_BIN) for RTMP / WHIP; it execs itself per session.
+  install_tool_binary ingress
 }

@@ -50,6 +50,8 @@ print_summary() {
 [install]   Egress:     run by the agent on demand (GET /v1/nodes/{id}/workers; logs in $HOME_DIR/workers/egress)
 [install]   Logs:       $(if [[ "$SERVICE_MODE" == systemd ]]; then echo "journalctl -u 'tally-*'"; else echo "$HOME_DIR/log/*.log"; fi)
 [install]   Media:      livekit ws://$NODE_IP:${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, udp ${PORT[rtc-udp]} (open these in the firewall)
+[install]   Ingest:     RTMP tcp ${PORT[ingress-rtmp]}, WHIP tcp ${PORT[ingress-whip]} + udp ${PORT[ingress-udp]} (ingress, run by the agent on demand)
+[install]   Files:      recordings in $(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$HOME_DIR/tally.env"), live HLS in $(sed -n 's/^TALLY_HLS_DIR=//p' "$HOME_DIR/tally.env")
 [install]   Stop:       ./install.sh --stop --home $HOME_DIR
 [install] Try it:
   curl -X POST $local_url/v1/apps \\

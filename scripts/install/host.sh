@@ -32,8 +32,8 @@ provision_host() {
 
 # install_node_deps: `npm install` (the lock cannot list other platforms' optional binaries the
 # registry mirror lacks, so `npm ci` refuses it) when node_modules is missing or older than package-lock.json,
-# then the Prisma client (always: it is quick and follows the schema) and the dashboard build
-# (served at /dashboard).
+# then the Prisma client (always: it is quick and follows the schema) and the build: the services
+# as JavaScript bundles in dist/ and the dashboard (served at /dashboard).
 install_node_deps() {
   local marker="$TALLY_REPO/node_modules/.package-lock.json"
   if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
@@ -48,8 +48,17 @@ install_node_deps() {
   else
     bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
   fi
-  log "    npm run build:dashboard"
-  run bash -c 'cd "$1" && npm run --silent build:dashboard >/dev/null' _ "$TALLY_REPO"
+  log "    npm run build (api, worker, agent and the dashboard, into dist/ and apps/dashboard/dist)"
+  run bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
+  install_runtime_deps
+}
+
+# install_runtime_deps: the services run dist/*.js, which resolve their packages from
+# dist/node_modules first: the production dependencies only (dist/package.json, written by the
+# build), no compiler or test tooling.
+install_runtime_deps() {
+  log "    npm install --omit=dev in dist/ (production dependencies of the built services)"
+  run bash -c 'cd "$1/dist" && npm install --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error' _ "$TALLY_REPO"
 }
 
 ensure_service_user() {

@@ -50,7 +50,7 @@ provision_role() {
   done
 }
 
-# The agent needs node_modules, not the Prisma client or the dashboard.
+# The agent needs node_modules and its build, not the Prisma client or the dashboard.
 install_join_deps() {
   local marker="$TALLY_REPO/node_modules/.package-lock.json"
   if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
@@ -59,6 +59,9 @@ install_join_deps() {
   else
     log "    node_modules: up to date"
   fi
+  log "    npm run build of the agent (dist/agent.js, dist/agent-leave.js)"
+  run bash -c 'cd "$1" && node scripts/build.mjs agent agent-leave >/dev/null' _ "$TALLY_REPO"
+  install_runtime_deps
 }
 
 # exchange_join_token: fills CLUSTER from the origin, or from DIR/tally.env when this home
@@ -154,9 +157,11 @@ TALLY_RECORDINGS_DIR=$RECORDINGS_DIR
 TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
 TALLY_WORKERS_DIR=$HOME_DIR/workers
 TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
+$(if [[ "$JOIN_ROLE" == worker ]]; then echo "TALLY_INGRESS_BIN=$HOME_DIR/bin/ingress" && ingress_port_env_lines; fi)
 # Installer settings (install.sh reads them on re-runs; the apps ignore them).
 TALLY_NODE_IP=$NODE_IP
 TALLY_OFFLINE=$OFFLINE
+TALLY_STUN_SERVERS=$STUN_SERVERS
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
@@ -179,11 +184,7 @@ rtc:
   udp_port: ${PORT[rtc-udp]}
   node_ip: $NODE_IP
 EOF
-  if [[ "$OFFLINE" == 1 ]]; then
-    printf '  use_external_ip: false\n  stun_servers:\n    - 127.0.0.1:3478\n'
-  else
-    echo "  use_external_ip: true"
-  fi
+  livekit_stun_yaml
   cat <<EOF
 redis:
   address: $address
@@ -193,6 +194,9 @@ EOF
 node_selector:
   kind: sysload
   sysload_limit: 0.9
+# Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
+room:
+  auto_create: false
 keys:
   ${CLUSTER[LIVEKIT_API_KEY]}: ${CLUSTER[LIVEKIT_API_SECRET]}
 webhook:
@@ -212,6 +216,7 @@ write_join_config() {
     install_tool_binary livekit-server
   else
     install_tool_binary egress
+    if [[ "$JOIN_ROLE" == worker ]]; then install_tool_binary ingress; fi
   fi
 }
 
@@ -252,6 +257,7 @@ join_main() {
   step "configuration in $HOME_DIR"
   resolve_ports
   resolve_network
+  if [[ "$JOIN_ROLE" == media ]]; then resolve_stun; fi
   resolve_recordings_dir
   write_join_config
   if [[ "$JOIN_ROLE" == media ]]; then
@@ -259,7 +265,10 @@ join_main() {
     tune_kernel
   fi
   step "services for the $JOIN_ROLE role"
+  request_agent_hand_over
   start_join_services
+  step "what the $JOIN_ROLE role's features need"
+  verify_features "$JOIN_ROLE"
   if dry; then
     log "dry run finished: nothing was changed"
     return 0
@@ -267,15 +276,15 @@ join_main() {
   log "node $JOIN_NAME ($JOIN_ROLE) joined $JOIN_URL; leave with: ./install.sh --leave --home $HOME_DIR"
 }
 
-# run_leave_step drain|forget: apps/agent/src/leave.ts with only tally.env as environment.
+# run_leave_step drain|forget: dist/agent-leave.js (apps/agent/src/leave.ts) with only tally.env as environment.
 run_leave_step() {
   if dry; then
-    log "    would run: node apps/agent/src/leave.ts $1 (env $HOME_DIR/tally.env)"
+    log "    would run: node dist/agent-leave.js $1 (env $HOME_DIR/tally.env)"
     return 0
   fi
   (cd "$TALLY_REPO" && env -i PATH="$TALLY_SERVICE_PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 \
     TALLY_LEAVE_TIMEOUT_S="${TALLY_LEAVE_TIMEOUT_S:-600}" "$NODE_BIN" --env-file="$HOME_DIR/tally.env" \
-    --import @swc-node/register/esm-register apps/agent/src/leave.ts "$1") 2>&1 | sed 's/^/[install]     /'
+    dist/agent-leave.js "$1") 2>&1 | sed 's/^/[install]     /'
   return "${PIPESTATUS[0]}"
 }
 
@@ -294,6 +303,7 @@ leave_main() {
   run_leave_step drain || status=$?
   ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
   step "stop the services"
+  cancel_agent_hand_over
   [[ -z "$SERVICE_MODE" ]] || stop_all_services
   step "remove from the pool"
   run_leave_step forget

@@ -58,11 +58,11 @@ start_postgres() {
 }
 
 migrate_db() {
-  log "    npm run db:migrate"
+  log "    node dist/migrate.js deploy (npm run db:migrate, built)"
   if dry; then
-    log "    would run: DATABASE_URL=postgresql://tally:***@127.0.0.1:${PORT[pg]}/tally npm run db:migrate"
+    log "    would run: DATABASE_URL=postgresql://tally:***@127.0.0.1:${PORT[pg]}/tally node dist/migrate.js deploy"
     return 0
   fi
   (cd "$TALLY_REPO" && env DATABASE_URL="postgresql://tally:$DB_PASSWORD@127.0.0.1:${PORT[pg]}/tally" \
-    CHECKPOINT_DISABLE=1 npm run --silent db:migrate) | sed 's/^/[install]     /'
+    CHECKPOINT_DISABLE=1 "$NODE_BIN" dist/migrate.js deploy) | sed 's/^/[install]     /'
 }

@@ -65,6 +65,7 @@ check_units_belong_here() {
 # templates in deploy/systemd say the same).
 service_spec() {
   SPEC_CWD="$HOME_DIR" SPEC_ENV_FILE="-" SPEC_STOP_SIGNAL=TERM SPEC_STOP_TIMEOUT=30 SPEC_ALWAYS_RESTART=0
+  SPEC_USER="$TALLY_USER"
   SPEC_CONFIG=()
   case "$1" in
     postgres)
@@ -84,8 +85,16 @@ service_spec() {
       SPEC_STOP_TIMEOUT=60
       ;;
     api | worker | agent)
-      SPEC_CMD=("$NODE_BIN" --import @swc-node/register/esm-register "apps/$1/src/main.ts")
+      SPEC_CMD=("$NODE_BIN" "dist/$1.js")
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
+      ;;
+    caddy)
+      # Started as root only to hand the service user the one capability it needs (ports 443/80).
+      SPEC_CMD=(setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups --inh-caps=+net_bind_service
+        --ambient-caps=+net_bind_service -- env XDG_CONFIG_HOME="$HOME_DIR/caddy/config" XDG_DATA_HOME="$HOME_DIR/caddy/data"
+        "$(command -v caddy || echo /usr/bin/caddy)" run --adapter caddyfile
+        --config "$HOME_DIR/caddy/Caddyfile")
+      SPEC_USER=root SPEC_CONFIG=("$HOME_DIR/caddy/Caddyfile")
       ;;
     *) die "unknown service: $1" ;;
   esac
@@ -136,7 +145,7 @@ bg_start() {
   touch "$log"
   chmod 640 "$log"
   setsid -f env -i PATH="$TALLY_SERVICE_PATH" HOME="$HOME_DIR" LANG=C.UTF-8 \
-    bash "$TALLY_INSTALL_LIB/supervise.sh" "$name" "$HOME_DIR/run" "$SPEC_STOP_SIGNAL" "$TALLY_USER" \
+    bash "$TALLY_INSTALL_LIB/supervise.sh" "$name" "$HOME_DIR/run" "$SPEC_STOP_SIGNAL" "$SPEC_USER" \
     "$SPEC_CWD" "$SPEC_ENV_FILE" -- "${SPEC_CMD[@]}" </dev/null >>"$log" 2>&1 9>&-
   wait_until 10 "$name supervisor" supervisor_pid "$name" >/dev/null || service_fail "$name"
   pid="$(supervisor_pid "$name")"
@@ -185,6 +194,7 @@ render_unit() {
     [TALLY_HOME]="$HOME_DIR" [TALLY_USER]="$TALLY_USER" [TALLY_REPO]="$TALLY_REPO"
     [NODE_BIN]="$NODE_BIN" [PG_BIN]="$PG_BIN" [PG_PORT]="${PORT[pg]:-}"
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
+    [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"
   )
   for key in "${!values[@]}"; do text="${text//@"$key"@/${values[$key]}}"; done
   if [[ "$text" =~ @[A-Z_]+@ ]]; then die "unit template $template: unknown placeholder ${BASH_REMATCH[0]}"; fi

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeRegistry } from '@tally/nodes';
 import { Redis } from 'ioredis';
 import { startAgent } from './agent.js';
+import { handOverFile, handOverRequested } from './runtime/hand-over.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 import { startWorkers } from './runtime/start-workers.js';
@@ -26,6 +27,8 @@ try {
   const transcodes = startNodeTranscodes(config, transcodeConfig);
   console.log(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
   const subscriber = redis.duplicate();
+  // The request to hand over is for this restart only.
+  rmSync(handOverFile(config.workers.dir), { force: true });
   const workers = await startWorkers({
     nodeId: config.nodeId,
     config: config.workers,
@@ -35,6 +38,10 @@ try {
   });
 
   const leave = (signal: NodeJS.Signals) => {
+    if (handOverRequested(config.workers.dir)) {
+      handOver(signal);
+      return;
+    }
     console.log(`${signal}: leaving the node pool`);
     (workers?.stop() ?? Promise.resolve())
       .catch((error: unknown) => console.error('could not stop every media worker', error))
@@ -43,6 +50,20 @@ try {
       .finally(() => {
         redis.disconnect();
         subscriber.disconnect();
+      });
+  };
+  // An upgrade (install.sh) asks the agent to hand its workers over rather than stop them: the
+  // recordings they run go on, the next agent adopts them and the heartbeat stays (docs/adr).
+  const handOver = (signal: NodeJS.Signals) => {
+    console.log(`${signal}: handing the media workers over to the next agent`);
+    (workers?.handOver() ?? Promise.resolve())
+      .then(() => Promise.all([transcodes.close(), agent.stop()]))
+      .catch((error: unknown) => console.error('could not hand over cleanly', error))
+      .finally(() => {
+        redis.disconnect();
+        subscriber.disconnect();
+        // The workers it started are still its children, which would keep this process alive.
+        process.exit(0);
       });
   };
   process.once('SIGTERM', leave);

@@ -11,6 +11,7 @@ import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HlsModule } from './hls/hls.module.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
@@ -45,6 +46,7 @@ export class ApiModule {
         HealthModule,
         DashboardModule,
         MetricsModule,
+        IdempotencyModule,
       ],
       controllers: [OpenApiController],
       providers: [

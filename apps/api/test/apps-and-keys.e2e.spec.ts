@@ -101,6 +101,15 @@ describe('apps and keys', () => {
     expect(badQuota.status).toBe(400);
     expect(badQuota.body.error.details).toMatchObject({ fields: [{ field: 'quotas.maxStreams' }] });
 
+    // A NUL (which PostgreSQL refuses in text) or any other control character never reaches the database.
+    const nul = await sut.admin.post<ErrorBody>('/v1/apps', { name: 'a\u0000b' });
+    expect(nul.status).toBe(400);
+    expect(nul.body.error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'name' }] } });
+    const tenant = await createTenant(sut.admin, 'cameras');
+    const camera = await tenant.client.post<ErrorBody>(`/v1/apps/${tenant.app.id}/cameras`, { name: '\u0000' });
+    expect(camera.status).toBe(400);
+    expect(camera.body.error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'name' }] } });
+
     const malformed = await sut.admin.request<ErrorBody>('POST', '/v1/apps', '{"name":');
     expect(malformed.status).toBe(400);
     expect(malformed.body.requestId).toBeTruthy();

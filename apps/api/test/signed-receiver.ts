@@ -1,13 +1,14 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebhookEventBody } from '@tally/contracts';
-import { verifySignature } from '@tally/webhooks';
+import { Webhook } from 'standardwebhooks';
 
 export type ReceivedEvent = Readonly<{ body: WebhookEventBody; signatureValid: boolean }>;
 
 /**
- * An app's webhook endpoint: checks each delivery's signature against the current secret and keeps
- * events de-duplicated by id, as the docs tell apps to.
+ * An app's webhook endpoint: checks each delivery's Standard Webhooks signature against the current
+ * secret with the published `standardwebhooks` library and keeps events de-duplicated by id, as the
+ * docs tell apps to.
  */
 export class SignedReceiver {
   secret = '';
@@ -22,8 +23,7 @@ export class SignedReceiver {
       request.on('data', (c: Buffer) => chunks.push(c));
       request.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        const header = request.headers['tally-signature'];
-        const signatureValid = typeof header === 'string' && verifySignature(this.secret, header, raw, Date.now() / 1000);
+        const signatureValid = verifies(this.secret, raw, request.headers);
         const body = JSON.parse(raw) as WebhookEventBody;
         this.deliveries += 1;
         if (!this.events.some((e) => e.body.id === body.id)) this.events.push({ body, signatureValid });
@@ -43,10 +43,21 @@ export class SignedReceiver {
   }
 
   of(type: string, resourceId?: string): ReceivedEvent[] {
-    return this.events.filter((e) => e.body.type === type && (resourceId === undefined || e.body.data.id === resourceId));
+    const idOf = (data: ReceivedEvent['body']['data']) => ('ingress' in data ? data.ingress.id : data.id);
+    return this.events.filter((e) => e.body.type === type && (resourceId === undefined || idOf(e.body.data) === resourceId));
   }
 
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function verifies(secret: string, raw: string, headers: IncomingHttpHeaders): boolean {
+  if (secret === '') return false;
+  try {
+    new Webhook(secret).verify(raw, headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
   }
 }

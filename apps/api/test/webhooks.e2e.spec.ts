@@ -1,5 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,29 +14,29 @@ import {
   type WebhookSecretView,
 } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
-import { type ApiClient, type Child, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
+import { ApiClient, type Child, freePort, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
 import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startApi } from '../src/bootstrap.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
 
 /** Small backoff so retries happen within a test; the sweep runs every 2 s. */
 const WORKER_ENV = {
-  TALLY_WEBHOOK_MAX_ATTEMPTS: '5',
-  TALLY_WEBHOOK_BACKOFF_MS: '300',
-  TALLY_WEBHOOK_MAX_BACKOFF_MS: '2000',
+  TALLY_WEBHOOK_RETRY_SCHEDULE: '300ms,600ms,1s,2s',
   TALLY_WEBHOOK_TIMEOUT_MS: '5000',
   TALLY_SWEEP_INTERVAL_S: '2',
 };
 
 const ABANDONED = 0;
 
-type Arrival = Readonly<{ route: string; event: WebhookEventBody; deliveryId: string; status: number; at: number }>;
-type Route = { secret: string; answer: (nth: number) => number; delayMs: number; count: number };
+type Arrival = Readonly<{ route: string; event: WebhookEventBody; deliveryId: string; status: number; at: number; signatures: number }>;
+type Route = { secrets: string[]; answer: (nth: number) => number; delayMs: number; count: number };
 
 /**
- * An app's webhook endpoint, as the docs tell an app to write one: verify `Tally-Signature` over
- * `t.body` with the app's secret (refusing stale timestamps), then de-duplicate by event id.
+ * An app's webhook endpoint, as the docs tell an app to write one: verify the Standard Webhooks
+ * signature with the app's secret (the library refuses stale timestamps), then de-duplicate by event id.
  */
 class Receiver {
   readonly arrivals: Arrival[] = [];
@@ -60,12 +59,13 @@ class Receiver {
   }
 
   route(name: string, secret: string, answer: (nth: number) => number = () => 200, delayMs = 0): string {
-    this.routes.set(name, { secret, answer, delayMs, count: 0 });
+    this.routes.set(name, { secrets: [secret], answer, delayMs, count: 0 });
     return `${this.base}/hooks/${name}`;
   }
 
-  setSecret(name: string, secret: string): void {
-    this.routes.get(name)!.secret = secret;
+  /** The secrets the route accepts (a receiver mid-rotation may accept both). */
+  setSecrets(name: string, secrets: string[]): void {
+    this.routes.get(name)!.secrets = secrets;
   }
 
   /** Accepted (2xx) arrivals of a route, one per event id. */
@@ -85,9 +85,19 @@ class Receiver {
       const name = /^\/hooks\/([\w-]+)$/.exec(request.url ?? '')?.[1] ?? '';
       const route = this.routes.get(name);
       if (!route) return void response.writeHead(404).end();
-      if (!verify(route.secret, String(request.headers['tally-signature'] ?? ''), body)) return void response.writeHead(401).end();
+      if (!verify(route.secrets, request.headers, body)) {
+        this.arrivals.push({
+          route: name,
+          event: WebhookEventBody.parse(JSON.parse(body)),
+          deliveryId: '',
+          status: 401,
+          at: Date.now(),
+          signatures: 0,
+        });
+        return void response.writeHead(401).end();
+      }
       const event = WebhookEventBody.parse(JSON.parse(body));
-      const headers = [request.headers['tally-event-id'], request.headers['tally-event-type'], request.headers['user-agent']];
+      const headers = [request.headers['webhook-id'], request.headers['tally-event-type'], request.headers['user-agent']];
       if (headers.join() !== [event.id, event.type, 'Tally-Webhooks/1'].join())
         throw new Error(`headers ${headers.join()} do not match the body`);
       route.count += 1;
@@ -101,6 +111,7 @@ class Receiver {
         deliveryId: String(request.headers['tally-delivery-id']),
         status: answered,
         at: Date.now(),
+        signatures: String(request.headers['webhook-signature']).split(' ').length,
       });
       response.writeHead(status).end();
     } catch (error) {
@@ -112,13 +123,16 @@ class Receiver {
   }
 }
 
-/** The receiver's own verification, written from docs/webhooks.md rather than imported from Tally. */
-function verify(secret: string, header: string, body: string): boolean {
-  const t = /(?:^|,)t=(\d+)/.exec(header)?.[1];
-  const v1 = /(?:^|,)v1=([0-9a-f]{64})/.exec(header)?.[1];
-  if (!t || !v1 || Math.abs(Date.now() / 1000 - Number(t)) > 300) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
-  return timingSafeEqual(expected, Buffer.from(v1, 'hex'));
+/** Verification as docs/webhooks.md shows it: the published Standard Webhooks library, nothing of Tally's. */
+function verify(secrets: readonly string[], headers: IncomingHttpHeaders, body: string): boolean {
+  return secrets.some((secret) => {
+    try {
+      new Webhook(secret).verify(body, headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 describe('outbound webhooks', () => {
@@ -221,7 +235,8 @@ describe('outbound webhooks', () => {
     const second = await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`);
 
     expect(first.status).toBe(201);
-    expect(first.body.secret).toMatch(/^whsec_[\w-]{43}$/);
+    expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Date.parse(second.body.previousSecretExpiresAt!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
     expect(second.body.secret).not.toBe(first.body.secret);
     const view = await client.get<AppView>(`/v1/apps/${app.id}`);
     expect(view.body.webhookSecretSet).toBe(true);
@@ -255,22 +270,39 @@ describe('outbound webhooks', () => {
     expect(log.every((d) => d.attempts === 1 && d.lastStatusCode === 200 && d.deliveredAt !== null)).toBe(true);
   });
 
-  it('signs with the secret of the moment: after a rotation, the old one no longer verifies', async () => {
-    const { app, client } = await subscribedTenant('rotating');
-    await endNewStream(client, app.id, 'before');
-    await settled(client, app.id, 'delivered', 1);
+  it('signs with both secrets for the grace period the app chose on rotation, then with the new one only', async () => {
+    const { app, client, secret: first } = await subscribedTenant('rotating');
+    const rotate = (gracePeriodS: number) => client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`, { gracePeriodS });
 
-    const rotated = (await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`)).body.secret;
-    receiver.setSecret('rotating', rotated);
+    // The receiver still holds only the first secret: deliveries verify through the grace period.
+    const second = await rotate(3_600);
+    expect(second.status).toBe(201);
+    expect(Date.parse(second.body.previousSecretExpiresAt!) - Date.now()).toBeGreaterThan(3_500_000);
+    const during = await endNewStream(client, app.id, 'during');
+    const seen = await waitFor('the event signed during the grace period', () =>
+      Promise.resolve([...receiver.unique('rotating').values()].find((a) => (a.event.data as StreamView).id === during.id)),
+    );
+    expect(seen.signatures).toBe(2);
+    receiver.setSecrets('rotating', [second.body.secret]);
+
+    // No grace: the second secret stops signing at once, so a receiver still holding it refuses.
+    const third = await rotate(0);
+    expect(third.body.previousSecretExpiresAt).toBeNull();
     const after = await endNewStream(client, app.id, 'after');
-
+    await waitFor('a refused delivery signed only with the third secret', () =>
+      Promise.resolve(
+        receiver.arrivals.find((a) => a.route === 'rotating' && a.status === 401 && (a.event.data as StreamView).id === after.id),
+      ),
+    );
+    receiver.setSecrets('rotating', [third.body.secret]);
     const log = await settled(client, app.id, 'delivered', 2);
-    expect([...receiver.unique('rotating').values()].map((a) => (a.event.data as StreamView).id)).toContain(after.id);
-    // A signature with the old secret would have been refused (401) and retried: one attempt each means none was.
-    expect(log.map((d) => d.attempts)).toEqual([1, 1]);
+    expect(log.map((d) => d.attempts)).toEqual([2, 1]);
+    expect([...receiver.unique('rotating').values()].find((a) => (a.event.data as StreamView).id === after.id)?.signatures).toBe(1);
+    expect(first).not.toBe(third.body.secret);
+    expect((await client.post(`/v1/apps/${app.id}/webhook-secret`, { gracePeriodS: -1 })).status).toBe(400);
   });
 
-  it('retries a failing receiver with exponential backoff and delivers on the third attempt', async () => {
+  it('retries a failing receiver on the schedule, with jitter, and delivers on the third attempt', async () => {
     const { app, client } = await subscribedTenant('flaky', (nth) => (nth <= 2 ? 500 : 200));
     await endNewStream(client, app.id);
 
@@ -280,9 +312,9 @@ describe('outbound webhooks', () => {
     expect(attempts.map((a) => a.status)).toEqual([500, 500, 200]);
     expect(new Set(attempts.map((a) => a.event.id)).size).toBe(1);
     expect(new Set(attempts.map((a) => a.deliveryId))).toEqual(new Set([delivery!.id]));
-    // 300 ms after the first failure, 600 ms after the second.
-    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(250);
-    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(550);
+    // 300 ms ±20 % after the first failure, 600 ms ±20 % after the second.
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(230);
+    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(470);
   });
 
   it('queues a delivery whose flush never happened (a crash between commit and flush)', async () => {
@@ -321,9 +353,69 @@ describe('outbound webhooks', () => {
     expect((await owner.client.post(`/v1/apps/${owner.app.id}/webhook-deliveries/dlv_nope/redeliver`)).status).toBe(400);
   });
 
+  it("refuses webhook URLs into the origin's own networks in every spelling, and checks again at delivery after DNS", async () => {
+    // An API and a worker as installed: no TALLY_WEBHOOK_ALLOW_CIDRS.
+    const port = await freePort();
+    const config = sut.stack.config;
+    const strictApi = await startApi(
+      { ...config, http: { ...config.http, port }, webhooks: { ...config.webhooks, allowCidrs: [] } },
+      { logger: false },
+    );
+    try {
+      const { app, key } = await createTenant(sut.admin, 'ssrf');
+      const client = new ApiClient(`http://127.0.0.1:${port}`).withKey(key.key);
+      const refused = [
+        'http://127.0.0.1:6379/',
+        'http://localhost:5432/',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.1/',
+        'http://172.16.0.1/',
+        'http://192.168.0.1/',
+        'http://100.64.0.1/',
+        'http://[::1]:7880/',
+        'http://[fd00::1]/',
+        'http://[fe80::1]/',
+        'http://[::ffff:127.0.0.1]/',
+        'http://0.0.0.0/',
+        'http://224.0.0.1/',
+        'http://2130706433/',
+        'http://017700000001/',
+        'http://0x7f000001/',
+        'http://0x7f.1/',
+        'http://127.1/',
+      ];
+      for (const url of refused) {
+        const answer = await client.patch<ErrorBody>(`/v1/apps/${app.id}`, { webhookUrl: url });
+        expect(answer.status, url).toBe(400);
+        expect(answer.body.error.message, url).toContain('webhookUrl');
+        expect(answer.body.error.details, url).toMatchObject({ fields: [{ field: 'webhookUrl' }] });
+      }
+      expect((await client.get<AppView>(`/v1/apps/${app.id}`)).body.webhookUrl).toBeNull();
+      expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { webhookUrl: 'https://hooks.example.com/x' })).status).toBe(200);
+    } finally {
+      await strictApi.close();
+    }
+
+    // A name accepted when set (here by an API that allows loopback) is resolved and checked again at
+    // each attempt: a worker without the allowance connects to nothing and says only that.
+    const { app, client, url } = await subscribedTenant('rebound');
+    expect((await client.patch(`/v1/apps/${app.id}`, { webhookUrl: url.replace('127.0.0.1', 'localhost') })).status).toBe(200);
+    await worker?.stop();
+    await startWorker({ TALLY_WEBHOOK_ALLOW_CIDRS: '', TALLY_WEBHOOK_RETRY_SCHEDULE: '300ms' });
+    try {
+      await endNewStream(client, app.id);
+      const [dead] = await settled(client, app.id, 'dead');
+      expect(dead).toMatchObject({ attempts: 2, lastStatusCode: null, lastError: 'address not allowed' });
+      expect(receiver.arrivals.filter((a) => a.route === 'rebound')).toEqual([]);
+    } finally {
+      await worker?.stop();
+      await startWorker();
+    }
+  });
+
   it('dead-letters a delivery after the last attempt; a redelivery to a fixed receiver delivers the same event', async () => {
     await worker?.stop();
-    await startWorker({ TALLY_WEBHOOK_MAX_ATTEMPTS: '2' });
+    await startWorker({ TALLY_WEBHOOK_RETRY_SCHEDULE: '300ms' });
     const { app, client, secret } = await subscribedTenant('down', () => 500);
     await endNewStream(client, app.id);
 
@@ -331,7 +423,7 @@ describe('outbound webhooks', () => {
     expect(dead).toMatchObject({
       attempts: 2,
       lastStatusCode: 500,
-      lastError: 'receiver answered 500',
+      lastError: 'HTTP 500',
       nextAttemptAt: null,
       deliveredAt: null,
     });

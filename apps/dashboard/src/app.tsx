@@ -1,6 +1,9 @@
+import type { AppList } from '@tally/contracts';
+import { useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useEffect, useMemo, useState } from 'react';
-import { type Api, createApi } from './api/client.js';
-import type { AppList } from './api/types.js';
+import { createApi } from './api/client.js';
+import { ApiProvider, useApiQuery } from './api/queries.js';
+import { type Navigate, RouteLink, useDashboardRoute } from './navigation.js';
 import { AdminPage } from './pages/admin-page.js';
 import { CamerasPage } from './pages/cameras-page.js';
 import { IngressesPage } from './pages/ingresses-page.js';
@@ -10,10 +13,8 @@ import { SignIn } from './pages/sign-in.js';
 import { StreamPage } from './pages/stream-page.js';
 import { StreamsPage } from './pages/streams-page.js';
 import { WebhooksPage } from './pages/webhooks-page.js';
-import { APP_PAGES, type AppPage, isAppPage, type Route, routePath } from './routes.js';
-import { type Navigate, useRoute } from './use-route.js';
+import { APP_PAGES, type AppPage, isAppPage, type Route } from './routes.js';
 import { clearSession, loadSession, saveSession, type Session } from './session.js';
-import { usePoll } from './use-poll.js';
 
 const PAGE_TITLES: Readonly<Record<AppPage, string>> = {
   streams: 'Streams',
@@ -26,7 +27,8 @@ const PAGE_TITLES: Readonly<Record<AppPage, string>> = {
 
 export function App(): ReactNode {
   const [session, setSession] = useState<Session | undefined>(loadSession);
-  const [route, navigate] = useRoute();
+  const [route, navigate] = useDashboardRoute();
+  const queries = useQueryClient();
 
   if (!session) {
     return (
@@ -48,6 +50,7 @@ export function App(): ReactNode {
       navigate={navigate}
       onSignOut={() => {
         clearSession();
+        queries.clear();
         setSession(undefined);
         navigate({ page: 'home' }, { replace: true });
       }}
@@ -55,7 +58,16 @@ export function App(): ReactNode {
   );
 }
 
-function Shell({
+function Shell(props: { session: Session; route: Route; navigate: Navigate; onSignOut: () => void }): ReactNode {
+  const api = useMemo(() => createApi(props.session.key), [props.session.key]);
+  return (
+    <ApiProvider api={api}>
+      <Layout {...props} />
+    </ApiProvider>
+  );
+}
+
+function Layout({
   session,
   route,
   navigate,
@@ -66,14 +78,9 @@ function Shell({
   navigate: Navigate;
   onSignOut: () => void;
 }): ReactNode {
-  const api = useMemo(() => createApi(session.key), [session.key]);
   const admin = session.kind === 'admin';
   // Only the admin key lists apps (for the switcher and the operator view).
-  const apps = usePoll(
-    admin ? 'apps' : 'no-apps',
-    (signal) => (admin ? api.get<AppList>('/v1/apps', signal) : Promise.resolve({ items: [] })),
-    admin ? 5_000 : 3_600_000,
-  );
+  const apps = useApiQuery<AppList>('/v1/apps', { enabled: admin, intervalMs: 5_000 });
   const appId = 'appId' in route ? route.appId : session.kind === 'app' ? session.appId : undefined;
 
   useEffect(() => {
@@ -118,10 +125,16 @@ function Shell({
         <nav aria-label="Pages">
           {appId
             ? APP_PAGES.map((page) => (
-                <NavLink key={page} to={{ page, appId }} current={route} navigate={navigate} label={PAGE_TITLES[page]} />
+                <RouteLink key={page} to={{ page, appId }} current={route.page === page || (page === 'streams' && route.page === 'stream')}>
+                  {PAGE_TITLES[page]}
+                </RouteLink>
               ))
             : null}
-          {admin ? <NavLink to={{ page: 'admin' }} current={route} navigate={navigate} label="Admin" /> : null}
+          {admin ? (
+            <RouteLink to={{ page: 'admin' }} current={route.page === 'admin'}>
+              Admin
+            </RouteLink>
+          ) : null}
         </nav>
         <span className="muted-text">{admin ? 'admin key' : 'app key'}</span>
         <button type="button" onClick={onSignOut}>
@@ -129,27 +142,19 @@ function Shell({
         </button>
       </header>
       <main className="content">
-        <Page api={api} session={session} route={route} navigate={navigate} apps={apps.data?.items ?? []} onAppsChanged={apps.reload} />
+        <Page session={session} route={route} apps={apps.data?.items ?? []} />
       </main>
     </div>
   );
 }
 
-function Page(props: {
-  api: Api;
-  session: Session;
-  route: Route;
-  navigate: Navigate;
-  apps: AppList['items'];
-  onAppsChanged: () => void;
-}): ReactNode {
-  const { api, session, route, navigate } = props;
+function Page({ session, route, apps }: { session: Session; route: Route; apps: AppList['items'] }): ReactNode {
   switch (route.page) {
     case 'home':
       return null;
     case 'admin':
       return session.kind === 'admin' ? (
-        <AdminPage api={api} apps={props.apps} navigate={navigate} onAppsChanged={props.onAppsChanged} />
+        <AdminPage apps={apps} />
       ) : (
         <p role="alert" className="message message-error">
           The operator view needs the admin key; this key opens app {session.appId} only.
@@ -160,44 +165,23 @@ function Page(props: {
         <section>
           <h2>Page not found</h2>
           <p>
-            There is no dashboard page at <code>{route.path}</code>.{' '}
-            <a href={routePath({ page: 'home' })} onClick={(e) => (e.preventDefault(), navigate({ page: 'home' }))}>
-              Go to the start page
-            </a>
-            .
+            There is no dashboard page at <code>{route.path}</code>. <RouteLink to={{ page: 'home' }}>Go to the start page</RouteLink>.
           </p>
         </section>
       );
     case 'stream':
-      return <StreamPage api={api} appId={route.appId} session={session} navigate={navigate} streamId={route.streamId} />;
+      return <StreamPage appId={route.appId} session={session} streamId={route.streamId} />;
     case 'streams':
-      return <StreamsPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <StreamsPage appId={route.appId} session={session} />;
     case 'recordings':
-      return <RecordingsPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <RecordingsPage appId={route.appId} session={session} />;
     case 'quotas':
-      return <QuotasPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <QuotasPage appId={route.appId} session={session} />;
     case 'webhooks':
-      return <WebhooksPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <WebhooksPage appId={route.appId} session={session} />;
     case 'ingresses':
-      return <IngressesPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <IngressesPage appId={route.appId} session={session} />;
     case 'cameras':
-      return <CamerasPage api={api} appId={route.appId} session={session} navigate={navigate} />;
+      return <CamerasPage appId={route.appId} session={session} />;
   }
-}
-
-function NavLink({ to, current, navigate, label }: { to: Route; current: Route; navigate: Navigate; label: string }): ReactNode {
-  const active = current.page === to.page || (to.page === 'streams' && current.page === 'stream');
-  return (
-    <a
-      href={routePath(to)}
-      aria-current={active ? 'page' : undefined}
-      onClick={(e) => {
-        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-        e.preventDefault();
-        navigate(to);
-      }}
-    >
-      {label}
-    </a>
-  );
 }

@@ -1,6 +1,6 @@
 import { ApiError, createApi } from './api/client.js';
 import { describeError } from './api/errors.js';
-import type { AppList, AppView } from './api/types.js';
+import type { AppList, AppView } from '@tally/contracts';
 
 /** Who is signed in: the admin key (every app, the operator view) or one app's key. */
 export type Session = Readonly<{ key: string; kind: 'admin' }> | Readonly<{ key: string; kind: 'app'; appId: string }>;

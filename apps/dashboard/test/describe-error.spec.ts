@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError } from '../src/api/client.js';
 import { describeError } from '../src/api/errors.js';
-import type { ErrorBody } from '../src/api/types.js';
+import type { ApiErrorBody } from '../src/api/client.js';
 
-const apiError = (status: number, error: ErrorBody['error'], path = '/v1/apps/app_x/streams'): ApiError =>
+const apiError = (status: number, error: ApiErrorBody['error'], path = '/v1/apps/app_x/streams'): ApiError =>
   new ApiError(status, { error, requestId: 'req-1' }, 'POST', path);
 
 describe(describeError.name, () => {

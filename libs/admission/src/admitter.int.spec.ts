@@ -2,7 +2,7 @@ import { DEFAULT_MODEL, maxConcurrent, type NodeBudget } from '@tally/capacity';
 import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admitter, type PoolSource } from './admitter.js';
+import { Admitter, policiesFrom, type PoolSource } from './admitter.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CapacityLedger } from './capacity-ledger.js';
 
@@ -21,7 +21,7 @@ describe(Admitter.name, () => {
     return {
       sut: new Admitter(
         ledger,
-        { liveNodes: () => Promise.resolve(nodes), schedulableNodes: () => Promise.resolve(nodes), appPolicies: policies },
+        { liveNodes: () => Promise.resolve(nodes), schedulableNodes: () => Promise.resolve(nodes), ...policiesFrom(policies) },
         DEFAULT_MODEL,
       ),
       ledger,
@@ -121,4 +121,79 @@ describe(Admitter.name, () => {
     expect(await ledger.held('being-created')).toMatchObject({ confirmed: false });
     expect((await sut.appUsage('app_p'))['streams']).toBe(1);
   });
+
+  /** The pool's counters span every node, so these tests start from an empty ledger. */
+  const emptyLedger = async () => {
+    const client = new Redis(redis.url);
+    connections.push(client);
+    await client.flushall();
+  };
+
+  it('keeps an app’s unused guarantee free while others fill the node, and gives it back exactly', async () => {
+    await emptyLedger();
+    const policies = () =>
+      Promise.resolve([
+        { appId: 'app_vip', limits: { recordings: 10 }, guarantees: { recordings: 2 } },
+        { appId: 'app_busy', limits: { recordings: 50 } },
+      ]);
+    const { sut, ledger } = admitter(policies, [{ ...NODE, id: 'node-g' }]);
+    await sut.syncAllPolicies();
+    const busy: string[] = [];
+    for (let i = 0; ; i += 1) {
+      const r = await sut.admit(`busy-${i}`, 'app_busy', 'egress.track_composite', 1, 60_000);
+      if (!r.ok) {
+        expect(r.refusal).toMatchObject({ code: 'capacity_exhausted', resource: 'pool.guaranteed', heldResource: 'node.ram' });
+        break;
+      }
+      busy.push(`busy-${i}`);
+    }
+    expect(busy.length).toBe(maxConcurrent('egress.track_composite', NODE) - 2);
+    expect(await sut.check('app_busy', 'egress.track_composite', 1)).toMatchObject({
+      admitted: false,
+      refusal: { resource: 'pool.guaranteed' },
+    });
+    expect(await sut.check('app_vip', 'egress.track_composite', 2)).toMatchObject({ admitted: true });
+    for (const id of ['vip-1', 'vip-2']) expect((await sut.admit(id, 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(true);
+    expect((await sut.admit('vip-3', 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(false);
+    const full = (await ledger.pool()).held;
+    expect(full).toEqual({ ramMb: 0, cpuMillicores: 0, nicKbps: 0 });
+    await ledger.release('vip-1');
+    expect((await ledger.pool()).held.ramMb).toBe(300);
+    expect((await sut.admit('busy-late', 'app_busy', 'egress.track_composite', 1, 60_000)).ok).toBe(false);
+    expect((await sut.admit('vip-again', 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(true);
+    for (const id of [...busy, 'vip-2', 'vip-again']) await ledger.release(id);
+    const after = await ledger.pool();
+    expect(after.used).toEqual({ ramMb: 0, cpuMillicores: 0, nicKbps: 0 });
+    expect(after.held.ramMb).toBe(600);
+    expect(after.guaranteed.recordings).toBe(2);
+  });
+
+  it('restores the ledger’s copy of guaranteed apps after Redis lost it, so their guarantees hold again', async () => {
+    await emptyLedger();
+    const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_g', guarantees: { streams: 3 } }, { appId: 'app_plain' }]));
+    expect(await sut.restoreGuaranteePolicies()).toBe(1);
+    expect(await ledger.pool()).toMatchObject({ guaranteed: { streams: 3 }, held: { nicKbps: 3 * 2_500 } });
+    expect(await sut.restoreGuaranteePolicies()).toBe(0);
+    expect((await ledger.pool()).held.nicKbps).toBe(3 * 2_500);
+  });
+
+  it('keeps every key the scripts write under one hash tag, so one cluster slot holds an admission', async () => {
+    await emptyLedger();
+    const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_k', guarantees: { streams: 1 } }]));
+    await sut.syncPolicy('app_k');
+    expect((await sut.admit('key-1', 'app_k', 'egress.track', 1, 60_000)).ok).toBe(true);
+    const client = new Redis(redis.url);
+    connections.push(client);
+    const keys = await client.keys('*');
+    expect(keys).toEqual(expect.arrayContaining(['tally:{cap}:res:key-1', 'tally:{cap}:policy:app_k', 'tally:{cap}:pool']));
+    expect(new Set(keys.map(hashTag))).toEqual(new Set(['cap']));
+    await ledger.release('key-1');
+  });
 });
+
+/** The part of a key Redis Cluster hashes: the text between the first `{` and the next `}`. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = key.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : key;
+}

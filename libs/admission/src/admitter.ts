@@ -2,28 +2,62 @@ import {
   type AppLimits,
   type AppQuotaPolicy,
   baseLoadOf,
+  addLoad,
+  checkGuarantees,
+  guaranteedLoad,
+  LOAD_KEYS,
+  guaranteeTake,
+  guaranteeUnitCosts,
+  guardGuarantees,
+  quotaClassesOf,
+  runtimeHold,
+  subtractLoad,
+  type GuaranteeFit,
+  CLASS_RUNTIME,
   type CapacityModel,
-  type Load,
-  deriveQuotas,
+  defaultLimits,
+  effectiveLimits,
   fits,
   headroom,
+  limitsOfApps,
+  type Load,
   type NodeBudget,
   type NodeHeadroom,
+  poolAllocatable,
+  type QuotaClass,
+  QUOTA_CLASSES,
   type Refusal,
+  RUNTIMES,
   unlimited,
   type WorkloadCost,
   type WorkloadKind,
   ZERO_LOAD,
 } from '@tally/capacity';
-import { CapacityLedger } from './capacity-ledger.js';
+import { fromStoredPolicy, toStoredPolicy } from './app-policy.js';
+import { CapacityLedger, type LedgerOutcome, type ReserveTerms } from './capacity-ledger.js';
 
 export type PoolSource = Readonly<{
-  /** Every node with a live heartbeat: the pool that quotas are shares of (a drain does not shrink them). */
+  /** Every node with a live heartbeat: default caps follow its largest node; guarantees are shares of its sum. */
   liveNodes(): Promise<NodeBudget[]>;
   /** The nodes that take new work now (live heartbeat, status active). */
   schedulableNodes(): Promise<NodeBudget[]>;
-  /** Every app's quota policy: explicit limits, weight, egress mode. */
+  /** One app's policy (explicit caps, guarantees, egress mode); undefined for an unknown app. */
+  appPolicy(appId: string): Promise<AppQuotaPolicy | undefined>;
+  /** Every app's policy: for listings, gauges and re-syncing the ledger, never for one admission. */
   appPolicies(): Promise<AppQuotaPolicy[]>;
+}>;
+
+/** A PoolSource's app half from one list (tools and tests): `appPolicy` finds the app in it. */
+export function policiesFrom(list: () => Promise<AppQuotaPolicy[]>): Pick<PoolSource, 'appPolicy' | 'appPolicies'> {
+  return { appPolicies: list, appPolicy: async (appId) => (await list()).find((p) => p.appId === appId) };
+}
+
+export type GuaranteeHeadroom = Readonly<{
+  guaranteed: Readonly<Record<QuotaClass, number>>;
+  allocatable: Load;
+  promised: Load;
+  unused: Load;
+  free: Load;
 }>;
 
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
@@ -41,8 +75,9 @@ export type AdmitterOptions = Readonly<{
 const ATTEMPTS = 4;
 
 /**
- * Admission for any workload kind: the app's derived (or explicit) quota and
- * one node's budget, decided by libs/capacity and applied atomically by the ledger.
+ * Admission for any workload kind: the app's cap and guarantee and one node's budget, decided by
+ * libs/capacity and applied atomically by the ledger. Reads one app's policy per admission (from
+ * the ledger, which keeps a copy of every app's), so its cost does not grow with the number of apps.
  */
 export class Admitter {
   constructor(
@@ -52,18 +87,52 @@ export class Admitter {
     private readonly options: AdmitterOptions = {},
   ) {}
 
-  async limitsFor(appId: string): Promise<AppLimits> {
-    const mine = (await this.limitsForAll([appId]))[appId];
-    if (!mine) throw new Error(`no derived limits for ${appId}`);
-    return mine;
+  /** The app's policy: the ledger's copy, or the source's (stored in the ledger for the next admission). */
+  async policyOf(appId: string): Promise<AppQuotaPolicy> {
+    const stored = await this.ledger.policy(appId);
+    if (stored) return fromStoredPolicy(appId, stored);
+    const fresh = await this.pool.appPolicy(appId);
+    if (!fresh) return { appId };
+    await this.ledger.writePolicy(appId, toStoredPolicy(fresh, this.model));
+    return fresh;
   }
 
-  /** Every app's effective limits in one derivation (the shares depend on all apps at once). */
-  async limitsForAll(include: readonly string[] = []): Promise<Readonly<Record<string, AppLimits>>> {
+  /** Copies the app's current policy into the ledger (after it changed), or drops it (app deleted). */
+  async syncPolicy(appId: string): Promise<void> {
+    const policy = await this.pool.appPolicy(appId);
+    await this.ledger.writePolicy(appId, policy === undefined ? undefined : toStoredPolicy(policy, this.model));
+  }
+
+  /** Copies every app's policy into the ledger: at startup, so guarantees hold before their app admits anything. */
+  async syncAllPolicies(): Promise<number> {
     const policies = await this.pool.appPolicies();
-    const known = new Set(policies.map((p) => p.appId));
-    const all = [...policies, ...include.filter((id) => !known.has(id)).map((appId) => ({ appId }))];
-    return deriveQuotas(await this.pool.liveNodes(), all, { model: this.model }).limits;
+    for (const policy of policies) await this.ledger.writePolicy(policy.appId, toStoredPolicy(policy, this.model));
+    return policies.length;
+  }
+
+  /**
+   * Writes back the ledger's copy of every app that has a guarantee and lost it (Redis restarted
+   * empty): a guarantee must hold even for an app that admits nothing. Returns how many it restored.
+   */
+  async restoreGuaranteePolicies(): Promise<number> {
+    let restored = 0;
+    for (const policy of await this.pool.appPolicies()) {
+      if (!Object.values(policy.guarantees ?? {}).some((g) => g > 0) || (await this.ledger.policy(policy.appId))) continue;
+      await this.ledger.writePolicy(policy.appId, toStoredPolicy(policy, this.model));
+      restored += 1;
+    }
+    return restored;
+  }
+
+  async limitsFor(appId: string): Promise<AppLimits> {
+    const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
+    return effectiveLimits(policy, defaultLimits(nodes, policy.egressMode, { model: this.model }));
+  }
+
+  /** Every app's effective limits (listings and gauges). */
+  async limitsForAll(): Promise<Readonly<Record<string, AppLimits>>> {
+    const [policies, nodes] = await Promise.all([this.pool.appPolicies(), this.pool.liveNodes()]);
+    return limitsOfApps(nodes, policies, { model: this.model });
   }
 
   /** Takes `count` units of `kind` for the app under reservation `id`, or says which limit refused. */
@@ -94,8 +163,10 @@ export class Admitter {
   ): Promise<Admitted | Refused> {
     const held = await this.ledger.held(id);
     if (held) return { ok: true, nodeId: held.nodeId };
-    const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId);
+    const [nodes, live, policy] = await Promise.all([this.pool.schedulableNodes(), this.pool.liveNodes(), this.policyOf(appId)]);
+    const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
+    const limits = effectiveLimits(policy, defaults);
+    const terms = this.terms(defaults, live, true);
     for (let attempt = 1; ; attempt += 1) {
       const usage = await this.ledger.usage(
         nodes.map((n) => n.id),
@@ -105,35 +176,26 @@ export class Admitter {
       if (!decision.ok) return { ok: false, refusal: decision.refusal };
       const { placement } = decision;
       const node = nodes.find((n) => n.id === placement.reservation.nodeId);
-      const outcome = await this.ledger.reserve(id, placement, limits, node?.gpus ?? [], lapseAfterMs);
+      const outcome = await this.ledger.reserve(id, placement, terms, node?.gpus ?? [], lapseAfterMs);
       if (outcome.ok) return { ok: true, nodeId: placement.reservation.nodeId };
-      if (outcome.code === 'quota_exceeded' || attempt === ATTEMPTS) {
-        const { code, limit, used, requested } = outcome;
-        const refusal =
-          outcome.code === 'quota_exceeded'
-            ? { code, resource: outcome.resource, limit, used, requested }
-            : {
-                code: 'capacity_exhausted' as const,
-                resource: outcome.resource as Extract<Refusal, { code: 'capacity_exhausted' }>['resource'],
-                limit,
-                used,
-                requested,
-                nodeId: outcome.nodeId,
-              };
-        return { ok: false, refusal: refusal as Refusal };
-      }
+      // Only a node's counters move between the snapshot and the script; the other refusals are final.
+      if (outcome.code !== 'capacity_exhausted' || attempt === ATTEMPTS) return { ok: false, refusal: toRefusal(outcome) };
     }
   }
 
   /**
    * Takes back a reservation for work that is already running (its reservation was lost, e.g. Redis
-   * restarted empty): no quota applies, since refusing would not stop it, but a node must hold it.
-   * Pinned to `options.nodeId`, any live node may hold it (a draining node keeps what it runs);
+   * restarted empty): no cap or guarantee applies, since refusing would not stop it, but a node must
+   * hold it. Pinned to `options.nodeId`, any live node may hold it (a draining node keeps what it runs);
    * unpinned, a schedulable one. True when this call took it; false when no node has room or the id
    * already holds a reservation (a pending one is its creator's to confirm).
    */
   async restore(id: string, appId: string, kind: WorkloadKind, count: number, options: AdmitOptions = {}): Promise<boolean> {
-    const nodes = options.nodeId === undefined ? await this.pool.schedulableNodes() : await this.pool.liveNodes();
+    const [nodes, live] = await Promise.all([
+      options.nodeId === undefined ? this.pool.schedulableNodes() : this.pool.liveNodes(),
+      this.pool.liveNodes(),
+    ]);
+    await this.policyOf(appId);
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],
@@ -142,25 +204,54 @@ export class Admitter {
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
     if (!decision.ok) return false;
     const node = nodes.find((n) => n.id === decision.placement.reservation.nodeId);
-    const outcome = await this.ledger.reserve(id, decision.placement, limits, node?.gpus ?? [], 60_000);
+    const outcome = await this.ledger.reserve(id, decision.placement, this.terms(limits, live, false), node?.gpus ?? [], 60_000);
     if (!outcome.ok || outcome.alreadyHeld) return false;
     return this.ledger.confirm(id);
   }
 
-  /** Would `count` units of `kind` be admitted for the app right now? Takes nothing. */
+  /** Would `count` units of `kind` be admitted for the app right now (cap, guarantees, node)? Takes nothing. */
   async check(
     appId: string,
     kind: WorkloadKind,
     count: number,
   ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
-    const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId);
+    const [nodes, live, policy, pool] = await Promise.all([
+      this.pool.schedulableNodes(),
+      this.pool.liveNodes(),
+      this.policyOf(appId),
+      this.ledger.pool(),
+    ]);
+    const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],
     );
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
-    return decision.ok ? { admitted: true, nodeId: decision.placement.reservation.nodeId } : { admitted: false, refusal: decision.refusal };
+    if (!decision.ok) return { admitted: false, refusal: decision.refusal };
+    const { placement } = decision;
+    // The same guarantee rule the reserve script applies (guardGuarantees), on this snapshot.
+    const take = guaranteeTake(
+      policy.guarantees ?? {},
+      guaranteeUnitCosts(this.model),
+      usage.apps[appId] ?? {},
+      quotaClassesOf(kind),
+      count,
+    );
+    const runtime = placement.runtime;
+    const running = runtime !== undefined || (usage.nodes[placement.reservation.nodeId]?.runtimes.egress ?? 0) > 0;
+    const guard = guardGuarantees(
+      {
+        allocatable: poolAllocatable(live, this.model),
+        used: pool.used,
+        held: pool.held,
+        runtimeHold: running ? ZERO_LOAD : runtimeHold(pool.guaranteed, this.model),
+      },
+      take,
+      placement.workload,
+      subtractLoad(placement.charge, placement.workload),
+    );
+    if (!guard.ok) return { admitted: false, refusal: guard.refusal };
+    return { admitted: true, nodeId: placement.reservation.nodeId };
   }
 
   /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */
@@ -174,8 +265,60 @@ export class Admitter {
     return headroom({ nodes, model: this.model, usage }).map((h) => ({ ...h, baseLoad: baseLoads.get(h.nodeId) ?? ZERO_LOAD }));
   }
 
+  /**
+   * The partition of the live pool: Σ guarantees per class, what they promise (their units at class
+   * cost plus guaranteed runtimes), the part not in use, and what is free for work outside them.
+   */
+  async guaranteeHeadroom(): Promise<GuaranteeHeadroom> {
+    const [nodes, pool] = await Promise.all([this.pool.liveNodes(), this.ledger.pool()]);
+    const allocatable = poolAllocatable(nodes, this.model);
+    const unused = addLoad(pool.held, runtimeHold(pool.guaranteed, this.model));
+    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, allocatable[k] - pool.used[k] - unused[k])])) as Load;
+    return { guaranteed: pool.guaranteed, allocatable, promised: guaranteedLoad([pool.guaranteed], this.model), unused, free };
+  }
+
+  /** Judges one app's proposed guarantees beside the others' against the live pool (loaded once, now). */
+  async guaranteeFit(): Promise<(others: readonly Partial<AppLimits>[], proposed: Partial<AppLimits>) => GuaranteeFit> {
+    const nodes = await this.pool.liveNodes();
+    return (others, proposed) => checkGuarantees(nodes, this.model, others, proposed);
+  }
+
   /** Units the app holds per quota class. */
   async appUsage(appId: string): Promise<Readonly<Record<string, number>>> {
     return (await this.ledger.usage([], [appId])).apps[appId] ?? {};
+  }
+
+  private terms(defaults: AppLimits, live: readonly NodeBudget[], enforce: boolean): ReserveTerms {
+    return {
+      defaults,
+      enforce,
+      pool: {
+        allocatable: poolAllocatable(live, this.model),
+        runtimeHolds: RUNTIMES.map((runtime) => ({
+          name: runtime,
+          classes: QUOTA_CLASSES.filter((cls) => CLASS_RUNTIME[cls] === runtime),
+          idle: this.model.runtimes[runtime],
+        })),
+      },
+    };
+  }
+}
+
+function toRefusal(outcome: Exclude<LedgerOutcome, { ok: true }>): Refusal {
+  const { limit, used, requested } = outcome;
+  switch (outcome.code) {
+    case 'quota_exceeded':
+      return { code: 'quota_exceeded', resource: outcome.resource, limit, used, requested };
+    case 'guaranteed':
+      return { code: 'capacity_exhausted', resource: 'pool.guaranteed', heldResource: outcome.heldResource, limit, used, requested };
+    case 'capacity_exhausted':
+      return {
+        code: 'capacity_exhausted',
+        resource: outcome.resource as Extract<Refusal, { nodeId?: string }>['resource'],
+        limit,
+        used,
+        requested,
+        nodeId: outcome.nodeId,
+      };
   }
 }

@@ -2,7 +2,7 @@ import { DEFAULT_MODEL, type NodeBudget } from '@tally/capacity';
 import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admitter } from './admitter.js';
+import { Admitter, policiesFrom } from './admitter.js';
 import { CapacityLedger } from './capacity-ledger.js';
 
 const NODE: NodeBudget = { id: 'node-a', cpuMillicores: 8_000, ramMb: 8_192, nicMbps: 1_000, gpus: [] };
@@ -25,7 +25,7 @@ describe(`${CapacityLedger.name} leases`, () => {
       {
         liveNodes: () => Promise.resolve(nodes),
         schedulableNodes: () => Promise.resolve(nodes),
-        appPolicies: () => Promise.resolve([{ appId: 'app_v', limits: { camera_viewers: 10, streams: 10 } }]),
+        ...policiesFrom(() => Promise.resolve([{ appId: 'app_v', limits: { camera_viewers: 10, streams: 10 } }])),
       },
       DEFAULT_MODEL,
     );

@@ -1,20 +1,32 @@
 import {
+  type AppLimits,
+  type EgressModeSetting,
   type Load,
   LOAD_KEYS,
   type NodeBudget,
   type Placement,
   type QuotaClass,
+  QUOTA_CLASSES,
   type Runtime,
   type Usage,
   quotaClassesOf,
 } from '@tally/capacity';
 import type { Redis } from 'ioredis';
-import { CONFIRM_SCRIPT, EXPIRE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RESERVE_SCRIPT } from './capacity-ledger.lua.js';
+import { LEDGER_KEYS, reservationKeys } from './capacity-ledger.keys.js';
+import { CONFIRM_SCRIPT, LAPSE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RESERVE_SCRIPT, SET_POLICY_SCRIPT } from './capacity-ledger.lua.js';
 
 export type LedgerOutcome =
   | Readonly<{ ok: true; alreadyHeld: boolean }>
   | Readonly<{ ok: false; code: 'quota_exceeded'; resource: `app.${QuotaClass}`; limit: number; used: number; requested: number }>
-  | Readonly<{ ok: false; code: 'capacity_exhausted'; resource: string; limit: number; used: number; requested: number; nodeId: string }>;
+  | Readonly<{ ok: false; code: 'capacity_exhausted'; resource: string; limit: number; used: number; requested: number; nodeId: string }>
+  | Readonly<{
+      ok: false;
+      code: 'guaranteed';
+      heldResource: 'node.ram' | 'node.cpu' | 'node.nic';
+      limit: number;
+      used: number;
+      requested: number;
+    }>;
 
 export type HeldReservation = Readonly<{
   id: string;
@@ -26,17 +38,52 @@ export type HeldReservation = Readonly<{
   createdAt: number;
 }>;
 
+/** An app's policy as the reserve script reads it: caps and guarantees it enforces, and what a guaranteed unit keeps free. */
+export type StoredPolicy = Readonly<{
+  limits: Partial<Record<QuotaClass, number>>;
+  guarantees: Partial<Record<QuotaClass, number>>;
+  /** Per guaranteed class, the load one unit keeps free (libs/capacity guaranteeUnitCosts). */
+  units: Partial<Record<QuotaClass, Load>>;
+  mode: EgressModeSetting;
+}>;
+
+/** What the reserve script needs besides the placement: the default caps and the pool guarantees are shares of. */
+export type ReserveTerms = Readonly<{
+  defaults: AppLimits;
+  /** False when restoring work that already runs: no cap or guarantee applies, only the node's budget. */
+  enforce: boolean;
+  pool: Readonly<{
+    allocatable: Load;
+    /** Runtimes whose idle load stays free while any guarantee of their classes exists. */
+    runtimeHolds: readonly Readonly<{ name: Runtime; classes: readonly QuotaClass[]; idle: Load }>[];
+  }>;
+}>;
+
+/** Terms that check caps only (tools and tests that reserve directly): no pool guarantees apply. */
+export function capsOnly(caps: AppLimits): ReserveTerms {
+  return {
+    defaults: caps,
+    enforce: true,
+    pool: { allocatable: { ramMb: NO_LIMIT, cpuMillicores: NO_LIMIT, nicKbps: NO_LIMIT }, runtimeHolds: [] },
+  };
+}
+
+/** The pool-wide counters: what reservations hold, what unused guarantees keep free, guarantees per class. */
+export type PoolLedger = Readonly<{ used: Load; held: Load; guaranteed: Readonly<Record<QuotaClass, number>> }>;
+
 type Commands = {
-  tallyCapReserve(id: string, now: number, lapseAt: number, request: string): Promise<string[]>;
-  tallyCapConfirm(id: string, now: number): Promise<number>;
-  tallyCapRelease(id: string): Promise<number>;
-  tallyCapExpire(now: number): Promise<number>;
-  tallyCapRenew(now: number, lapseAt: number, ...ids: string[]): Promise<string[]>;
+  tallyCapReserve(...args: string[]): Promise<string[]>;
+  tallyCapConfirm(...args: string[]): Promise<number>;
+  tallyCapRelease(...args: string[]): Promise<number>;
+  tallyCapLapse(...args: string[]): Promise<number>;
+  tallyCapRenew(...args: string[]): Promise<string[]>;
+  tallyCapSetPolicy(...args: string[]): Promise<number>;
 };
 
 /** Ids per renewal script call, so one call never blocks Redis for long. */
 const RENEW_BATCH = 1_000;
-
+/** Lapsed reservations released per sweep call. */
+const EXPIRE_BATCH = 200;
 /** JSON has no Infinity; an unlimited class is checked against this. */
 const NO_LIMIT = 1e15;
 
@@ -46,12 +93,13 @@ const NODE_RESOURCE: Readonly<Record<string, string>> = {
   nicKbps: 'node.nic',
   nvenc: 'node.nvenc',
 };
+const HELD_RESOURCE = { ramMb: 'node.ram', cpuMillicores: 'node.cpu', nicKbps: 'node.nic' } as const;
 
 /**
- * The Redis counters behind every admission (ADR 0002): reserve re-checks a
- * placement decided by libs/capacity against the live counters and applies it
- * atomically; confirm and release are idempotent; unconfirmed reservations lapse
- * unless their holder renews them (a lease for work that lives as long as one process).
+ * The Redis counters behind every admission (ADR 0001, ADR 0012): reserve re-checks a placement
+ * decided by libs/capacity against the live counters and the app's stored policy and applies it
+ * atomically; confirm and release are idempotent; unconfirmed reservations lapse unless their
+ * holder renews them (a lease for work that lives as long as one process).
  */
 export class CapacityLedger {
   private readonly redis: Redis & Commands;
@@ -60,41 +108,58 @@ export class CapacityLedger {
     redis: Redis,
     private readonly now: () => number = Date.now,
   ) {
-    redis.defineCommand('tallyCapReserve', { numberOfKeys: 0, lua: RESERVE_SCRIPT });
-    redis.defineCommand('tallyCapConfirm', { numberOfKeys: 0, lua: CONFIRM_SCRIPT });
-    redis.defineCommand('tallyCapRelease', { numberOfKeys: 0, lua: RELEASE_SCRIPT });
-    redis.defineCommand('tallyCapExpire', { numberOfKeys: 0, lua: EXPIRE_SCRIPT });
-    redis.defineCommand('tallyCapRenew', { numberOfKeys: 0, lua: RENEW_SCRIPT });
+    redis.defineCommand('tallyCapReserve', { numberOfKeys: 7, lua: RESERVE_SCRIPT });
+    redis.defineCommand('tallyCapConfirm', { numberOfKeys: 2, lua: CONFIRM_SCRIPT });
+    redis.defineCommand('tallyCapRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
+    redis.defineCommand('tallyCapLapse', { numberOfKeys: 7, lua: LAPSE_SCRIPT });
+    redis.defineCommand('tallyCapRenew', { numberOfKeys: 1, lua: RENEW_SCRIPT });
+    redis.defineCommand('tallyCapSetPolicy', { numberOfKeys: 3, lua: SET_POLICY_SCRIPT });
     this.redis = redis as Redis & Commands;
   }
 
   async reserve(
     id: string,
     placement: Placement,
-    limits: Readonly<Record<QuotaClass, number>>,
+    terms: ReserveTerms,
     gpus: NodeBudget['gpus'],
     lapseAfterMs: number,
   ): Promise<LedgerOutcome> {
     const { reservation } = placement;
     const gpuIndex = reservation.gpuIndex;
+    const classes = quotaClassesOf(reservation.kind);
     const request = {
       appId: reservation.appId,
       nodeId: reservation.nodeId,
       kind: reservation.kind,
       count: reservation.count,
-      classes: quotaClassesOf(reservation.kind).map((cls) => ({ cls, limit: Number.isFinite(limits[cls]) ? limits[cls] : NO_LIMIT })),
+      classes,
+      defaults: Object.fromEntries(classes.map((cls) => [cls, Number.isFinite(terms.defaults[cls]) ? terms.defaults[cls] : NO_LIMIT])),
+      enforce: terms.enforce,
       load: whole(placement.workload),
       allocatable: floor(placement.allocatable),
       ...(placement.runtime ? { runtime: { name: placement.runtime.name, idle: whole(placement.runtime.idle) } } : {}),
       ...(gpuIndex !== undefined && placement.nvencSessions > 0
         ? { gpu: { index: gpuIndex, sessions: placement.nvencSessions, limit: gpus[gpuIndex]?.nvencSessions ?? 0 } }
         : {}),
+      pool: {
+        allocatable: floor(terms.pool.allocatable),
+        runtimeHolds: terms.pool.runtimeHolds.map((h) => ({ name: h.name, classes: h.classes, idle: whole(h.idle) })),
+      },
     };
     const now = this.now();
-    const [verdict, what, limit, used, requested] = await this.redis.tallyCapReserve(id, now, now + lapseAfterMs, JSON.stringify(request));
+    const [verdict, what, limit, used, requested] = await this.redis.tallyCapReserve(
+      ...reservationKeys(id, reservation.appId, reservation.nodeId),
+      id,
+      String(now),
+      String(now + lapseAfterMs),
+      JSON.stringify(request),
+    );
     if (verdict === 'ok' || verdict === 'held') return { ok: true, alreadyHeld: verdict === 'held' };
     const numbers = { limit: Number(limit), used: Number(used), requested: Number(requested) };
     if (verdict === 'quota') return { ok: false, code: 'quota_exceeded', resource: `app.${what as QuotaClass}`, ...numbers };
+    if (verdict === 'guaranteed') {
+      return { ok: false, code: 'guaranteed', heldResource: HELD_RESOURCE[what as keyof typeof HELD_RESOURCE], ...numbers };
+    }
     return {
       ok: false,
       code: 'capacity_exhausted',
@@ -106,12 +171,17 @@ export class CapacityLedger {
 
   /** True when the reservation is held (and no longer lapses); false when it lapsed or was released. */
   async confirm(id: string): Promise<boolean> {
-    return (await this.redis.tallyCapConfirm(id, this.now())) === 1;
+    return (await this.redis.tallyCapConfirm(LEDGER_KEYS.reservation(id), LEDGER_KEYS.pending, id, String(this.now()))) === 1;
   }
 
   /** True when this call gave the reservation back. */
   async release(id: string): Promise<boolean> {
-    return (await this.redis.tallyCapRelease(id)) === 1;
+    for (;;) {
+      const held = await this.held(id);
+      if (!held) return false;
+      const released = await this.redis.tallyCapRelease(...reservationKeys(id, held.appId, held.nodeId), id, held.appId, held.nodeId);
+      if (released !== -1) return released === 1;
+    }
   }
 
   /**
@@ -123,21 +193,66 @@ export class CapacityLedger {
     const lost: string[] = [];
     for (let i = 0; i < ids.length; i += RENEW_BATCH) {
       const now = this.now();
-      lost.push(...(await this.redis.tallyCapRenew(now, now + lapseAfterMs, ...ids.slice(i, i + RENEW_BATCH))));
+      lost.push(
+        ...(await this.redis.tallyCapRenew(LEDGER_KEYS.pending, String(now), String(now + lapseAfterMs), ...ids.slice(i, i + RENEW_BATCH))),
+      );
     }
     return lost;
   }
 
+  /** Releases every reservation whose lapse time passed unconfirmed; returns how many. */
   async expireLapsed(): Promise<number> {
-    return this.redis.tallyCapExpire(this.now());
+    let released = 0;
+    for (;;) {
+      const now = this.now();
+      const ids = await this.redis.zrangebyscore(LEDGER_KEYS.pending, '-inf', `(${now}`, 'LIMIT', 0, EXPIRE_BATCH);
+      if (ids.length === 0) return released;
+      for (const id of ids) {
+        const held = await this.held(id);
+        const [appId, nodeId] = held ? [held.appId, held.nodeId] : ['', ''];
+        if ((await this.redis.tallyCapLapse(...reservationKeys(id, appId, nodeId), id, appId, nodeId, String(now))) === 1) released += 1;
+      }
+      if (ids.length < EXPIRE_BATCH) return released;
+    }
+  }
+
+  /** The app's stored policy, or undefined when Redis has none (never written, or Redis lost it). */
+  async policy(appId: string): Promise<StoredPolicy | undefined> {
+    const raw = await this.redis.get(LEDGER_KEYS.policy(appId));
+    return raw ? (JSON.parse(raw) as StoredPolicy) : undefined;
+  }
+
+  /** Stores (or, with undefined, drops) the app's policy, moving the pool's guarantee counters with it. */
+  async writePolicy(appId: string, policy: StoredPolicy | undefined): Promise<void> {
+    await this.redis.tallyCapSetPolicy(
+      LEDGER_KEYS.policy(appId),
+      LEDGER_KEYS.app(appId),
+      LEDGER_KEYS.pool,
+      policy === undefined ? '' : JSON.stringify(policy),
+    );
+  }
+
+  async pool(): Promise<PoolLedger> {
+    const h = await this.redis.hgetall(LEDGER_KEYS.pool);
+    const num = (field: string) => Math.max(0, Number(h[field] ?? 0));
+    const loadOf = (prefix: string): Load => ({
+      ramMb: num(`${prefix}ramMb`),
+      cpuMillicores: num(`${prefix}cpuMillicores`),
+      nicKbps: num(`${prefix}nicKbps`),
+    });
+    return {
+      used: loadOf(''),
+      held: loadOf('held:'),
+      guaranteed: Object.fromEntries(QUOTA_CLASSES.map((cls) => [cls, num(`g:${cls}`)])) as Record<QuotaClass, number>,
+    };
   }
 
   /** The counters as libs/capacity's Usage value, for the placement decision and for gauges. */
   async usage(nodeIds: readonly string[], appIds: readonly string[]): Promise<Usage> {
     await this.expireLapsed();
     const pipeline = this.redis.pipeline();
-    for (const id of nodeIds) pipeline.hgetall(`tally:cap:node:${id}`);
-    for (const id of appIds) pipeline.hgetall(`tally:cap:app:${id}`);
+    for (const id of nodeIds) pipeline.hgetall(LEDGER_KEYS.node(id));
+    for (const id of appIds) pipeline.hgetall(LEDGER_KEYS.app(id));
     const replies = ((await pipeline.exec()) ?? []).map(([, value]) => (value ?? {}) as Record<string, string>);
     const nodes: Record<string, Usage['nodes'][string]> = {};
     nodeIds.forEach((id, i) => {
@@ -163,16 +278,16 @@ export class CapacityLedger {
   }
 
   async held(id: string): Promise<HeldReservation | undefined> {
-    const raw = await this.redis.get(`tally:cap:res:${id}`);
+    const raw = await this.redis.get(LEDGER_KEYS.reservation(id));
     return raw ? toHeld(id, raw) : undefined;
   }
 
   /** Every reservation held now (for the reconciler). */
   async list(): Promise<HeldReservation[]> {
     await this.expireLapsed();
-    const ids = await this.redis.smembers('tally:cap:all');
+    const ids = await this.redis.smembers(LEDGER_KEYS.all);
     if (ids.length === 0) return [];
-    const raws = await this.redis.mget(...ids.map((id) => `tally:cap:res:${id}`));
+    const raws = await this.redis.mget(...ids.map((id) => LEDGER_KEYS.reservation(id)));
     return ids.flatMap((id, i) => (raws[i] ? [toHeld(id, raws[i])] : []));
   }
 }

@@ -1,5 +1,6 @@
 import { quotaClassesOf, type AppLimits, type AppResource } from './app-limits.js';
 import type { NodeBudget } from './budget.js';
+import type { GuaranteeRefusal } from './guarantees.js';
 import { runtimeOf, type Runtime, type WorkloadCost, type WorkloadKind } from './costs.js';
 import type { CapacityModel } from './model.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
@@ -11,7 +12,7 @@ export type PoolState = Readonly<{ nodes: readonly NodeBudget[]; model: Capacity
 
 export type AdmissionRequest = Readonly<{
   appId: string;
-  /** The app's quota (from `deriveQuotas`, or its explicit limits). */
+  /** The app's effective limits (`effectiveLimits`). */
   limits: AppLimits;
   kind: WorkloadKind;
   /** Units admitted together, all on one node; 1 when absent. */
@@ -35,7 +36,8 @@ export type Refusal =
       requested: number;
       /** The node that came closest to fitting, absent when no node may host the kind. */
       nodeId?: string;
-    }>;
+    }>
+  | GuaranteeRefusal;
 
 export type Placement = Readonly<{
   reservation: Reservation;

@@ -10,6 +10,7 @@ export * from './usage.js';
 export * from './admission.js';
 export * from './headroom.js';
 export * from './quotas.js';
+export * from './guarantees.js';
 export * from './egress-mode.js';
 export * from './egress-config.js';
 export * from './egress-service-config.js';

@@ -1,106 +1,88 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_NODE_BUDGET, type NodeBudget } from './budget.js';
-import { deriveQuotas, type AppQuotaPolicy } from './quotas.js';
-import { poolUnits } from './pool.js';
+import { defaultLimits, effectiveLimits, limitsOfApps, type AppQuotaPolicy } from './quotas.js';
+import { maxConcurrent } from './pool.js';
 
 const node8: NodeBudget = DEFAULT_NODE_BUDGET;
 const nodes = (n: number): NodeBudget[] => Array.from({ length: n }, (_, i) => ({ ...node8, id: `node-${i}` }));
 const apps = (n: number): AppQuotaPolicy[] => Array.from({ length: n }, (_, i) => ({ appId: `app-${i}` }));
 
-function limitsOf(result: ReturnType<typeof deriveQuotas>, appId: string) {
-  const limits = result.limits[appId];
-  if (limits === undefined) throw new Error(`no limits for ${appId}`);
-  return limits;
-}
-
-describe(deriveQuotas.name, () => {
-  describe('on a shared 8 vCPU / 8 GB node (two apps per node by default)', () => {
-    const sut = deriveQuotas([node8], [{ appId: 'shared' }]);
-    const shared = limitsOf(sut, 'shared');
+describe(defaultLimits.name, () => {
+  describe('on a shared 8 vCPU / 8 GB node (product.md: two apps per node)', () => {
+    const sut = defaultLimits([node8]);
 
     it('gives an app ≈ 10 concurrent streams, each sized with its WebRTC audience', () => {
-      expect(shared.streams).toBe(10);
+      expect(sut.streams).toBe(10);
     });
 
-    it('gives an app 2 Chrome recordings: half of the node’s 4, never the 2.5 rounded up to 3 (it would promise 6 on a node that runs 4)', () => {
-      expect(shared.room_composites).toBeGreaterThanOrEqual(2);
-      expect(shared.room_composites).toBeLessThanOrEqual(3);
-      expect(2 * shared.room_composites).toBeLessThanOrEqual(poolUnits('egress.room_composite', [node8]));
+    it('gives an app 2 Chrome recordings: half of the node’s 4, rounded down', () => {
+      expect(sut.room_composites).toBe(Math.floor(maxConcurrent('egress.room_composite', node8) / 2));
+      expect(sut.room_composites).toBeGreaterThanOrEqual(2);
     });
 
     it("sizes an auto app's recordings on passthrough: half of the ≥ 100 one node records", () => {
-      expect(shared.recordings).toBeGreaterThanOrEqual(50);
-      expect(shared.recordings).toBeGreaterThan(10 * shared.room_composites);
+      expect(sut.recordings).toBeGreaterThanOrEqual(50);
+      expect(sut.recordings).toBeGreaterThan(10 * sut.room_composites);
     });
 
     it('sizes recordings on the mode an app forces', () => {
-      const forced = deriveQuotas(
-        [node8],
-        [
-          { appId: 'chrome', egressMode: 'room_composite' },
-          { appId: 'transcoding', egressMode: 'track_composite' },
-        ],
-      );
-      expect(limitsOf(forced, 'chrome').recordings).toBe(limitsOf(forced, 'chrome').room_composites);
-      expect(limitsOf(forced, 'transcoding').recordings).toBeGreaterThanOrEqual(8);
-      expect(limitsOf(forced, 'transcoding').recordings).toBeLessThan(shared.recordings);
+      const chrome = defaultLimits([node8], 'room_composite');
+      const transcoding = defaultLimits([node8], 'track_composite');
+      expect(chrome.recordings).toBe(chrome.room_composites);
+      expect(transcoding.recordings).toBeGreaterThanOrEqual(8);
+      expect(transcoding.recordings).toBeLessThan(sut.recordings);
     });
 
     it('gives an app half of the ~400 viewers the NIC carries', () => {
-      expect(shared.viewers).toBe(200);
+      expect(sut.viewers).toBe(200);
     });
   });
 
-  it('does not shrink an app’s quota when a second app is created', () => {
-    const alone = limitsOf(deriveQuotas([node8], apps(1)), 'app-0');
-    const withNeighbour = limitsOf(deriveQuotas([node8], apps(2)), 'app-0');
-    expect(withNeighbour).toEqual(alone);
+  it('sizes recordings on the mode an app forces', () => {
+    expect(defaultLimits([node8], 'room_composite').recordings).toBe(defaultLimits([node8]).room_composites);
+    expect(defaultLimits([node8], 'track_composite').recordings).toBeLessThan(defaultLimits([node8]).recordings);
+    expect(defaultLimits([node8], 'track').recordings).toBeGreaterThan(defaultLimits([node8], 'room_composite').recordings);
   });
 
-  it('shrinks every default in the same proportion once more apps exist than the pool holds', () => {
-    const sut = deriveQuotas([node8], apps(4));
-    for (let i = 0; i < 4; i++) expect(limitsOf(sut, `app-${i}`).streams).toBe(5);
-    expect(sut.warnings).toEqual([]);
+  it('sizes the cap on one node: a second node does not double it', () => {
+    expect(defaultLimits(nodes(2))).toEqual(defaultLimits(nodes(1)));
   });
 
-  it('grows crowded apps’ quotas when a node joins', () => {
-    const oneNode = limitsOf(deriveQuotas(nodes(1), apps(4)), 'app-0');
-    const twoNodes = limitsOf(deriveQuotas(nodes(2), apps(4)), 'app-0');
-    expect(twoNodes.streams).toBeGreaterThan(oneNode.streams);
-    expect(twoNodes.room_composites).toBeGreaterThan(oneNode.room_composites);
-  });
-
-  it('uses an explicit limit as is and splits the rest among the others', () => {
-    const sut = deriveQuotas([node8], [{ appId: 'big', limits: { streams: 15 } }, { appId: 'small' }]);
-    expect(limitsOf(sut, 'big').streams).toBe(15);
-    expect(limitsOf(sut, 'small').streams).toBe(5);
-  });
-
-  it('keeps a guaranteed minimum out of the fair split', () => {
-    const sut = deriveQuotas([node8], [{ appId: 'vip', guaranteed: { room_composites: 3 } }, ...apps(3)]);
-    expect(limitsOf(sut, 'vip').room_composites).toBe(3);
-    expect(limitsOf(sut, 'app-0').room_composites).toBe(0);
-  });
-
-  it('weighs apps against each other', () => {
-    const sut = deriveQuotas(nodes(1), [{ appId: 'heavy', weight: 3 }, { appId: 'light' }]);
-    expect(limitsOf(sut, 'heavy').streams).toBe(15);
-    expect(limitsOf(sut, 'light').streams).toBe(5);
-  });
-
-  it('warns when explicit limits promise more than the pool has, and derives nothing on top', () => {
-    const sut = deriveQuotas([node8], [{ appId: 'greedy', limits: { room_composites: 9 } }, { appId: 'other' }]);
-    expect(sut.warnings.some((w) => w.includes('room_composites'))).toBe(true);
-    expect(limitsOf(sut, 'other').room_composites).toBe(0);
-  });
-
-  it('follows the number of apps a node is expected to hold', () => {
-    const sut = deriveQuotas([node8], [{ appId: 'solo' }], { sizing: { appsPerNode: 1 } });
-    expect(limitsOf(sut, 'solo').room_composites).toBe(poolUnits('egress.room_composite', [node8]));
+  it('follows the pool’s largest node when nodes differ', () => {
+    const big: NodeBudget = { ...node8, id: 'big', ramMb: 16_384, cpuMillicores: 16_000 };
+    expect(defaultLimits([node8, big]).room_composites).toBeGreaterThan(defaultLimits([node8]).room_composites);
   });
 
   it('gives nothing where the pool has no node', () => {
-    const sut = deriveQuotas([], [{ appId: 'early' }]);
-    expect(Object.values(limitsOf(sut, 'early')).every((v) => v === 0)).toBe(true);
+    expect(Object.values(defaultLimits([])).every((v) => v === 0)).toBe(true);
+  });
+});
+
+describe(limitsOfApps.name, () => {
+  it('gives the 101st app the same caps as the first: idle apps take nothing from active ones', () => {
+    const sut = limitsOfApps([node8], apps(101));
+    expect(sut['app-100']).toEqual(sut['app-0']);
+    expect(sut['app-100']?.streams).toBe(10);
+  });
+
+  it('lets caps sum to more than the node runs', () => {
+    const sut = limitsOfApps([node8], apps(10));
+    const sum = Object.values(sut).reduce((s, l) => s + l.room_composites, 0);
+    expect(sum).toBeGreaterThan(maxConcurrent('egress.room_composite', node8));
+  });
+});
+
+describe(effectiveLimits.name, () => {
+  const defaults = defaultLimits([node8]);
+
+  it('uses an explicit cap as is, above or below the default', () => {
+    expect(effectiveLimits({ limits: { streams: 40 } }, defaults).streams).toBe(40);
+    expect(effectiveLimits({ limits: { streams: 1 } }, defaults).streams).toBe(1);
+    expect(effectiveLimits({ limits: { streams: 1 } }, defaults).recordings).toBe(defaults.recordings);
+  });
+
+  it('never caps an app below its own guarantee', () => {
+    expect(effectiveLimits({ limits: { streams: 1 }, guarantees: { streams: 4 } }, defaults).streams).toBe(4);
+    expect(effectiveLimits({ guarantees: { room_composites: 3 } }, defaults).room_composites).toBe(3);
   });
 });

@@ -8,21 +8,19 @@ import { addLoad, scaleLoad } from './resources.js';
 
 export type AppQuotaPolicy = Readonly<{
   appId: string;
-  /** Share of the fair split relative to other apps; 1 when absent. */
-  weight?: number;
-  /** Explicit limits set by the operator; they replace the derived ones. */
+  /** Caps the operator set; they replace the derived ones class by class. */
   limits?: Partial<AppLimits>;
-  /** Floors the derived limits, taken out of the pool before the fair split. */
-  guaranteed?: Partial<AppLimits>;
+  /** Floors the operator set: capacity kept free for the app while it does not use it (see guarantees.ts). */
+  guarantees?: Partial<AppLimits>;
   /** Sizes `recordings`: auto is sized on passthrough, the mode most single-publisher rooms get. */
   egressMode?: EgressModeSetting;
 }>;
 
 export type QuotaSizing = Readonly<{
   /**
-   * How many apps' default quotas one node holds. An app's default is 1/appsPerNode of the pool's
-   * largest node, so quotas do not shrink each time an app is created; once more apps exist than
-   * fit, everyone's default shrinks in the same proportion so that the sum never passes the pool.
+   * How many apps share one node in product.md's per-app guidance ("a shared 8 GB node"). An app's
+   * default cap is 1/appsPerNode of what the pool's largest node runs of the class, the same however
+   * many apps exist: caps may sum to more than the pool, and node admission protects the hardware.
    */
   appsPerNode: number;
   /** WebRTC viewers reserved per stream when sizing `streams`: a room is only useful with its audience. */
@@ -31,95 +29,48 @@ export type QuotaSizing = Readonly<{
 
 export const DEFAULT_QUOTA_SIZING: QuotaSizing = Object.freeze({ appsPerNode: 2, viewersPerStream: 19 });
 
-export type DerivedQuotas = Readonly<{
-  limits: Readonly<Record<string, AppLimits>>;
-  /** Configurations that could not all be honoured (explicit limits or guarantees beyond the pool). */
-  warnings: readonly string[];
-}>;
-
 export type QuotaOptions = Readonly<{ model?: CapacityModel; sizing?: Partial<QuotaSizing> }>;
 
 const EPSILON = 1e-9;
 
 /**
- * Per-app limits, class by class: explicit limits first, then guarantees, then a fair split of the
- * rest. For every class the derived limits fit the pool together (Σ limit / poolUnits ≤ 1).
+ * The default cap per class for an app recording in `egressMode`: a share of ONE node (the pool's
+ * largest for that class), never a share of the pool, so creating apps never shrinks anyone's cap.
  */
-export function deriveQuotas(nodes: readonly NodeBudget[], apps: readonly AppQuotaPolicy[], options: QuotaOptions = {}): DerivedQuotas {
+export function defaultLimits(nodes: readonly NodeBudget[], egressMode: EgressModeSetting = 'auto', options: QuotaOptions = {}): AppLimits {
   const model = options.model ?? DEFAULT_MODEL;
   const sizing = { ...DEFAULT_QUOTA_SIZING, ...options.sizing };
   if (!(sizing.appsPerNode > 0)) throw new RangeError(`appsPerNode must be positive, got ${sizing.appsPerNode}`);
-  const warnings: string[] = [];
-  const limits = new Map<string, Record<QuotaClass, number>>(apps.map((a) => [a.appId, {} as Record<QuotaClass, number>]));
-
-  for (const cls of QUOTA_CLASSES) {
-    const split = splitClass(
-      cls,
-      apps.map((app) => ({ app, units: nodeUnits(cls, nodes, model, sizing, app.egressMode ?? 'auto') })),
-      sizing.appsPerNode,
-      warnings,
-    );
-    for (const [appId, limit] of split) {
-      const appLimits = limits.get(appId);
-      if (appLimits !== undefined) appLimits[cls] = limit;
-    }
-  }
-  return { limits: Object.fromEntries(limits), warnings };
+  return Object.fromEntries(
+    QUOTA_CLASSES.map((cls) => {
+      const largest = Math.max(0, ...nodeUnits(cls, nodes, model, sizing, egressMode));
+      return [cls, Math.floor(largest / sizing.appsPerNode + EPSILON)];
+    }),
+  ) as Record<QuotaClass, number>;
 }
 
-type Claim = Readonly<{ app: AppQuotaPolicy; units: readonly number[] }>;
-
-function splitClass(cls: QuotaClass, claims: readonly Claim[], appsPerNode: number, warnings: string[]): Map<string, number> {
-  const result = new Map<string, number>();
-  let explicitShare = 0;
-  const open: { appId: string; pool: number; wanted: number; guaranteed: number }[] = [];
-
-  for (const { app, units } of claims) {
-    const weight = app.weight ?? 1;
-    if (!(weight >= 0 && Number.isFinite(weight))) throw new RangeError(`${app.appId}: weight must be ≥ 0, got ${weight}`);
-    const pool = units.reduce((a, b) => a + b, 0);
-    const explicit = app.limits?.[cls];
-    if (explicit !== undefined) {
-      result.set(app.appId, explicit);
-      explicitShare += pool > 0 ? explicit / pool : explicit > 0 ? Number.POSITIVE_INFINITY : 0;
-      continue;
-    }
-    const g = app.guaranteed?.[cls] ?? 0;
-    if (g > pool) warnings.push(`${app.appId}: guaranteed ${cls} ${g} exceeds the pool's ${pool}`);
-    if (pool === 0) {
-      result.set(app.appId, 0);
-      continue;
-    }
-    // Fractions of the pool: the default is 1/appsPerNode of the largest node, scaled by weight.
-    const wanted = (weight * Math.max(...units)) / appsPerNode / pool;
-    open.push({ appId: app.appId, pool, wanted, guaranteed: Math.min(g, pool) / pool });
-  }
-
-  if (explicitShare > 1 + EPSILON) warnings.push(`explicit ${cls} limits exceed the pool (${explicitShare.toFixed(2)}×)`);
-  const rest = Math.max(0, 1 - explicitShare);
-
-  // Water-filling: apps whose guarantee beats their share keep the guarantee; the others share what is left.
-  const pinned = new Set<string>();
-  let scale = 1;
-  for (;;) {
-    const pinnedShare = open.filter((o) => pinned.has(o.appId)).reduce((s, o) => s + o.guaranteed, 0);
-    if (pinnedShare > rest + EPSILON) {
-      warnings.push(`guaranteed ${cls} exceed what is left of the pool; guarantees are scaled down`);
-      for (const o of open) result.set(o.appId, pinned.has(o.appId) ? floor((o.guaranteed * rest * o.pool) / pinnedShare) : 0);
-      return result;
-    }
-    const wanted = open.filter((o) => !pinned.has(o.appId)).reduce((s, o) => s + o.wanted, 0);
-    scale = wanted > 0 ? Math.min(1, (rest - pinnedShare) / wanted) : 0;
-    const newly = open.filter((o) => !pinned.has(o.appId) && o.guaranteed > o.wanted * scale);
-    if (newly.length === 0) break;
-    for (const o of newly) pinned.add(o.appId);
-  }
-  for (const o of open) result.set(o.appId, floor((pinned.has(o.appId) ? o.guaranteed : o.wanted * scale) * o.pool));
-  return result;
+/** The limit admission enforces: the explicit cap, else the default; never below the app's guarantee. */
+export function effectiveLimits(policy: Pick<AppQuotaPolicy, 'limits' | 'guarantees'>, defaults: AppLimits): AppLimits {
+  return Object.fromEntries(
+    QUOTA_CLASSES.map((cls) => [cls, Math.max(policy.limits?.[cls] ?? defaults[cls], policy.guarantees?.[cls] ?? 0)]),
+  ) as Record<QuotaClass, number>;
 }
 
-function floor(x: number): number {
-  return Math.floor(x + EPSILON);
+/** Every app's effective limits (listings and gauges; admission reads one app's policy only). */
+export function limitsOfApps(
+  nodes: readonly NodeBudget[],
+  apps: readonly AppQuotaPolicy[],
+  options: QuotaOptions = {},
+): Readonly<Record<string, AppLimits>> {
+  const byMode = new Map<EgressModeSetting, AppLimits>();
+  const defaultsFor = (mode: EgressModeSetting): AppLimits => {
+    const known = byMode.get(mode);
+    if (known) return known;
+    const computed = defaultLimits(nodes, mode, options);
+    byMode.set(mode, computed);
+    return computed;
+  };
+  return Object.fromEntries(apps.map((app) => [app.appId, effectiveLimits(app, defaultsFor(app.egressMode ?? 'auto'))]));
 }
 
 /** Per node, how many units of the class's reference workload it can run alone. */

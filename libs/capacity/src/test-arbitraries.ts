@@ -31,7 +31,7 @@ export const nodesArb = ({ maxNodes = 4, maxRamMb = 65_536 } = {}): fc.Arbitrary
 
 export const kindArb: fc.Arbitrary<WorkloadKind> = fc.constantFrom(...WORKLOAD_KINDS);
 
-const partialLimitsArb = (max: number): fc.Arbitrary<Partial<AppLimits>> =>
+export const partialLimitsArb = (max: number): fc.Arbitrary<Partial<AppLimits>> =>
   fc
     .array(fc.tuple(fc.constantFrom(...QUOTA_CLASSES), fc.integer({ min: 0, max })), { maxLength: 3 })
     .map((pairs) => Object.fromEntries(pairs) as Partial<Record<QuotaClass, number>>);
@@ -40,19 +40,17 @@ export const appPoliciesArb = (options: { explicit: boolean; maxApps?: number })
   fc
     .array(
       fc.record({
-        weight: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
         limits: options.explicit ? fc.option(partialLimitsArb(6), { nil: undefined }) : fc.constant(undefined),
-        guaranteed: fc.option(partialLimitsArb(4), { nil: undefined }),
+        guarantees: fc.option(partialLimitsArb(4), { nil: undefined }),
         egressMode: fc.constantFrom<EgressModeSetting>('auto', ...EGRESS_MODES),
       }),
       { minLength: 1, maxLength: options.maxApps ?? 6 },
     )
     .map((apps) =>
-      apps.map(({ weight, limits, guaranteed, egressMode }, i) => ({
+      apps.map(({ limits, guarantees, egressMode }, i) => ({
         appId: `app-${i}`,
         egressMode,
-        ...(weight === undefined ? {} : { weight }),
         ...(limits === undefined ? {} : { limits }),
-        ...(guaranteed === undefined ? {} : { guaranteed }),
+        ...(guarantees === undefined ? {} : { guarantees }),
       })),
     );

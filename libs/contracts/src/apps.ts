@@ -2,24 +2,27 @@ import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
 import { RecordingFormat, RecordingModeSetting } from './recordings.js';
+import { safeText, withoutControlCharacters } from './text.js';
 
-const name = z.string().trim().min(1).max(100);
+const name = safeText(100);
 
 /** Where the app's webhooks are POSTed: an absolute http(s) URL. */
-export const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+export const WebhookUrl = withoutControlCharacters(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048));
 
 export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
 /** Fields only the admin key may change; an app's own key may change the others. */
-export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas'] as const;
+export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas', 'guarantees'] as const;
 
 export const UpdateAppBody = z
   .strictObject({
     /** Admin only. */
     name: name.optional(),
-    /** Admin only. */
+    /** Admin only: caps per class. */
     quotas: QuotaOverrides.optional(),
+    /** Admin only: guarantees (floors) per class; all apps' guarantees together must fit the pool (409 otherwise). */
+    guarantees: QuotaOverrides.optional(),
     /** Where webhooks go; null stops them (events are still recorded). */
     webhookUrl: WebhookUrl.nullable().optional(),
     /** `auto` picks an egress mode per recording; a mode forces it. */
@@ -42,8 +45,10 @@ export const AppView = z
     name: z.string(),
     createdAt: z.iso.datetime(),
     quotas: AppQuotas,
-    /** The limits the operator set; the others are the app's share of the node pool. */
+    /** The caps the operator set; the others are the default cap sized on one node of the pool. */
     explicitQuotas: QuotaOverrides,
+    /** Guarantees (floors) per class: capacity kept free for the app while it does not use it; 0 where none. */
+    guarantees: AppQuotas,
     usage: z.object({ streams: z.number().int() }),
     webhookUrl: z.string().nullable(),
     /** Whether a webhook signing secret was set; the secret itself is shown only when rotated. */

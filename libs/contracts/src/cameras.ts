@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { safeText } from './text.js';
 import { AppId, CameraId } from './ids.js';
 
 /** Frames a camera may send per second; faster frames are dropped, not stored. */
@@ -25,7 +26,7 @@ export type CameraCloseReason = keyof typeof CAMERA_CLOSE_CODES;
 
 export const CreateCameraBody = z
   .strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: safeText(200),
     maxFps: z.number().int().min(1).max(60).default(CAMERA_DEFAULT_MAX_FPS),
     maxFrameKb: z.number().int().min(1).max(2_048).default(CAMERA_DEFAULT_MAX_FRAME_KB),
   })

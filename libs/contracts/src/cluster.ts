@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withoutControlCharacters } from './text.js';
 import { NodeId } from './nodes.js';
 
 /** The roles a node can join an origin with (`./install.sh --join --role`). */
@@ -35,7 +36,7 @@ export type JoinTokenView = z.infer<typeof JoinTokenView>;
 
 export const JoinNodeBody = z
   .strictObject({
-    token: z.string().min(1).max(200),
+    token: withoutControlCharacters(z.string().min(1).max(200)),
     name: NodeId,
     role: JoinedNodeRole,
   })

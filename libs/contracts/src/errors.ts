@@ -38,6 +38,11 @@ export const LimitRefusal = z
       retryAfterS: z.number().optional(),
       /** The node that came closest to fitting, for capacity refusals. */
       nodeId: z.string().optional(),
+      /**
+       * With resource `pool.guaranteed`: the node resource that other apps' unused guarantees keep
+       * free (`node.ram`, `node.cpu`, `node.nic`); limit / used / requested are in its unit.
+       */
+      heldResource: z.string().optional(),
     }),
     requestId: z.string(),
   })

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 /** Ids are opaque, prefixed, url-safe; room names are derived from them only. */
@@ -16,9 +15,12 @@ const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 export type IdPrefix = 'app' | 'key' | 'str' | 'rec' | 'ing' | 'evt' | 'dlv' | 'cam' | 'cvw' | 'hls';
 
-/** `prefix_` + 16 random lowercase alphanumerics (~82 bits). */
+/**
+ * `prefix_` + 16 random lowercase alphanumerics (~82 bits). Web Crypto (`globalThis.crypto`, in
+ * Node 20 and every browser) keeps this package importable by the dashboard's bundle.
+ */
 export function newId(prefix: IdPrefix): string {
-  const bytes = randomBytes(16);
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
   let body = '';
   for (const byte of bytes) body += ALPHABET[byte % ALPHABET.length];
   return `${prefix}_${body}`;

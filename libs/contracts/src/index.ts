@@ -14,3 +14,6 @@ export * from './workers.js';
 export * from './cluster.js';
 export * from './cameras.js';
 export * from './hls.js';
+export * from './text.js';
+export * from './invalidation.js';
+export * from './reservations.js';

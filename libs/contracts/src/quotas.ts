@@ -1,5 +1,6 @@
 import { WORKLOAD_KINDS } from '@tally/capacity';
 import { z } from 'zod';
+import { ReservationView } from './reservations.js';
 
 /** API field → the capacity model's quota class it limits. */
 export const QUOTA_FIELDS = {
@@ -18,7 +19,7 @@ export const QUOTA_FIELD_NAMES = Object.keys(QUOTA_FIELDS) as QuotaField[];
 
 const limit = z.number().int().min(0).max(1_000_000);
 
-/** Effective limits: the operator's explicit ones, the rest derived from the node pool. */
+/** Effective limits (caps): the operator's explicit ones, the rest sized on one node of the pool. Also the shape of guarantees. */
 export const AppQuotas = z
   .object({
     maxStreams: limit,
@@ -33,7 +34,7 @@ export const AppQuotas = z
   .meta({ id: 'AppQuotas' });
 export type AppQuotas = z.infer<typeof AppQuotas>;
 
-/** What PATCH accepts: a number sets an explicit limit, null returns the class to its derived share. */
+/** What PATCH accepts: a number sets the class explicitly; null returns a cap to its default, a guarantee to none. */
 export const QuotaOverrides = z.strictObject(
   Object.fromEntries(QUOTA_FIELD_NAMES.map((f) => [f, limit.nullable().optional()])) as Record<
     QuotaField,
@@ -68,7 +69,17 @@ export type CapacityCheckResult = z.infer<typeof CapacityCheckResult>;
 
 export const AppUsageView = z
   .object({
-    items: z.array(z.object({ quota: z.enum(QUOTA_FIELD_NAMES as [QuotaField, ...QuotaField[]]), used: z.number(), limit: z.number() })),
+    items: z.array(
+      z.object({
+        quota: z.enum(QUOTA_FIELD_NAMES as [QuotaField, ...QuotaField[]]),
+        /** Units the app holds now. */
+        used: z.number(),
+        /** The cap: admission refuses past it (quota_exceeded). */
+        limit: z.number(),
+        /** The floor kept free for the app while unused (0: none). */
+        guarantee: z.number(),
+      }),
+    ),
   })
   .meta({ id: 'AppUsage' });
 export type AppUsageView = z.infer<typeof AppUsageView>;
@@ -97,6 +108,21 @@ export const CapacityView = z
       free: LoadView,
       fits: z.record(z.string(), z.number()),
     }),
+    /** Guarantees partition the live pool: what they promise, what of that is unused, and what is left for everyone. */
+    guarantees: z.object({
+      /** Σ of every app's guarantee, per quota field. */
+      guaranteed: AppQuotas,
+      /** The live pool's allocatable, the sum guarantees must fit. */
+      allocatable: LoadView,
+      /** What all guarantees together keep free when nothing of them is used (their units at class cost, plus idle runtimes). */
+      promised: LoadView,
+      /** The part of the guarantees not in use now, kept free for their apps. */
+      unused: LoadView,
+      /** What work outside guarantees may still take: allocatable − reserved − unused. */
+      free: LoadView,
+    }),
+    /** With `?detail=reservations`: what holds each node's reservations, draining and departed nodes included. */
+    reservations: z.array(ReservationView).optional(),
   })
   .meta({ id: 'Capacity' });
 export type CapacityView = z.infer<typeof CapacityView>;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { safeText, withoutControlCharacters } from './text.js';
 import { AppId, StreamId } from './ids.js';
 
 export const StreamStatus = z.enum(['created', 'live', 'ended']);
 export type StreamStatus = z.infer<typeof StreamStatus>;
 
-export const CreateStreamBody = z.strictObject({ name: z.string().trim().min(1).max(200) }).meta({ id: 'CreateStreamBody' });
+export const CreateStreamBody = z.strictObject({ name: safeText(200) }).meta({ id: 'CreateStreamBody' });
 export type CreateStreamBody = z.infer<typeof CreateStreamBody>;
 
 export const StreamView = z
@@ -45,7 +46,7 @@ export const CreateTokenBody = z
       .regex(/^[A-Za-z0-9_.:@-]+$/, 'letters, digits and _ . : @ - only'),
     role: TokenRole,
     /** Display name shown to other participants. */
-    name: z.string().max(128).optional(),
+    name: withoutControlCharacters(z.string().max(128)).optional(),
     ttlSeconds: z.number().int().min(60).max(86_400).default(3_600),
   })
   .meta({ id: 'CreateTokenBody' });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CapacityLedger } from '@tally/admission';
+import { CapacityLedger, capsOnly } from '@tally/admission';
 import { DEFAULT_MODEL, fits, unlimited } from '@tally/capacity';
 import { createPrismaClient, type PrismaClient } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
@@ -62,7 +62,7 @@ describe(RecordingLifecycle.name, () => {
       },
     );
     if (!decision.ok) throw new Error('not admitted');
-    expect((await ledger.reserve(id, decision.placement, LIMITS, [], 60_000)).ok).toBe(true);
+    expect((await ledger.reserve(id, decision.placement, capsOnly(LIMITS), [], 60_000)).ok).toBe(true);
     await prisma.recording.create({
       data: {
         id,

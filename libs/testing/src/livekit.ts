@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChild } from './child.js';
@@ -47,6 +47,9 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     '  stun_servers: ["127.0.0.1:3478"]',
     'redis:',
     `  address: ${redis.hostname}:${redis.port}`,
+    // As install.sh writes it: only Tally creates rooms, so a token of an ended stream cannot recreate one.
+    'room:',
+    '  auto_create: false',
     'keys:',
     `  ${apiKey}: ${apiSecret}`,
     ...(options.ingress
@@ -65,6 +68,17 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
   writeFileSync(configFile, `${config}\n`);
   const logFile = join(dir, 'livekit.log');
   const child = startChild(toolPath('livekit-server'), ['--config', configFile], logFile);
+  // livekit-server exits on a recovered panic in a participant's session (os.Exit(1)): say so where
+  // the failing test will look, and keep the log that holds the panic.
+  let stopping = false;
+  let died = false;
+  child.process.once('exit', (code, signal) => {
+    if (stopping) return;
+    died = true;
+    const line = `[tally-testing] livekit-server exited while its test was running (code ${code}, signal ${signal}); log kept: ${logFile}`;
+    appendFileSync(logFile, `${line}\n`);
+    console.error(line);
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor('livekit-server', async () => ((await fetch(url)).ok ? true : undefined), 60_000);
   return {
@@ -75,8 +89,9 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     nodeIp: options.nodeIp,
     logFile,
     async stop() {
+      stopping = true;
       await child.stop();
-      rmSync(dir, { recursive: true, force: true });
+      if (!died) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -4,18 +4,26 @@ import { waitFor } from './ports.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
-/** Runs an app's real entry point (apps/<name>/src/main.ts) as its own OS process. */
+export type AppRuntime = 'source' | 'built';
+
+/** Tests run the sources; benchmarks set TALLY_APP_RUNTIME=built to measure what production runs (dist/). */
+const defaultRuntime = (): AppRuntime => (process.env['TALLY_APP_RUNTIME'] === 'built' ? 'built' : 'source');
+
+/** The command line that runs an app from source (TypeScript compiled at load) or from `npm run build`'s dist/. */
+export function appCommand(name: 'api' | 'worker' | 'agent', runtime: AppRuntime = defaultRuntime()): string[] {
+  return runtime === 'built'
+    ? [join(ROOT, 'dist', `${name}.js`)]
+    : ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')];
+}
+
+/** Runs an app's real entry point (apps/<name>/src/main.ts, or its build in dist/) as its own OS process. */
 export async function startAppProcess(
   name: 'api' | 'worker' | 'agent',
   env: Readonly<Record<string, string>>,
   logFile: string,
+  runtime: AppRuntime = defaultRuntime(),
 ): Promise<Child> {
-  const child = startChild(
-    process.execPath,
-    ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')],
-    logFile,
-    { ...process.env, ...env },
-  );
+  const child = startChild(process.execPath, appCommand(name, runtime), logFile, { ...process.env, ...env });
   if (name === 'api') {
     const url = `http://127.0.0.1:${env['TALLY_PORT']}/healthz`;
     await waitFor(

@@ -87,6 +87,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     LIVEKIT_API_SECRET: livekit.apiSecret,
     TALLY_SECRETS_KEY: randomBytes(32).toString('hex'),
     TALLY_RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'tally-recordings-')),
+    // Tests' webhook receivers listen on loopback, which production refuses by default.
+    TALLY_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
     ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
     ...options.env,
   };

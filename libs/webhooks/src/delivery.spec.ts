@@ -1,12 +1,15 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptDelivery, type DeliveryRequest } from './delivery.js';
-import { verifySignature } from './signature.js';
+import { AddressPolicy } from './address-policy.js';
+import { type DeliveryRequest, WebhookSender } from './delivery.js';
+import { Webhook } from 'standardwebhooks';
+import { newWebhookSecret, secretKey } from './signature.js';
 
 type Seen = { headers: IncomingHttpHeaders; body: string; method: string | undefined };
 
-describe(attemptDelivery.name, () => {
+describe(WebhookSender.name, () => {
+  const sut = new WebhookSender(new AddressPolicy(['127.0.0.0/8']));
   let server: Server;
   let base: string;
   const seen: Seen[] = [];
@@ -27,14 +30,16 @@ describe(attemptDelivery.name, () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
+    await sut.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
 
+  const secret = newWebhookSecret();
   const request = (path: string, overrides: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
     url: base + path,
     body: '{"id":"evt_aaaaaaaaaaaaaaaa","type":"stream.live"}',
-    secret: 'whsec_spec',
+    keys: [secretKey(secret)],
     eventId: 'evt_aaaaaaaaaaaaaaaa',
     eventType: 'stream.live',
     deliveryId: 'dlv_bbbbbbbbbbbbbbbb',
@@ -44,38 +49,62 @@ describe(attemptDelivery.name, () => {
   });
 
   it('POSTs the body with the documented headers, signed so the receiver can verify it', async () => {
-    const sut = request('/ok');
+    const sent = request('/ok');
 
-    expect(await attemptDelivery(sut)).toEqual({ ok: true, statusCode: 204 });
+    expect(await sut.attempt(sent)).toEqual({ ok: true, statusCode: 204 });
     const got = seen.at(-1)!;
     expect(got.method).toBe('POST');
-    expect(got.body).toBe(sut.body);
+    expect(got.body).toBe(sent.body);
     expect(got.headers).toMatchObject({
       'content-type': 'application/json',
       'user-agent': 'Tally-Webhooks/1',
-      'tally-event-id': sut.eventId,
+      'webhook-id': sent.eventId,
+      'webhook-timestamp': String(sent.nowS),
       'tally-event-type': 'stream.live',
-      'tally-delivery-id': sut.deliveryId,
+      'tally-delivery-id': sent.deliveryId,
     });
-    expect(verifySignature('whsec_spec', String(got.headers['tally-signature']), got.body, sut.nowS)).toBe(true);
+    expect(new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).toEqual(JSON.parse(sent.body));
   });
 
   it('counts a non-2xx answer as a failure with its status', async () => {
-    expect(await attemptDelivery(request('/fail'))).toEqual({ ok: false, statusCode: 500, error: 'receiver answered 500' });
+    expect(await sut.attempt(request('/fail'))).toEqual({ ok: false, statusCode: 500, error: 'HTTP 500' });
   });
 
   it('does not follow redirects', async () => {
-    expect(await attemptDelivery(request('/redirect'))).toMatchObject({ ok: false, statusCode: 302 });
+    expect(await sut.attempt(request('/redirect'))).toEqual({ ok: false, statusCode: 302, error: 'HTTP 302' });
+    expect(seen.filter((s) => s.method === 'POST').length).toBe(seen.length);
+  });
+
+  it('refuses loopback unless the operator allowed it, whether spelled as an address or a name', async () => {
+    const strict = new WebhookSender(new AddressPolicy());
+    const before = seen.length;
+    const port = new URL(base).port;
+    try {
+      for (const url of [
+        base,
+        `http://2130706433:${port}/`,
+        `http://0x7f.1:${port}/`,
+        `http://[::ffff:127.0.0.1]:${port}/`,
+        `http://localhost:${port}/`,
+      ]) {
+        expect(await strict.attempt(request('/', { url })), url).toEqual({ ok: false, statusCode: null, error: 'address not allowed' });
+      }
+      expect(seen.length).toBe(before);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('connects to a name only through an allowed address', async () => {
+    const port = new URL(base).port;
+
+    expect(await sut.attempt(request('/ok', { url: `http://localhost:${port}/ok` }))).toEqual({ ok: true, statusCode: 204 });
   });
 
   it('gives up after the timeout', async () => {
     const started = Date.now();
 
-    expect(await attemptDelivery(request('/slow', { timeoutMs: 200 }))).toEqual({
-      ok: false,
-      statusCode: null,
-      error: 'no answer within 200 ms',
-    });
+    expect(await sut.attempt(request('/slow', { timeoutMs: 200 }))).toEqual({ ok: false, statusCode: null, error: 'timeout' });
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 
@@ -85,8 +114,10 @@ describe(attemptDelivery.name, () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
 
-    const result = await attemptDelivery(request('/', { url: `http://127.0.0.1:${port}/` }));
-    expect(result).toMatchObject({ ok: false, statusCode: null });
-    expect(!result.ok && result.error).toMatch(/ECONNREFUSED|fetch failed/);
+    expect(await sut.attempt(request('/', { url: `http://127.0.0.1:${port}/` }))).toEqual({
+      ok: false,
+      statusCode: null,
+      error: 'connection failed',
+    });
   });
 });

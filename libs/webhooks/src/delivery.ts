@@ -1,4 +1,7 @@
-import { sign, SIGNATURE_HEADER } from './signature.js';
+import { isIP } from 'node:net';
+import { Agent, errors, request } from 'undici';
+import { AddressNotAllowedError, AddressPolicy } from './address-policy.js';
+import { signatureHeader, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signature.js';
 
 export const USER_AGENT = 'Tally-Webhooks/1';
 
@@ -6,7 +9,9 @@ export type DeliveryRequest = Readonly<{
   url: string;
   /** The stored event JSON, sent byte for byte as signed. */
   body: string;
-  secret: string;
+  /** HMAC keys to sign with: the current secret's, then during a rotation's grace period the previous one's. */
+  keys: readonly Buffer[];
+  /** Also the `webhook-id`: stable across retries and redeliveries, so receivers deduplicate on it. */
   eventId: string;
   eventType: string;
   deliveryId: string;
@@ -15,45 +20,87 @@ export type DeliveryRequest = Readonly<{
   nowS: number;
 }>;
 
-export type AttemptResult = Readonly<{ ok: true; statusCode: number }> | Readonly<{ ok: false; statusCode: number | null; error: string }>;
+/**
+ * A failed attempt's cause, deliberately coarse: a receiver URL is chosen by the app, so the error
+ * must not tell it what answered on the other side (a port scanner for the origin's network).
+ */
+export type AttemptError = 'timeout' | 'connection failed' | 'address not allowed' | `HTTP ${number}`;
 
-const MAX_ERROR_LENGTH = 500;
+export type AttemptResult =
+  Readonly<{ ok: true; statusCode: number }> | Readonly<{ ok: false; statusCode: number | null; error: AttemptError }>;
 
-/** One attempt: POST the signed body. Only a 2xx delivers; redirects are not followed. Never throws. */
-export async function attemptDelivery(request: DeliveryRequest): Promise<AttemptResult> {
-  try {
-    const response = await fetch(request.url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(request.timeoutMs),
-      headers: deliveryHeaders(request),
-      body: request.body,
-    });
-    // The receiver's answer is not read, only released, so a huge or endless body cannot stall us.
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return { ok: true, statusCode: response.status };
-    return { ok: false, statusCode: response.status, error: `receiver answered ${response.status}` };
-  } catch (error) {
-    return { ok: false, statusCode: null, error: describeFailure(error, request.timeoutMs) };
+/**
+ * Sends deliveries over keep-alive connections to addresses the policy allows. Names are resolved
+ * by the policy's lookup at connect time, so the checked address is the connected one; an IP
+ * literal is checked before the request. Redirects are never followed.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(private readonly policy: AddressPolicy) {
+    this.agent = new Agent({ connect: { lookup: policy.lookup() }, keepAliveTimeout: 10_000 });
+  }
+
+  /** One attempt: POST the signed body; only a 2xx delivers. Never throws. */
+  async attempt(delivery: DeliveryRequest): Promise<AttemptResult> {
+    const host = hostOf(delivery.url);
+    if (host === undefined) return { ok: false, statusCode: null, error: 'connection failed' };
+    if (isIP(host) !== 0 && !this.policy.allows(host)) return { ok: false, statusCode: null, error: 'address not allowed' };
+    try {
+      const response = await request(delivery.url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        headers: deliveryHeaders(delivery),
+        body: delivery.body,
+        signal: AbortSignal.timeout(delivery.timeoutMs),
+        headersTimeout: delivery.timeoutMs,
+        bodyTimeout: delivery.timeoutMs,
+      });
+      // The answer's body is drained (up to a small limit) and dropped: only the status matters.
+      await response.body.dump().catch(() => undefined);
+      const { statusCode } = response;
+      if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode };
+      return { ok: false, statusCode, error: `HTTP ${statusCode}` };
+    } catch (error) {
+      return { ok: false, statusCode: null, error: coarse(error) };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
   }
 }
 
 export function deliveryHeaders(request: DeliveryRequest): Record<string, string> {
   return {
-    'Content-Type': 'application/json',
-    'User-Agent': USER_AGENT,
-    [SIGNATURE_HEADER]: sign(request.secret, request.nowS, request.body),
-    'Tally-Event-Id': request.eventId,
-    'Tally-Event-Type': request.eventType,
-    'Tally-Delivery-Id': request.deliveryId,
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    [WEBHOOK_ID_HEADER]: request.eventId,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(request.nowS)),
+    [WEBHOOK_SIGNATURE_HEADER]: signatureHeader(request.keys, request.eventId, request.nowS, request.body),
+    'tally-event-type': request.eventType,
+    'tally-delivery-id': request.deliveryId,
   };
 }
 
-function describeFailure(error: unknown, timeoutMs: number): string {
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `no answer within ${timeoutMs} ms`;
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return undefined;
   }
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  const message = error instanceof Error ? `${error.message}${cause}` : String(error);
-  return message.slice(0, MAX_ERROR_LENGTH);
+}
+
+function coarse(error: unknown): AttemptError {
+  const causes: unknown[] = [error];
+  for (let e = error; e instanceof Error && e.cause !== undefined; e = e.cause) causes.push(e.cause);
+  if (causes.some((e) => e instanceof AddressNotAllowedError)) return 'address not allowed';
+  const timedOut = causes.some(
+    (e) =>
+      e instanceof errors.HeadersTimeoutError ||
+      e instanceof errors.BodyTimeoutError ||
+      e instanceof errors.ConnectTimeoutError ||
+      (e instanceof DOMException && (e.name === 'TimeoutError' || e.name === 'AbortError')),
+  );
+  return timedOut ? 'timeout' : 'connection failed';
 }

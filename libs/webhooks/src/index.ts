@@ -1,3 +1,4 @@
+export * from './address-policy.js';
 export * from './backoff.js';
 export * from './delivery.js';
 export * from './delivery-queue.js';

@@ -1,59 +1,34 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
-/** The header every delivery carries: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`. */
-export const SIGNATURE_HEADER = 'Tally-Signature';
-
-/** How far a signature's timestamp may be from the receiver's clock before it is refused as a replay. */
-export const DEFAULT_TOLERANCE_S = 300;
+/**
+ * Standard Webhooks (https://www.standardwebhooks.com): every delivery carries these three headers,
+ * so an app verifies it with the published library of its language.
+ */
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
 
 const SECRET_PREFIX = 'whsec_';
 
-/** A new signing secret: 32 random bytes, `whsec_` + base64url. Shown to the app once. */
+/** A new signing secret: `whsec_` + 32 random bytes in standard base64, as the Standard Webhooks libraries read it. */
 export function newWebhookSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+/** The HMAC key of a secret: the base64 after `whsec_` (Node's decoder also takes the URL-safe alphabet). */
+export function secretKey(secret: string): Buffer {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const key = Buffer.from(encoded, 'base64');
+  if (key.length === 0) throw new Error('a webhook secret must not be empty');
+  return key;
 }
 
 /**
- * The `Tally-Signature` value for `body` sent at `timestampS`. The timestamp is signed with the
- * body, so a captured request cannot be replayed later with a fresh timestamp.
+ * The `webhook-signature` value: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>` per
+ * secret, space-separated. During a rotation both secrets sign, so a receiver holding either
+ * verifies; the id and timestamp are signed with the body, so neither can be swapped on a replay.
  */
-export function sign(secret: string, timestampS: number, body: string): string {
-  const t = Math.floor(timestampS);
-  return `t=${t},v1=${hmac(secret, t, body)}`;
-}
-
-/**
- * Whether `header` is a valid signature of `body` under `secret`, made within `toleranceS` of
- * `nowS`. Accepts several `v1=` entries (any one matching is enough); compares in constant time.
- */
-export function verifySignature(secret: string, header: string, body: string, nowS: number, toleranceS = DEFAULT_TOLERANCE_S): boolean {
-  const parsed = parseSignatureHeader(header);
-  if (!parsed) return false;
-  if (Math.abs(nowS - parsed.t) > toleranceS) return false;
-  const expected = Buffer.from(hmac(secret, parsed.t, body), 'hex');
-  let match = false;
-  for (const candidate of parsed.v1) {
-    const presented = Buffer.from(candidate, 'hex');
-    // Every candidate is compared, so timing does not tell which (if any) matched.
-    if (presented.length === expected.length && timingSafeEqual(presented, expected)) match = true;
-  }
-  return match;
-}
-
-export function parseSignatureHeader(header: string): { t: number; v1: string[] } | undefined {
-  let t: number | undefined;
-  const v1: string[] = [];
-  for (const part of header.split(',')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const key = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    if (key === 't' && /^\d{1,12}$/.test(value)) t = Number(value);
-    else if (key === 'v1' && /^[0-9a-f]{64}$/.test(value)) v1.push(value);
-  }
-  return t === undefined || v1.length === 0 ? undefined : { t, v1 };
-}
-
-function hmac(secret: string, t: number, body: string): string {
-  return createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+export function signatureHeader(keys: readonly Buffer[], messageId: string, timestampS: number, body: string): string {
+  const signed = `${messageId}.${Math.floor(timestampS)}.${body}`;
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' ');
 }

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { LimitEnforcement, WorkerLimits } from './worker-driver.js';
 
 /** Where a native worker's limits live, and how to read what the kernel did to it. */
@@ -38,17 +38,21 @@ function tryV2(name: string, limits: WorkerLimits, root: string): CgroupPlacemen
     writeFileSync(join(dir, 'memory.max'), String(limits.memoryMb * 1024 * 1024));
     writeFileSync(join(dir, 'memory.swap.max'), '0');
     writeFileSync(join(dir, 'cpu.max'), `${cpuQuotaUs(limits)} ${PERIOD_US}`);
-    return {
-      enforcedBy: 'cgroup2',
-      procsFiles: [join(dir, 'cgroup.procs')],
-      commandPrefix: [],
-      oomKills: () => counter(read(join(dir, 'memory.events')), 'oom_kill'),
-      rssMb: () => mb(counter(read(join(dir, 'memory.stat')), 'anon')),
-      remove: () => removeDir(dir),
-    };
+    return v2Placement(dir);
   } catch {
     return undefined;
   }
+}
+
+function v2Placement(dir: string): CgroupPlacement {
+  return {
+    enforcedBy: 'cgroup2',
+    procsFiles: [join(dir, 'cgroup.procs')],
+    commandPrefix: [],
+    oomKills: () => counter(read(join(dir, 'memory.events')), 'oom_kill'),
+    rssMb: () => mb(counter(read(join(dir, 'memory.stat')), 'anon')),
+    remove: () => removeDir(dir),
+  };
 }
 
 function tryV1(name: string, limits: WorkerLimits, root: string): CgroupPlacement | undefined {
@@ -61,20 +65,32 @@ function tryV1(name: string, limits: WorkerLimits, root: string): CgroupPlacemen
     writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryMb * 1024 * 1024));
     writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
     writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(cpuQuotaUs(limits)));
-    return {
-      enforcedBy: 'cgroup1',
-      procsFiles: [join(memory, 'cgroup.procs'), join(cpu, 'cgroup.procs')],
-      commandPrefix: [],
-      oomKills: () => counter(read(join(memory, 'memory.oom_control')), 'oom_kill'),
-      rssMb: () => mb(counter(read(join(memory, 'memory.stat')), 'total_rss')),
-      remove: () => {
-        removeDir(memory);
-        removeDir(cpu);
-      },
-    };
+    return v1Placement(memory, cpu);
   } catch {
     return undefined;
   }
+}
+
+function v1Placement(memory: string, cpu: string): CgroupPlacement {
+  return {
+    enforcedBy: 'cgroup1',
+    procsFiles: [join(memory, 'cgroup.procs'), join(cpu, 'cgroup.procs')],
+    commandPrefix: [],
+    oomKills: () => counter(read(join(memory, 'memory.oom_control')), 'oom_kill'),
+    rssMb: () => mb(counter(read(join(memory, 'memory.stat')), 'total_rss')),
+    remove: () => {
+      removeDir(memory);
+      removeDir(cpu);
+    },
+  };
+}
+
+/** The placement a worker started by a previous agent got, from what that agent recorded. */
+export function existingPlacement(enforcedBy: LimitEnforcement, procsFiles: readonly string[]): CgroupPlacement {
+  const [first, second] = procsFiles.map((file) => dirname(file));
+  if (enforcedBy === 'cgroup2' && first) return v2Placement(first);
+  if (enforcedBy === 'cgroup1' && first && second) return v1Placement(first, second);
+  return { ...rlimit({ memoryMb: 0, cpuMillicores: 0 }), enforcedBy, commandPrefix: [] };
 }
 
 function rlimit(limits: WorkerLimits): CgroupPlacement {

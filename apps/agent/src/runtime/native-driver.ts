@@ -1,10 +1,21 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { placeInCgroup, type CgroupPlacement } from './cgroup-limits.js';
+import { existingPlacement, placeInCgroup, type CgroupPlacement } from './cgroup-limits.js';
+import { type FileTail, followFile } from './file-tail.js';
 import { OutputLog } from './output-log.js';
-import type { WorkerDriver, WorkerExitInfo, WorkerHandle, WorkerSpec } from './worker-driver.js';
+import type { LimitEnforcement, WorkerDriver, WorkerExitInfo, WorkerHandle, WorkerLimits, WorkerSpec } from './worker-driver.js';
 
 export type NativeDriverOptions = Readonly<{
   /** Where pid files live, so a restarted agent finds the workers its predecessor left. */
@@ -13,6 +24,17 @@ export type NativeDriverOptions = Readonly<{
 }>;
 
 type NativeHandle = WorkerHandle & Readonly<{ pid: number; placement: CgroupPlacement; output: OutputLog }>;
+
+/** What a running worker's agent records beside its pid file, so the next agent can adopt it. */
+type WorkerState = Readonly<{
+  pid: number;
+  enforcedBy: LimitEnforcement;
+  procsFiles: readonly string[];
+  limits: WorkerLimits;
+  startedAt: string;
+}>;
+
+const ADOPTED_POLL_MS = 1_000;
 
 /**
  * Workers as child processes in their own process group. Limits go on a cgroup the worker's
@@ -36,43 +58,108 @@ export class NativeDriver implements WorkerDriver {
     // `$0` is the shell itself; the program and its arguments follow as "$@".
     const join_ = placement.procsFiles.map((file) => `echo $$ > '${file}'`).join(' && ');
     const script = `${join_ === '' ? '' : `${join_} && `}exec "$@"`;
+    // Output goes to the log file, not a pipe: a worker must outlive an agent handing it over.
+    const logFile = join(spec.workDir, `${spec.kind}.log`);
+    const fd = openSync(logFile, 'a', 0o600);
+    const offset = fstatSync(fd).size;
     const child = spawn('sh', ['-c', script, spec.name, ...placement.commandPrefix, ...spec.command], {
       cwd: spec.workDir,
       env: { ...spec.env },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', fd, fd],
     });
+    closeSync(fd);
     if (child.pid === undefined) {
       placement.remove();
       return new Promise((_, reject) => child.once('error', reject));
     }
     const pid = child.pid;
-    const pidFile = join(this.options.stateDir, `${spec.name}.pid`);
+    const startedAt = new Date();
+    const { pidFile, stateFile } = this.files(spec.name);
     writeFileSync(pidFile, String(pid));
-    const output = new OutputLog(join(spec.workDir, `${spec.kind}.log`));
-    for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
+    const state: WorkerState = {
+      pid,
+      enforcedBy: placement.enforcedBy,
+      procsFiles: placement.procsFiles,
+      limits: spec.limits,
+      startedAt: startedAt.toISOString(),
+    };
+    writeFileSync(stateFile, JSON.stringify(state));
+    const output = new OutputLog(undefined);
+    const tail = followFile(logFile, offset, (line) => output.push(line));
     const exited = new Promise<WorkerExitInfo>((resolve) => {
       child.once('exit', (code, signal) => {
-        // The kernel's OOM killer sends SIGKILL; the cgroup's counter says whether it was that.
-        const oomKilled = placement.oomKills() > 0;
-        rmSync(pidFile, { force: true });
-        killGroup(pid, 'SIGKILL');
-        placement.remove();
-        resolve({ code, signal, oomKilled });
+        resolve(this.ended(spec.name, pid, placement, tail, { code, signal }));
       });
     });
-    const handle: NativeHandle = {
+    return Promise.resolve(this.handle(spec, pid, placement, output, startedAt, exited));
+  }
+
+  /**
+   * Takes over the worker a previous agent started under this spec's name, when it still runs
+   * (an upgrade hands workers over instead of stopping them, so recordings go on). Its exit is
+   * noticed by polling, since it is not this process's child.
+   */
+  adopt(spec: WorkerSpec): Promise<WorkerHandle | undefined> {
+    const { stateFile } = this.files(spec.name);
+    const state = readState(stateFile);
+    if (!state || !alive(state.pid) || !sameDir(`/proc/${state.pid}/cwd`, spec.workDir)) return Promise.resolve(undefined);
+    const { pid } = state;
+    const placement = existingPlacement(state.enforcedBy, state.procsFiles);
+    const logFile = join(spec.workDir, `${spec.kind}.log`);
+    const output = new OutputLog(undefined);
+    const tail = followFile(logFile, sizeOf(logFile), (line) => output.push(line));
+    const exited = new Promise<WorkerExitInfo>((resolve) => {
+      const timer = setInterval(() => {
+        if (alive(pid)) return;
+        clearInterval(timer);
+        resolve(this.ended(spec.name, pid, placement, tail, { code: null, signal: null }));
+      }, ADOPTED_POLL_MS);
+    });
+    return Promise.resolve(this.handle({ ...spec, limits: state.limits }, pid, placement, output, new Date(state.startedAt), exited));
+  }
+
+  private handle(
+    spec: WorkerSpec,
+    pid: number,
+    placement: CgroupPlacement,
+    output: OutputLog,
+    startedAt: Date,
+    exited: Promise<WorkerExitInfo>,
+  ): NativeHandle {
+    return {
       id: String(pid),
       pid,
       spec,
       placement,
       output,
       enforcedBy: placement.enforcedBy,
-      startedAt: new Date(),
+      startedAt,
       exited,
       onOutput: (listener) => output.subscribe(listener),
     };
-    return Promise.resolve(handle);
+  }
+
+  private ended(
+    name: string,
+    pid: number,
+    placement: CgroupPlacement,
+    tail: FileTail,
+    exit: Pick<WorkerExitInfo, 'code' | 'signal'>,
+  ): WorkerExitInfo {
+    // The kernel's OOM killer sends SIGKILL; the cgroup's counter says whether it was that.
+    const oomKilled = placement.oomKills() > 0;
+    tail.stop();
+    const { pidFile, stateFile } = this.files(name);
+    rmSync(pidFile, { force: true });
+    rmSync(stateFile, { force: true });
+    killGroup(pid, 'SIGKILL');
+    placement.remove();
+    return { ...exit, oomKilled };
+  }
+
+  private files(name: string): { pidFile: string; stateFile: string } {
+    return { pidFile: join(this.options.stateDir, `${name}.pid`), stateFile: join(this.options.stateDir, `${name}.state.json`) };
   }
 
   async stop(handle: WorkerHandle, graceMs: number): Promise<void> {
@@ -99,6 +186,7 @@ export class NativeDriver implements WorkerDriver {
       const pid = Number(readFileSync(path, 'utf8'));
       if (Number.isInteger(pid) && pid > 1 && killGroup(pid, 'SIGKILL')) removed++;
       rmSync(path, { force: true });
+      rmSync(path.replace(/\.pid$/, '.state.json'), { force: true });
     }
     return Promise.resolve(removed);
   }
@@ -132,4 +220,42 @@ function processGroupRssMb(pgid: number): number | null {
     }
   }
   return found ? Math.round(kb / 1024) : null;
+}
+
+function readState(file: string): WorkerState | undefined {
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as Partial<WorkerState>;
+    if (typeof state.pid !== 'number' || state.pid <= 1 || !state.limits || !state.enforcedBy || !Array.isArray(state.procsFiles))
+      return undefined;
+    return { ...(state as WorkerState), startedAt: typeof state.startedAt === 'string' ? state.startedAt : new Date().toISOString() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Running and not a zombie (an orphan waits for PID 1 to reap it, which may be late). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function sameDir(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }

@@ -1,5 +1,5 @@
 import { CapacityLedger, loadCapacityModel } from '@tally/admission';
-import { JOBS, WORKER_KINDS, type WorkerExitReport } from '@tally/contracts';
+import { JOBS, WORKER_KINDS, type WorkerExitReport, type WorkerKind } from '@tally/contracts';
 import { NodeRegistry, NodeWorkers, toNodeBudget, WORKER_KEYS } from '@tally/nodes';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -10,7 +10,13 @@ import { workerName, workerSpec } from './worker-specs.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 import type { WorkersConfig } from './workers-config.js';
 
-export type RunningWorkers = Readonly<{ supervisor: WorkerSupervisor; stop(): Promise<void> }>;
+export type RunningWorkers = Readonly<{
+  supervisor: WorkerSupervisor;
+  /** Stops every worker. */
+  stop(): Promise<void>;
+  /** Stops supervising and leaves the workers running, for the next agent to adopt. */
+  handOver(): Promise<void>;
+}>;
 
 const TICK_MS = 1_000;
 const START_TIMEOUT_MS = 90_000;
@@ -44,20 +50,17 @@ export async function startWorkers(
   const workers = new NodeWorkers(redis);
   const maintenance = new Queue(JOBS.workerExited.queue, { connection: redis });
 
-  for (const kind of WORKER_KINDS) {
-    const removed = await driver.removeOrphans(workerName(nodeId, kind));
-    if (removed > 0) log(`removed ${removed} ${kind} worker(s) a previous agent left running`);
-  }
+  const spec = async (kind: WorkerKind) => {
+    const node = await registry.get(nodeId);
+    if (!node) throw new Error(`node ${nodeId} has no heartbeat yet`);
+    return workerSpec(kind, { nodeId, budget: toNodeBudget(node), model, config });
+  };
 
   const supervisor = new WorkerSupervisor({
     nodeId,
     driver,
     kinds: WORKER_KINDS,
-    spec: async (kind) => {
-      const node = await registry.get(nodeId);
-      if (!node) throw new Error(`node ${nodeId} has no heartbeat yet`);
-      return workerSpec(kind, { nodeId, budget: toNodeBudget(node), model, config });
-    },
+    spec,
     work: {
       activeWork: async (kind) =>
         kind === 'egress' ? ((await ledger.usage([nodeId], [])).nodes[nodeId]?.runtimes.egress ?? 0) : workers.retained(nodeId, kind),
@@ -79,6 +82,21 @@ export async function startWorkers(
     log,
   });
 
+  // A worker the previous agent left running (an upgrade hands them over, and a crashed agent
+  // leaves them) keeps its recordings when this agent can adopt it; anything else is removed.
+  for (const kind of WORKER_KINDS) {
+    // A kind this node cannot run (its binary missing) has nothing to adopt either.
+    const adopted = await spec(kind)
+      .then((s) => driver.adopt?.(s))
+      .catch(() => undefined);
+    if (adopted) {
+      supervisor.adopt(kind, adopted);
+      continue;
+    }
+    const removed = await driver.removeOrphans(workerName(nodeId, kind));
+    if (removed > 0) log(`removed ${removed} ${kind} worker(s) a previous agent left running`);
+  }
+
   await subscriber.subscribe(WORKER_KEYS.wake(nodeId));
   subscriber.on('message', () => void supervisor.tick());
   const timer = setInterval(() => void supervisor.tick(), TICK_MS);
@@ -87,6 +105,12 @@ export async function startWorkers(
 
   return {
     supervisor,
+    async handOver() {
+      clearInterval(timer);
+      await subscriber.unsubscribe();
+      await supervisor.release();
+      await maintenance.close();
+    },
     async stop() {
       clearInterval(timer);
       await subscriber.unsubscribe();

@@ -49,6 +49,8 @@ export type WorkerDriver = {
   logs(handle: WorkerHandle, lines: number): Promise<string>;
   /** Removes workers a previous agent on this host left behind (after a crash of the agent itself). */
   removeOrphans(namePrefix: string): Promise<number>;
+  /** Takes over the still running worker a previous agent started under this spec's name, if any. */
+  adopt?(spec: WorkerSpec): Promise<WorkerHandle | undefined>;
 };
 
 /** `oom`, or `exit <code>` with 128 + n for a worker killed by signal n, as a shell reports it. */

@@ -141,4 +141,49 @@ describe(WorkerSupervisor.name, () => {
     expect(driver.stopped).toBe(1);
     expect(exits).toEqual([]);
   });
+
+  it('supervises an adopted worker as a ready one: no second start while work runs, stopped once idle', async () => {
+    const work = { active: 1, demanded: false };
+    const { driver, supervisor, last } = setUp(work);
+    // What a previous agent started (the driver adopts it from there).
+    const handle = await driver.start(await driverSpec());
+    supervisor.adopt('egress', handle);
+    await supervisor.tick();
+    expect(driver.started).toHaveLength(1);
+    expect(last().items[0]).toMatchObject({ id: 'w1', state: 'ready' });
+    work.active = 0;
+    await supervisor.tick();
+    clock.at += 300_000;
+    await supervisor.tick();
+    expect(driver.stopped).toBe(1);
+    expect(last().items).toEqual([]);
+  });
+
+  it('leaves the workers running when released for the next agent', async () => {
+    const { driver, supervisor, exits } = setUp({ active: 1, demanded: false });
+    await supervisor.tick();
+    await supervisor.release();
+    clock.at += 3_600_000;
+    await supervisor.tick();
+    driver.started[0]!.end({ code: 0, signal: null, oomKilled: false });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(driver.stopped).toBe(0);
+    expect(driver.started).toHaveLength(1);
+    expect(exits).toEqual([]);
+  });
 });
+
+function driverSpec(): Promise<WorkerSpec> {
+  return Promise.resolve({
+    kind: 'egress',
+    name: 'tally-egress',
+    image: 'img',
+    command: ['egress'],
+    env: {},
+    workDir: '/tmp/x',
+    files: [],
+    mounts: [],
+    limits: { memoryMb: 1000, cpuMillicores: 2000 },
+    readyMarker: 'service ready',
+  });
+}

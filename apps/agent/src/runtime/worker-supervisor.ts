@@ -51,6 +51,7 @@ export class WorkerSupervisor {
   private readonly now: () => Date;
   private readonly log: (line: string) => void;
   private ticking: Promise<void> = Promise.resolve();
+  private released = false;
 
   constructor(private readonly options: SupervisorOptions) {
     this.now = options.now ?? (() => new Date());
@@ -74,6 +75,12 @@ export class WorkerSupervisor {
   tick(): Promise<void> {
     this.ticking = this.ticking.then(() => this.pass()).catch((error: unknown) => this.log(`workers: ${String(error)}`));
     return this.ticking;
+  }
+
+  /** Stops supervising without stopping anything: the workers go on for the next agent to adopt. */
+  async release(): Promise<void> {
+    this.released = true;
+    await this.ticking;
   }
 
   /** Stops every worker (agent shutdown); they are not restarted. */
@@ -116,6 +123,7 @@ export class WorkerSupervisor {
   }
 
   private async pass(): Promise<void> {
+    if (this.released) return;
     const at = this.now().getTime();
     for (const [kind, slot] of this.slots) {
       const needed = (await this.options.work.activeWork(kind)) > 0 || (await this.options.work.demanded(kind));
@@ -156,6 +164,19 @@ export class WorkerSupervisor {
     this.log(
       `${kind} worker ${handle.id} started (${this.options.driver.name}, ${spec.limits.memoryMb} MB, ${spec.limits.cpuMillicores} mCPU, ${handle.enforcedBy})`,
     );
+    this.track(kind, slot, handle, spec);
+  }
+
+  /** Supervises a worker a previous agent started and handed over (it is ready: it was running). */
+  adopt(kind: WorkerKind, handle: WorkerHandle): void {
+    const slot = this.slots.get(kind);
+    if (!slot || slot.handle) throw new Error(`cannot adopt a ${kind} worker here`);
+    Object.assign(slot, { handle, state: 'ready', readyAt: this.now().getTime(), idleSince: undefined, expectedStop: false });
+    this.log(`${kind} worker ${handle.id} adopted from the previous agent (${this.options.driver.name}, ${handle.enforcedBy})`);
+    this.track(kind, slot, handle, handle.spec);
+  }
+
+  private track(kind: WorkerKind, slot: Slot, handle: WorkerHandle, spec: WorkerSpec): void {
     handle.onOutput((line) => {
       if (slot.handle === handle && slot.state === 'starting' && line.includes(spec.readyMarker)) {
         slot.state = 'ready';
@@ -169,7 +190,7 @@ export class WorkerSupervisor {
   }
 
   private async exited(kind: WorkerKind, slot: Slot, handle: WorkerHandle, reason: string): Promise<void> {
-    if (slot.handle !== handle) return;
+    if (slot.handle !== handle || this.released) return;
     const expected = slot.expectedStop;
     slot.handle = undefined;
     slot.readyAt = undefined;

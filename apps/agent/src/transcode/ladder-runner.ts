@@ -2,6 +2,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LadderRun } from '@tally/contracts';
 import { buildRenditionCommand, MASTER_PLAYLIST, masterPlaylist, planLadder, type Rendition } from '@tally/transcode';
+import { containedPath } from './contained-path.js';
 import type { Ffmpeg } from './ffmpeg.js';
 
 /**
@@ -10,9 +11,12 @@ import type { Ffmpeg } from './ffmpeg.js';
  * the directory into place, so a ladder directory is never half written.
  */
 export async function runLadder(run: LadderRun, recordingsDir: string, ffmpeg: Ffmpeg): Promise<Rendition[]> {
-  const source = join(recordingsDir, run.source);
-  const final = join(recordingsDir, run.ladderDir);
-  const partial = `${final}.partial`;
+  // Both paths come from a queued job: they must stay inside the recordings directory, and only a
+  // ladder directory is ever replaced.
+  if (!run.ladderDir.endsWith('.ladder')) throw new Error(`ladderDir ${JSON.stringify(run.ladderDir)} is not a .ladder directory`);
+  const source = await containedPath(recordingsDir, run.source, 'source');
+  const final = await containedPath(recordingsDir, run.ladderDir, 'ladderDir', { followLast: false });
+  const partial = await containedPath(recordingsDir, `${run.ladderDir}.partial`, 'ladderDir', { followLast: false });
   const info = await ffmpeg.probe(source);
   const renditions = planLadder(info);
   const support = await ffmpeg.support();

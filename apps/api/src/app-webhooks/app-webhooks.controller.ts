@@ -1,10 +1,12 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   AppParams,
+  RotateWebhookSecretBody,
   type WebhookDeliveryList,
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
   type WebhookDeliveryView,
+  type WebhookEndpointView,
   type WebhookSecretView,
 } from '@tally/contracts';
 import type { z } from 'zod';
@@ -20,8 +22,22 @@ export class AppWebhooksController {
   constructor(private readonly webhooks: AppWebhooksService) {}
 
   @Post('webhook-secret')
-  rotateSecret(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookSecretView> {
-    return this.webhooks.rotateSecret(p.appId);
+  rotateSecret(
+    @Param(new ZodPipe(AppParams)) p: AppScope,
+    @Body(new ZodPipe(RotateWebhookSecretBody)) body: RotateWebhookSecretBody,
+  ): Promise<WebhookSecretView> {
+    return this.webhooks.rotateSecret(p.appId, body);
+  }
+
+  @Get('webhook-endpoint')
+  endpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.endpoint(p.appId);
+  }
+
+  @Post('webhook-endpoint/enable')
+  @HttpCode(200)
+  enableEndpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.enableEndpoint(p.appId);
   }
 
   @Get('webhook-deliveries')

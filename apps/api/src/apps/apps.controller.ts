@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AdminOnly, CurrentPrincipal, type Principal } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppsService } from './apps.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type Params = z.infer<typeof AppParams>;
 
@@ -11,6 +12,7 @@ type Params = z.infer<typeof AppParams>;
 export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
+  @Idempotent()
   @Post()
   @AdminOnly()
   create(@Body(new ZodPipe(CreateAppBody)) body: CreateAppBody): Promise<AppView> {

@@ -2,18 +2,26 @@ import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import type { RecordingFormat, RecordingModeSetting } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
-import { type StoredLimits, toAppPolicy } from '@tally/admission';
+import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
 
 export type AppChanges = {
   name?: string;
   limits?: StoredLimits;
+  guarantees?: StoredLimits;
   webhookUrl?: string | null;
+  /** A new webhook URL starts healthy: these are cleared with it. */
+  webhookDisabledAt?: null;
+  webhookDisabledReason?: null;
+  webhookFailingSince?: null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
   recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
   publicCameras?: boolean;
 };
+
+/** Serialises guarantee changes: two concurrent PATCHes must not both fit a pool that holds only one. */
+const GUARANTEES_LOCK = 7_316_001;
 
 @Injectable()
 export class AppsRepository {
@@ -24,26 +32,54 @@ export class AppsRepository {
   }
 
   list(): Promise<App[]> {
-    return this.prisma.app.findMany({ orderBy: { createdAt: 'asc' } });
+    return this.prisma.app.findMany({ where: { deletedAt: null }, orderBy: { createdAt: 'asc' } });
   }
 
+  /** A deleted app is not found: its row only stays until the worker has torn it down. */
   find(appId: string): Promise<App | null> {
-    return this.prisma.app.findUnique({ where: { id: appId } });
+    return this.prisma.app.findFirst({ where: { id: appId, deletedAt: null } });
   }
 
   async update(appId: string, changes: AppChanges): Promise<App | null> {
-    const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
+    const { count } = await this.prisma.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
     return count === 0 ? null : this.find(appId);
   }
 
-  async delete(appId: string): Promise<boolean> {
-    const { count } = await this.prisma.app.deleteMany({ where: { id: appId } });
-    return count > 0;
+  /**
+   * Marks the app deleted, revokes its keys and stops its webhooks in one transaction; false when it
+   * was already deleted. The worker's sweep stops what it runs and purges it later (AppTeardown).
+   */
+  async markDeleted(appId: string, at: Date): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: { deletedAt: at, webhookUrl: null } });
+      if (count === 0) return false;
+      await tx.apiKey.updateMany({ where: { appId, revokedAt: null }, data: { revokedAt: at } });
+      return true;
+    });
   }
 
-  /** Every app's quota policy for deriving fair shares. */
+  /**
+   * Applies `changes` while no other guarantee can change (a transaction-scoped advisory lock), after
+   * `approve` accepted them beside every other app's guarantees; `approve` throws to refuse.
+   */
+  async updateGuarded(appId: string, changes: AppChanges, approve: (others: StoredLimits[]) => void): Promise<App | null> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(${GUARANTEES_LOCK})::text`;
+      const others = await tx.app.findMany({ where: { id: { not: appId }, deletedAt: null }, select: { guarantees: true } });
+      approve(others.map((o) => parseStoredLimits(o.guarantees)));
+      const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
+      return count === 0 ? null : tx.app.findUnique({ where: { id: appId } });
+    });
+  }
+
+  /** Every live app's quota policy (listings, gauges, the ledger's copy at startup). */
   async policies(): Promise<AppQuotaPolicy[]> {
-    const rows = await this.prisma.app.findMany({ select: { id: true, limits: true } });
+    const rows = await this.prisma.app.findMany({ where: { deletedAt: null }, select: POLICY_COLUMNS });
     return rows.map(toAppPolicy);
+  }
+
+  async policy(appId: string): Promise<AppQuotaPolicy | undefined> {
+    const row = await this.prisma.app.findFirst({ where: { id: appId, deletedAt: null }, select: POLICY_COLUMNS });
+    return row ? toAppPolicy(row) : undefined;
   }
 }

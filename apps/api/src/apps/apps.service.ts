@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { Admitter, parseStoredLimits } from '@tally/admission';
-import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type UpdateAppBody } from '@tally/contracts';
+import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type QuotaOverrides, type UpdateAppBody } from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
+import { AddressPolicy } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { CacheInvalidation } from '../infra/invalidation.js';
+import { CamerasService } from '../cameras/cameras.service.js';
+import { ReconcileQueue } from '../capacity/reconcile.queue.js';
+import { Clock } from '../common/clock.js';
 import { StreamsService } from '../streams/streams.service.js';
-import { mergeOverrides, toOverridesView, toQuotaView } from './app-limits.js';
+import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from './app-limits.js';
 import { type AppChanges, AppsRepository } from './apps.repository.js';
 
 @Injectable()
@@ -16,10 +21,17 @@ export class AppsService {
     private readonly apps: AppsRepository,
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
+    private readonly webhookAddresses: AddressPolicy,
+    private readonly invalidation: CacheInvalidation,
+    private readonly cameras: CamerasService,
+    private readonly sweeps: ReconcileQueue,
+    private readonly clock: Clock,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
-    return this.toView(await this.apps.create(newId('app'), body.name));
+    const app = await this.apps.create(newId('app'), body.name);
+    await this.admitter.syncPolicy(app.id);
+    return this.toView(app);
   }
 
   async list(): Promise<AppView[]> {
@@ -43,22 +55,72 @@ export class AppsService {
     const changes: AppChanges = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
-    if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
+    if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
+    if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
+      Object.assign(changes, {
+        webhookUrl: body.webhookUrl,
+        webhookDisabledAt: null,
+        webhookDisabledReason: null,
+        webhookFailingSince: null,
+      });
+    }
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
     if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;
     if (body.transcodeLadder !== undefined) changes.transcodeLadder = body.transcodeLadder;
     if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
-    const app = await this.apps.update(appId, changes);
+    const app =
+      body.guarantees === undefined
+        ? await this.apps.update(appId, changes)
+        : await this.updateGuarantees(current, changes, body.guarantees);
     if (!app) throw new NotFoundError('app');
+    await this.admitter.syncPolicy(appId);
     return this.toView(app);
   }
 
-  /** Ends the app's streams (disconnecting their participants) before its rows go. */
+  /** Guarantees partition the pool: the new ones must fit beside every other app's, or nothing changes (409). */
+  private async updateGuarantees(current: App, changes: AppChanges, overrides: QuotaOverrides): Promise<App | null> {
+    const guarantees = mergeOverrides(parseStoredLimits(current.guarantees), overrides);
+    const fit = await this.admitter.guaranteeFit();
+    return this.apps.updateGuarded(current.id, { ...changes, guarantees }, (others) => {
+      const verdict = fit(others, guarantees);
+      if (verdict.ok) return;
+      const field = quotaFieldOf(verdict.cls);
+      throw new DomainError(
+        'conflict',
+        `guarantees.${field} does not fit the pool: ${verdict.room} left beside the other guarantees, ${verdict.requested} requested`,
+        {
+          field: `guarantees.${field}`,
+          quota: field,
+          requested: verdict.requested,
+          room: verdict.room,
+        },
+      );
+    });
+  }
+
+  /**
+   * The app is gone for every route at once (keys revoked, webhooks stopped); its streams end and its
+   * cameras disconnect here, and a sweep is queued in which the worker stops everything else it runs
+   * (recordings, HLS, ingresses, ladders) and releases every reservation it holds (AppTeardown).
+   */
   async delete(appId: string): Promise<void> {
     await this.require(appId);
+    if (!(await this.apps.markDeleted(appId, this.clock.now()))) throw new NotFoundError('app');
     await this.streams.endAll(appId, 'app_deleted');
-    await this.apps.delete(appId);
+    await this.cameras.deleteAll(appId);
+    await this.admitter.syncPolicy(appId);
+    await this.invalidation.publish({ kind: 'app', appId });
+    await this.sweeps.requestSweep();
+  }
+
+  /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */
+  private async requireReachableWebhookUrl(url: string): Promise<void> {
+    const refusal = await this.webhookAddresses.refusal(url);
+    if (refusal === undefined) return;
+    throw new DomainError('validation_failed', `invalid request: webhookUrl: ${refusal}`, {
+      fields: [{ field: 'webhookUrl', message: refusal }],
+    });
   }
 
   private async require(appId: string): Promise<App> {
@@ -74,6 +136,7 @@ export class AppsService {
       createdAt: app.createdAt.toISOString(),
       quotas: toQuotaView(limits ?? (await this.admitter.limitsFor(app.id))),
       explicitQuotas: toOverridesView(parseStoredLimits(app.limits)),
+      guarantees: toFullView(parseStoredLimits(app.guarantees)),
       usage: { streams: (await this.admitter.appUsage(app.id))['streams'] ?? 0 },
       webhookUrl: app.webhookUrl,
       webhookSecretSet: app.webhookSecret !== null,

@@ -1,9 +1,12 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CONFIG, type Config } from '@tally/config';
+import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { KeysRepository } from '../keys/keys.repository.js';
+import { AppsRepository } from '../apps/apps.repository.js';
+import { ApiKeyCache } from './key-cache.js';
 import { hashKey, sameSecret } from './key-hash.js';
+import { KeyUsageRecorder } from './key-usage.js';
 import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
 
 /**
@@ -14,7 +17,9 @@ import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from '
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: KeysRepository,
+    private readonly keys: ApiKeyCache,
+    private readonly usage: KeyUsageRecorder,
+    private readonly apps: AppsRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -26,8 +31,15 @@ export class AuthGuard implements CanActivate {
     const principal = await this.authenticate(request.headers.authorization);
     request.principal = principal;
 
-    if (principal.kind === 'admin') return true;
     const params = request.params as Record<string, string | undefined>;
+    if (principal.kind === 'admin') {
+      // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
+      // A malformed id is left to the route's validation (400 naming the field).
+      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.find(params.appId))) {
+        throw new NotFoundError('app');
+      }
+      return true;
+    }
     if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
     return true;
@@ -38,9 +50,9 @@ export class AuthGuard implements CanActivate {
     const presented = match?.[1];
     if (!presented) throw new DomainError('unauthorized', 'missing bearer token');
     if (this.config.adminKey !== undefined && sameSecret(presented, this.config.adminKey)) return { kind: 'admin' };
-    const key = await this.keys.findActiveByHash(hashKey(presented));
+    const key = await this.keys.findActive(hashKey(presented));
     if (!key) throw new DomainError('unauthorized', 'unknown or revoked key');
-    await this.keys.touch(key.id);
+    this.usage.record(key.id);
     return { kind: 'app', appId: key.appId, keyId: key.id };
   }
 }

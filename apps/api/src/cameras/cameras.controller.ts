@@ -16,6 +16,7 @@ import { ZodPipe } from '../common/zod.pipe.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
 import { presentedCredential } from './camera-viewers.service.js';
 import { CamerasService } from './cameras.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type CameraScope = z.infer<typeof CameraParams>;
@@ -27,6 +28,7 @@ export class CamerasController {
     private readonly mjpeg: CameraMjpegService,
   ) {}
 
+  @Idempotent()
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateCameraBody)) body: CreateCameraBody): Promise<CreatedCamera> {
     return this.cameras.create(p.appId, body);

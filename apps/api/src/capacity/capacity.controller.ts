@@ -1,5 +1,12 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { AppParams, type AppUsageView, CapacityCheckBody, type CapacityCheckResult, type CapacityView } from '@tally/contracts';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  AppParams,
+  type AppUsageView,
+  CapacityCheckBody,
+  type CapacityCheckResult,
+  CapacityQuery,
+  type CapacityView,
+} from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
@@ -17,8 +24,8 @@ export class CapacityController {
 
   @Get('capacity')
   @AdminOnly()
-  pool(): Promise<CapacityView> {
-    return this.capacity.pool();
+  pool(@Query(new ZodPipe(CapacityQuery)) query: CapacityQuery): Promise<CapacityView> {
+    return this.capacity.pool(query);
   }
 
   /** A reconciliation sweep now, instead of at the next interval (after an incident, say). */

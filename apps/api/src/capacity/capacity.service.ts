@@ -1,16 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { Admitter } from '@tally/admission';
+import { Admitter, CapacityLedger, reservationOwner } from '@tally/admission';
 import { WORKLOAD_KINDS } from '@tally/capacity';
 import {
   type AppUsageView,
   type CapacityCheckBody,
   type CapacityCheckResult,
+  type CapacityQuery,
   type CapacityView,
   QUOTA_FIELD_NAMES,
   QUOTA_FIELDS,
+  type ReservationView,
 } from '@tally/contracts';
 import { AppsRepository } from '../apps/apps.repository.js';
-import { toQuotaView } from '../apps/app-limits.js';
+import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
 
 type LoadView = CapacityView['total']['free'];
@@ -19,10 +21,11 @@ type LoadView = CapacityView['total']['free'];
 export class CapacityService {
   constructor(
     private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
     private readonly apps: AppsRepository,
   ) {}
 
-  async pool(): Promise<CapacityView> {
+  async pool(query: CapacityQuery = {}): Promise<CapacityView> {
     const nodes = (await this.admitter.headroom()).map((h) => ({
       nodeId: h.nodeId,
       baseLoad: h.baseLoad,
@@ -37,6 +40,7 @@ export class CapacityService {
       cpuMillicores: nodes.reduce((t, n) => t + pick(n).cpuMillicores, 0),
       nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
     });
+    const partition = await this.admitter.guaranteeHeadroom();
     const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
     return {
       nodes,
@@ -47,7 +51,30 @@ export class CapacityService {
         free: sum((n) => n.free),
         fits,
       },
+      guarantees: { ...partition, guaranteed: toFullView(partition.guaranteed) },
+      ...(query.detail === 'reservations' ? { reservations: await this.reservations() } : {}),
     };
+  }
+
+  /** The ledger's audit view: every reservation with what holds it, node by node, oldest first. */
+  private async reservations(): Promise<ReservationView[]> {
+    const held = await this.ledger.list();
+    return held
+      .map((r) => {
+        const owner = reservationOwner(r.id);
+        return {
+          id: r.id,
+          nodeId: r.nodeId,
+          kind: r.kind,
+          appId: r.appId,
+          owner: owner?.type ?? null,
+          resourceId: owner?.id ?? r.id,
+          count: r.count,
+          since: new Date(r.createdAt).toISOString(),
+          confirmed: r.confirmed,
+        };
+      })
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId) || a.since.localeCompare(b.since));
   }
 
   /** The what-if: would this be admitted now, and if not, which limit says no. Reserves nothing. */
@@ -61,9 +88,20 @@ export class CapacityService {
 
   async usage(appId: string): Promise<AppUsageView> {
     await this.requireApp(appId);
-    const limits = toQuotaView(await this.admitter.limitsFor(appId));
-    const used = await this.admitter.appUsage(appId);
-    return { items: QUOTA_FIELD_NAMES.map((quota) => ({ quota, used: used[QUOTA_FIELDS[quota]] ?? 0, limit: limits[quota] })) };
+    const [limits, policy, used] = await Promise.all([
+      this.admitter.limitsFor(appId).then(toQuotaView),
+      this.admitter.policyOf(appId),
+      this.admitter.appUsage(appId),
+    ]);
+    const guarantees = toFullView(policy.guarantees ?? {});
+    return {
+      items: QUOTA_FIELD_NAMES.map((quota) => ({
+        quota,
+        used: used[QUOTA_FIELDS[quota]] ?? 0,
+        limit: limits[quota],
+        guarantee: guarantees[quota],
+      })),
+    };
   }
 
   private async requireApp(appId: string): Promise<void> {

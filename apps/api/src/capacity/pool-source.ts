@@ -23,4 +23,8 @@ export class PoolSourceAdapter implements PoolSource {
   appPolicies(): Promise<AppQuotaPolicy[]> {
     return this.apps.policies();
   }
+
+  appPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
+    return this.apps.policy(appId);
+  }
 }

@@ -13,6 +13,7 @@ export function refusalError(refusal: Refusal): LimitRefusedError {
     used,
     requested,
     retryAfterS: CAPACITY_RETRY_AFTER_S,
-    ...(refusal.nodeId === undefined ? {} : { nodeId: refusal.nodeId }),
+    ...('nodeId' in refusal && refusal.nodeId !== undefined ? { nodeId: refusal.nodeId } : {}),
+    ...('heldResource' in refusal ? { heldResource: refusal.heldResource } : {}),
   });
 }

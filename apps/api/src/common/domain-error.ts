@@ -20,6 +20,7 @@ export class NotFoundError extends DomainError {
 export type LimitDetails = Readonly<{
   resource: string;
   nodeId?: string;
+  heldResource?: string;
   limit: number;
   used: number;
   requested: number;
@@ -36,7 +37,9 @@ export class LimitRefusedError extends DomainError {
       code,
       code === 'quota_exceeded'
         ? `${limit.resource} quota reached: ${limit.used} of ${limit.limit} in use`
-        : `${limit.resource} exhausted: ${limit.used} of ${limit.limit} in use, ${limit.requested} more requested`,
+        : limit.heldResource !== undefined
+          ? `the rest of the pool's ${limit.heldResource} is guaranteed to other apps: ${limit.limit} is left outside guarantees, ${limit.used} is in use, ${limit.requested} more requested`
+          : `${limit.resource} exhausted: ${limit.used} of ${limit.limit} in use, ${limit.requested} more requested`,
     );
   }
 }

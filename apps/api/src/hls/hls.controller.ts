@@ -6,6 +6,7 @@ import { Public } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { HlsFilesService } from './hls-files.service.js';
 import { HlsService } from './hls.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type StreamScope = z.infer<typeof StreamParams>;
 
@@ -13,6 +14,7 @@ type StreamScope = z.infer<typeof StreamParams>;
 export class HlsController {
   constructor(private readonly hls: HlsService) {}
 
+  @Idempotent()
   @Post()
   start(@Param(new ZodPipe(StreamParams)) p: StreamScope, @Body(new ZodPipe(StartHlsBody)) body: StartHlsBody): Promise<HlsView> {
     return this.hls.start(p.appId, p.streamId, body);

@@ -1,8 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { AppsRepository } from '../apps/apps.repository.js';
+import { ApiKeyCache } from '../auth/key-cache.js';
+import { KeyUsageRecorder } from '../auth/key-usage.js';
 import { KeysRepository } from '../keys/keys.repository.js';
+import { CacheInvalidation } from './invalidation.js';
 
-/** The app and key records every feature (and the auth guard) looks up. */
+const providers = [AppsRepository, KeysRepository, CacheInvalidation, ApiKeyCache, KeyUsageRecorder];
+
+/** The app and key records every feature (and the auth guard) looks up, and their in-process caches. */
 @Global()
-@Module({ providers: [AppsRepository, KeysRepository], exports: [AppsRepository, KeysRepository] })
+@Module({ providers, exports: providers })
 export class TenancyModule {}

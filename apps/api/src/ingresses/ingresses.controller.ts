@@ -11,6 +11,7 @@ import {
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { IngressesService } from './ingresses.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type IngressScope = z.infer<typeof IngressParams>;
@@ -19,6 +20,7 @@ type IngressScope = z.infer<typeof IngressParams>;
 export class IngressesController {
   constructor(private readonly ingresses: IngressesService) {}
 
+  @Idempotent()
   @Post()
   create(
     @Param(new ZodPipe(AppParams)) p: AppScope,

@@ -4,12 +4,14 @@ import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { KeysService } from './keys.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 @Controller('v1/apps/:appId/keys')
 @AdminOnly()
 export class KeysController {
   constructor(private readonly keys: KeysService) {}
 
+  @Idempotent()
   @Post()
   create(@Param(new ZodPipe(AppParams)) params: z.infer<typeof AppParams>): Promise<CreatedApiKey> {
     return this.keys.create(params.appId);

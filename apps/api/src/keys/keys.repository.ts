@@ -1,9 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type ApiKey, PrismaService } from '@tally/db';
 
-/** lastUsedAt is written at most this often per key, to keep auth off the write path. */
-const TOUCH_INTERVAL_MS = 60_000;
-
 @Injectable()
 export class KeysRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -25,11 +22,7 @@ export class KeysRepository {
     return this.prisma.apiKey.findFirst({ where: { hash, revokedAt: null } });
   }
 
-  async touch(keyId: string): Promise<void> {
-    const now = new Date();
-    await this.prisma.apiKey.updateMany({
-      where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - TOUCH_INTERVAL_MS) } }] },
-      data: { lastUsedAt: now },
-    });
+  async touchMany(keyIds: readonly string[], at: Date): Promise<void> {
+    await this.prisma.apiKey.updateMany({ where: { id: { in: [...keyIds] } }, data: { lastUsedAt: at } });
   }
 }

@@ -6,6 +6,7 @@ import { displayPrefix, generateApiKey, hashKey } from '../auth/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
+import { CacheInvalidation } from '../infra/invalidation.js';
 import { KeysRepository } from './keys.repository.js';
 
 @Injectable()
@@ -14,6 +15,7 @@ export class KeysService {
     private readonly keys: KeysRepository,
     private readonly apps: AppsRepository,
     private readonly clock: Clock,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   async create(appId: string): Promise<CreatedApiKey> {
@@ -30,6 +32,7 @@ export class KeysService {
 
   async revoke(appId: string, keyId: string): Promise<void> {
     if (!(await this.keys.revoke(appId, keyId, this.clock.now()))) throw new NotFoundError('key');
+    await this.invalidation.publish({ kind: 'key', keyId });
   }
 }
 

@@ -10,6 +10,8 @@ export type RouteSpec = Readonly<{
   query?: z.ZodObject;
   body?: z.ZodType;
   responses: Readonly<Record<number, z.ZodType | null>>;
+  /** A creating POST that honours an Idempotency-Key header (the handler is marked @Idempotent()). */
+  idempotent?: true;
 }>;
 
 export const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } as const;

@@ -15,6 +15,7 @@ export const CAMERA_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/cameras',
+    idempotent: true,
     summary:
       'Create a ws-mjpeg camera (admitted against app.cameras and its fps × frame size on a node NIC); the ingest key is in this response only',
     auth: 'app',

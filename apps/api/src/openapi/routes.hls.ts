@@ -5,6 +5,7 @@ export const HLS_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams/{streamId}/hls',
+    idempotent: true,
     summary:
       'Start live HLS of a stream: a segmented egress (track-composite for one publisher, room-composite otherwise), admitted like a recording',
     auth: 'app',

@@ -15,6 +15,7 @@ export const INGRESS_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/ingresses',
+    idempotent: true,
     summary:
       "Create an RTMP or WHIP endpoint publishing into a stream's room (admitted against the app quota and a node budget first); the stream key is in this response only",
     auth: 'app',

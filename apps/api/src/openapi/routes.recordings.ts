@@ -16,6 +16,7 @@ export const RECORDING_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams/{streamId}/recordings',
+    idempotent: true,
     summary:
       "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called",
     auth: 'app',

@@ -2,6 +2,7 @@ import {
   AppUsageView,
   CapacityCheckBody,
   CapacityCheckResult,
+  CapacityQuery,
   CapacityView,
   NodeList,
   NodeParams,
@@ -39,6 +40,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps',
+    idempotent: true,
     summary: 'Create an app',
     auth: 'admin',
     body: CreateAppBody,
@@ -56,16 +58,20 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'patch',
     path: '/v1/apps/{appId}',
-    summary: "Change an app: name and quotas (admin key only), webhook URL and recording settings (admin or the app's key)",
+    summary:
+      "Change an app: name, quota caps and guarantees (admin key only), webhook URL and recording settings (admin or the app's key). " +
+      'Caps may sum to more than the pool; guarantees of all apps must fit it together: a guarantee that does not is a 409 whose ' +
+      'details name the quota (`quota`, `field`) and the units still free for it (`room`).',
     auth: 'app',
     params: AppParams,
     body: UpdateAppBody,
-    responses: { 200: AppView, ...errors, 403: ErrorBody },
+    responses: { 200: AppView, ...errors, 403: ErrorBody, 409: ErrorBody },
   },
   {
     method: 'delete',
     path: '/v1/apps/{appId}',
-    summary: 'Delete an app, ending its streams',
+    summary:
+      'Delete an app: gone at once (404, keys revoked, webhooks stopped); the next sweep stops everything it runs and releases its reservations; files go after TALLY_APP_RETENTION_S',
     auth: 'admin',
     params: AppParams,
     responses: { 204: null, ...errors },
@@ -73,6 +79,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/keys',
+    idempotent: true,
     summary: 'Create an API key (shown once)',
     auth: 'admin',
     params: AppParams,
@@ -97,7 +104,11 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/apps/{appId}/streams',
-    summary: 'Create a stream (admitted against the app quota and a node budget first)',
+    idempotent: true,
+    summary:
+      "Create a stream (admitted against the app's cap, other apps' unused guarantees and a node budget first). A 429 names the " +
+      'resource: `app.streams` (the cap), `pool.guaranteed` (the rest of the pool is guaranteed to other apps; `heldResource` says ' +
+      'which node resource), or `node.ram` / `node.cpu` / `node.nic`.',
     auth: 'app',
     params: AppParams,
     body: CreateStreamBody,
@@ -140,7 +151,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/apps/{appId}/usage',
-    summary: 'Used and limit per quota',
+    summary: 'Per quota: units used, the limit (cap) and the guarantee (floor kept free for the app while unused)',
     auth: 'app',
     params: AppParams,
     responses: { 200: AppUsageView, ...errors },
@@ -157,9 +168,12 @@ const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'get',
     path: '/v1/capacity',
-    summary: 'Pool budget, reserved and free per node, and how many more of each kind fit',
+    summary:
+      'Pool budget, reserved and free per node, how many more of each kind fit, and the guarantees: what they promise of the live ' +
+      'pool, what of it is unused, and what is free for work outside guarantees; `?detail=reservations` lists what holds every reservation',
     auth: 'admin',
-    responses: { 200: CapacityView, 401: ErrorBody },
+    query: CapacityQuery,
+    responses: { 200: CapacityView, 400: ErrorBody, 401: ErrorBody },
   },
   {
     method: 'post',

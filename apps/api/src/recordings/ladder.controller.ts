@@ -3,6 +3,7 @@ import { LadderFileParams, RecordingParams, type RecordingView } from '@tally/co
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
+import { sendStaticFile } from '../common/static-files.js';
 import { LadderService } from './ladder.service.js';
 
 type RecordingScope = z.infer<typeof RecordingParams>;
@@ -21,6 +22,6 @@ export class LadderController {
   @Get(':file')
   async file(@Param(new ZodPipe(LadderFileParams)) p: LadderFileScope, @Res() reply: FastifyReply): Promise<void> {
     const file = await this.ladders.open(p.appId, p.recordingId, p.file);
-    await reply.code(200).headers(file.headers).send(file.body);
+    await sendStaticFile(reply, file.root, file.file, file.headers);
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   AppParams,
   type RecordingList,
@@ -11,8 +11,10 @@ import {
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
+import { sendStaticFile } from '../common/static-files.js';
 import { RecordingFileService } from './recording-file.service.js';
 import { RecordingsService } from './recordings.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;
@@ -25,6 +27,7 @@ export class RecordingsController {
     private readonly files: RecordingFileService,
   ) {}
 
+  @Idempotent()
   @Post('streams/:streamId/recordings')
   start(
     @Param(new ZodPipe(StreamParams)) p: StreamScope,
@@ -53,21 +56,9 @@ export class RecordingsController {
   }
 
   @Get('recordings/:recordingId/file')
-  async file(
-    @Param(new ZodPipe(RecordingParams)) p: RecordingScope,
-    @Headers('range') range: string | undefined,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    const file = await this.files.open(p.appId, p.recordingId, range);
-    switch (file.kind) {
-      case 'redirect':
-        await reply.redirect(file.url, 302);
-        return;
-      case 'unsatisfiable':
-        await reply.code(416).header('content-range', `bytes */${file.size}`).send();
-        return;
-      case 'stream':
-        await reply.code(file.status).headers(file.headers).send(file.body);
-    }
+  async file(@Param(new ZodPipe(RecordingParams)) p: RecordingScope, @Res() reply: FastifyReply): Promise<void> {
+    const file = await this.files.open(p.appId, p.recordingId);
+    if (file.kind === 'redirect') await reply.redirect(file.url, 302);
+    else await sendStaticFile(reply, file.root, file.file, file.headers);
   }
 }

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { StreamsService } from './streams.service.js';
 import { TokensService } from './tokens.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;
@@ -24,6 +25,7 @@ export class StreamsController {
     private readonly tokens: TokensService,
   ) {}
 
+  @Idempotent()
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateStreamBody)) body: CreateStreamBody): Promise<StreamView> {
     return this.streams.create(p.appId, body);

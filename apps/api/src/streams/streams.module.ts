@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { StreamCache } from './stream-cache.js';
 import { StreamPresenceService } from './stream-presence.service.js';
 import { StreamsController } from './streams.controller.js';
 import { StreamsRepository } from './streams.repository.js';
@@ -7,7 +8,7 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   controllers: [StreamsController],
-  providers: [StreamsRepository, StreamsService, StreamPresenceService, TokensService],
+  providers: [StreamsRepository, StreamsService, StreamPresenceService, StreamCache, TokensService],
   exports: [StreamsService, StreamPresenceService],
 })
 export class StreamsModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { StreamStatus } from '@tally/contracts';
 import { Prisma, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
+import { CacheInvalidation } from '../infra/invalidation.js';
 
 type Transition = Readonly<{ where: Prisma.StreamWhereInput; data: Prisma.StreamUpdateManyMutationInput }>;
 
@@ -10,6 +11,7 @@ export class StreamsRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: WebhookOutbox,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   create(data: { id: string; appId: string; name: string; room: string }): Promise<Stream> {
@@ -46,14 +48,17 @@ export class StreamsRepository {
   }
 
   /** True when this call ended the stream (it was not ended before); the app's stream.ended event is staged with it. */
-  markEnded(id: string, at: Date, reason: string): Promise<boolean> {
-    return this.transition(
+  async markEnded(id: string, at: Date, reason: string): Promise<boolean> {
+    const ended = await this.transition(
       {
         where: { id, status: { not: 'ended' } },
         data: { status: 'ended', endedAt: at, endReason: reason, participants: 0, publishers: 0 },
       },
       'stream.ended',
     );
+    // Every replica stops minting tokens for it from its cache (StreamCache).
+    if (ended) await this.invalidation.publish({ kind: 'stream', streamId: id });
+    return ended;
   }
 
   /** A conditional update and its event in one transaction, so the event exists exactly when the change does. */

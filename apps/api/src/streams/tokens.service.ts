@@ -3,21 +3,22 @@ import { CONFIG, type Config } from '@tally/config';
 import type { CreateTokenBody, StreamToken } from '@tally/contracts';
 import { mintJoinToken } from '@tally/livekit';
 import { Clock } from '../common/clock.js';
-import { DomainError } from '../common/domain-error.js';
-import { StreamsService } from './streams.service.js';
+import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { StreamCache } from './stream-cache.js';
 
 @Injectable()
 export class TokensService {
   constructor(
-    private readonly streams: StreamsService,
+    private readonly streams: StreamCache,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /** A join token for this stream's room only; viewers may subscribe but never publish. */
   async mint(appId: string, streamId: string, body: CreateTokenBody): Promise<StreamToken> {
-    const stream = await this.streams.require(appId, streamId);
-    if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended');
+    const stream = await this.streams.findOpen(appId, streamId);
+    if (!stream) throw new NotFoundError('stream');
+    if (stream === 'ended') throw new DomainError('conflict', 'the stream has ended');
     const token = await mintJoinToken(this.config.livekit, {
       room: stream.room,
       identity: body.identity,

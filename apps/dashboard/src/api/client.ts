@@ -1,10 +1,16 @@
-import type { ErrorBody } from './types.js';
+import type { ErrorBody, LimitRefusal } from '@tally/contracts';
+
+/** Any error body the API sends: every route's, with what ran out when it is a 429. */
+export type ApiErrorBody = Readonly<{
+  error: ErrorBody['error'] & Partial<Omit<LimitRefusal['error'], 'code' | 'message'>>;
+  requestId: string;
+}>;
 
 /** The API answered with an error status; `body` is its JSON error when it sent one. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly body: ErrorBody | undefined,
+    readonly body: ApiErrorBody | undefined,
     readonly method: string,
     readonly path: string,
   ) {
@@ -79,7 +85,7 @@ export function createApi(key: string, baseUrl = ''): Api {
   };
 }
 
-async function errorBody(response: Response): Promise<ErrorBody | undefined> {
+async function errorBody(response: Response): Promise<ApiErrorBody | undefined> {
   try {
     const parsed: unknown = JSON.parse(await response.text());
     return isErrorBody(parsed) ? parsed : undefined;
@@ -88,7 +94,7 @@ async function errorBody(response: Response): Promise<ErrorBody | undefined> {
   }
 }
 
-function isErrorBody(value: unknown): value is ErrorBody {
+function isErrorBody(value: unknown): value is ApiErrorBody {
   if (typeof value !== 'object' || value === null || !('error' in value)) return false;
   const error = value.error;
   return typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string';

@@ -1,5 +1,4 @@
-import { ApiError, NetworkError } from './client.js';
-import type { ErrorBody } from './types.js';
+import { type ApiErrorBody, ApiError, NetworkError } from './client.js';
 
 /**
  * One readable sentence for any failure, naming what the user can act on: the resource a 429
@@ -35,7 +34,7 @@ export function describeError(error: unknown, action: string): string {
   return `${action} failed (HTTP ${error.status}): ${body?.message ?? 'no details'}${id ? ` (request ${id})` : ''}.`;
 }
 
-type ErrorDetails = ErrorBody['error'];
+type ErrorDetails = ApiErrorBody['error'];
 
 const UNITS: Readonly<Record<string, string>> = {
   'node.ram': ' MB',

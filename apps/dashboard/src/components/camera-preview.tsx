@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import type { Api } from '../api/client.js';
-import type { CameraToken, CameraView } from '../api/types.js';
+import type { CameraToken, CameraView } from '@tally/contracts';
 import { appPath } from '../pages/page-props.js';
 
 const REFRESH_MS = 2_000;

@@ -1,47 +1,34 @@
+import type { HlsView, StreamView } from '@tally/contracts';
 import { type ReactNode, useState } from 'react';
-import type { Api } from '../api/client.js';
 import { isNotFound, isRouteMissing } from '../api/errors.js';
-import type { HlsView, StreamView } from '../api/types.js';
+import { useAction, useApi, useApiQuery } from '../api/queries.js';
 import { appPath } from '../pages/page-props.js';
 import { formatTime } from '../format.js';
-import { usePoll } from '../use-poll.js';
 import { ErrorMessage, Loading, StatusBadge } from './feedback.js';
 
 type Preset = HlsView['preset'];
 
 /** The stream's live HLS: its newest session (status, playlist URL) and starting or stopping it. */
-export function HlsPanel({ api, stream }: { api: Api; stream: StreamView }): ReactNode {
+export function HlsPanel({ stream }: { stream: StreamView }): ReactNode {
+  const api = useApi();
   const path = appPath(stream.appId, `/streams/${encodeURIComponent(stream.id)}/hls`);
-  const hls = usePoll(path, (signal) => api.get<HlsView>(path, signal));
+  const hls = useApiQuery<HlsView>(path);
   const [preset, setPreset] = useState<Preset>('standard');
-  const [actionError, setActionError] = useState<{ error: unknown; action: string }>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
   if (isRouteMissing(hls.error)) return null;
   const session = isNotFound(hls.error) ? undefined : hls.data;
   const open = session?.status === 'starting' || session?.status === 'live';
-
-  const act = async (action: string, work: () => Promise<HlsView>): Promise<void> => {
-    setActionError(undefined);
-    setBusy(true);
-    try {
-      await work();
-    } catch (error) {
-      setActionError({ error, action });
-    } finally {
-      setBusy(false);
-      hls.reload();
-    }
-  };
+  const act = (name: string, work: () => Promise<HlsView>): Promise<void> => action.run(name, () => work().then(() => undefined));
 
   return (
     <section className="panel" aria-labelledby="hls-heading">
       <h3 id="hls-heading">Live HLS</h3>
-      {hls.data === undefined && hls.error === undefined ? <Loading what="the HLS session" /> : null}
+      {hls.data === undefined && hls.error === null ? <Loading what="the HLS session" /> : null}
       {isNotFound(hls.error) ? (
         <p className="muted-text">No HLS session for this stream. Start one to get a playlist a player or CDN can pull.</p>
       ) : (
-        <ErrorMessage error={hls.error} action="Loading the HLS session" />
+        <ErrorMessage error={hls.error ?? undefined} action="Loading the HLS session" />
       )}
       {session ? (
         <dl className="facts">
@@ -79,7 +66,7 @@ export function HlsPanel({ api, stream }: { api: Api; stream: StreamView }): Rea
           <button
             type="button"
             className="danger"
-            disabled={busy}
+            disabled={action.busy}
             onClick={() => void act('Stopping HLS', () => api.delete<HlsView>(path))}
           >
             Stop HLS
@@ -93,13 +80,17 @@ export function HlsPanel({ api, stream }: { api: Api; stream: StreamView }): Rea
                 <option value="low_latency">low latency (1 s segments)</option>
               </select>
             </label>
-            <button type="button" disabled={busy} onClick={() => void act('Starting HLS', () => api.post<HlsView>(path, { preset }))}>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={() => void act('Starting HLS', () => api.post<HlsView>(path, { preset }))}
+            >
               Start HLS
             </button>
           </>
         ) : null}
       </div>
-      {actionError ? <ErrorMessage error={actionError.error} action={actionError.action} /> : null}
+      <ErrorMessage error={action.error} action={action.action} />
     </section>
   );
 }

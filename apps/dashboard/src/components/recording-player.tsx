@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import type { Api } from '../api/client.js';
-import type { RecordingView } from '../api/types.js';
+import type { RecordingView } from '@tally/contracts';
 import { formatBytes } from '../format.js';
 import { ErrorMessage, Loading } from './feedback.js';
 

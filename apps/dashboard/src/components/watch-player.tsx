@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import type { Api } from '../api/client.js';
-import type { StreamToken, StreamView } from '../api/types.js';
+import type { StreamToken, StreamView } from '@tally/contracts';
 import { ErrorMessage } from './feedback.js';
 
 type WatchState = 'connecting' | 'waiting' | 'playing' | 'disconnected';

@@ -1,17 +1,20 @@
-import { type FormEvent, type ReactNode, useState } from 'react';
+import { type CreatedIngress, IngressKind, type IngressList, type IngressView, type StreamList } from '@tally/contracts';
+import { type ReactNode, useState } from 'react';
 import { isRouteMissing } from '../api/errors.js';
-import type { IngressList, IngressView, StreamList } from '../api/types.js';
-import { EmptyState, ErrorMessage, Loading, Notice, StatusBadge } from '../components/feedback.js';
+import { useAction, useApi, useApiQuery } from '../api/queries.js';
+import { DataTable } from '../components/data-table.js';
+import { EmptyState, StatusBadge } from '../components/feedback.js';
+import { ActionFeedback, ConfirmButton, FormPanel, SelectField, ShownOnce } from '../components/form.js';
+import { LoadedList } from '../components/loaded.js';
 import { formatTime } from '../format.js';
-import { usePoll } from '../use-poll.js';
 import { appPath, type PageProps } from './page-props.js';
 
 /** RTMP / WHIP ingest into a stream. The API may not have these routes yet: a 404 route says so. */
-export function IngressesPage({ api, appId }: PageProps): ReactNode {
-  const ingresses = usePoll(`${appId}/ingresses`, (signal) => api.get<IngressList>(appPath(appId, '/ingresses'), signal));
-  const [actionError, setActionError] = useState<{ error: unknown; action: string }>();
-  const [created, setCreated] = useState<IngressView>();
-  const [notice, setNotice] = useState<string>();
+export function IngressesPage({ appId }: PageProps): ReactNode {
+  const api = useApi();
+  const ingresses = useApiQuery<IngressList>(appPath(appId, '/ingresses'));
+  const action = useAction();
+  const [created, setCreated] = useState<CreatedIngress>();
 
   if (isRouteMissing(ingresses.error)) {
     return (
@@ -24,129 +27,93 @@ export function IngressesPage({ api, appId }: PageProps): ReactNode {
     );
   }
 
-  const remove = async (ingress: IngressView): Promise<void> => {
-    setActionError(undefined);
-    setNotice(undefined);
-    try {
+  const create = (streamId: string, kind: IngressKind): Promise<void> =>
+    action.run('Ingress', async () => {
+      setCreated(await api.post<CreatedIngress>(appPath(appId, '/ingresses'), { streamId, kind }));
+      return undefined;
+    });
+  const remove = (ingress: IngressView): Promise<void> =>
+    action.run('Deleting the ingress', async () => {
       await api.delete(appPath(appId, `/ingresses/${encodeURIComponent(ingress.id)}`));
-      setNotice(`Ingress ${ingress.id} deleted.`);
-      ingresses.reload();
-    } catch (error) {
-      setActionError({ error, action: 'Deleting the ingress' });
-    }
-  };
+      return `Ingress ${ingress.id} deleted.`;
+    });
 
   return (
     <section aria-labelledby="ingresses-heading">
       <h2 id="ingresses-heading">Ingresses</h2>
-      <CreateIngressForm
-        api={api}
-        appId={appId}
-        onCreate={async (streamId, kind) => {
-          setActionError(undefined);
-          setNotice(undefined);
-          try {
-            setCreated(await api.post<IngressView>(appPath(appId, '/ingresses'), { streamId, kind }));
-            ingresses.reload();
-          } catch (error) {
-            setActionError({ error, action: 'Ingress' });
-          }
-        }}
-      />
-      {actionError ? <ErrorMessage error={actionError.error} action={actionError.action} /> : null}
-      {notice ? <Notice tone="success">{notice}</Notice> : null}
+      <CreateIngressForm appId={appId} onCreate={create} />
+      <ActionFeedback action={action} />
       {created ? (
-        <div className="panel secret" role="status">
-          <p>Ingress {created.id} created. Point the encoder at:</p>
-          <dl className="facts">
-            <dt>URL</dt>
-            <dd className="id">{created.url ?? '—'}</dd>
-            <dt>Stream key (shown once)</dt>
-            <dd className="id">{created.streamKey ?? '—'}</dd>
-          </dl>
-        </div>
+        <ShownOnce
+          intro={`Ingress ${created.id} created. Point the encoder at:`}
+          facts={[
+            ['URL', created.url],
+            ['Stream key (shown once)', created.streamKey],
+          ]}
+        />
       ) : null}
-      <ErrorMessage error={ingresses.error} action="Loading ingresses" />
-      {ingresses.data === undefined ? (
-        ingresses.error ? null : (
-          <Loading what="ingresses" />
-        )
-      ) : ingresses.data.items.length === 0 ? (
-        <EmptyState title="No ingresses yet.">Create one to push RTMP or WHIP into a stream.</EmptyState>
-      ) : (
-        <table aria-label="Ingresses">
-          <thead>
-            <tr>
-              <th scope="col">Ingress</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Status</th>
-              <th scope="col">URL</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ingresses.data.items.map((i) => (
-              <tr key={i.id}>
-                <th scope="row">
-                  <span className="id">{i.id}</span>
-                  {i.streamId ? <div className="muted-text">stream {i.streamId}</div> : null}
-                </th>
-                <td>{i.kind ?? '—'}</td>
-                <td>{i.status ? <StatusBadge status={i.status} /> : '—'}</td>
-                <td className="id">{i.url ?? '—'}</td>
-                <td>{formatTime(i.createdAt)}</td>
-                <td className="actions">
-                  <button type="button" className="danger" aria-label={`Delete ingress ${i.id}`} onClick={() => void remove(i)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <LoadedList
+        query={ingresses}
+        what="ingresses"
+        empty={<EmptyState title="No ingresses yet.">Create one to push RTMP or WHIP into a stream.</EmptyState>}
+      >
+        {(items) => (
+          <DataTable
+            label="Ingresses"
+            rows={items}
+            rowKey={(i) => i.id}
+            columns={[
+              {
+                header: 'Ingress',
+                cell: (i) => (
+                  <>
+                    <span className="id">{i.id}</span>
+                    <div className="muted-text">stream {i.streamId}</div>
+                  </>
+                ),
+              },
+              { header: 'Kind', cell: (i) => i.kind },
+              { header: 'Status', cell: (i) => <StatusBadge status={i.status} /> },
+              { header: 'URL', cell: (i) => i.url, className: 'id' },
+              { header: 'Created', cell: (i) => formatTime(i.createdAt) },
+            ]}
+            actions={(i) => (
+              <ConfirmButton
+                text="Delete"
+                label={`Delete ingress ${i.id}`}
+                question={`Delete ingress ${i.id}?`}
+                onConfirm={() => void remove(i)}
+              />
+            )}
+          />
+        )}
+      </LoadedList>
     </section>
   );
 }
 
-function CreateIngressForm(props: {
-  api: PageProps['api'];
-  appId: string;
-  onCreate: (streamId: string, kind: string) => Promise<void>;
-}): ReactNode {
-  const streams = usePoll(`${props.appId}/streams?open`, (signal) => props.api.get<StreamList>(appPath(props.appId, '/streams'), signal));
+const KINDS = IngressKind.options.map((k) => ({ value: k, label: k.toUpperCase() }));
+
+function CreateIngressForm(props: { appId: string; onCreate: (streamId: string, kind: IngressKind) => Promise<void> }): ReactNode {
+  const streams = useApiQuery<StreamList>(appPath(props.appId, '/streams'));
   const open = (streams.data?.items ?? []).filter((s) => s.status !== 'ended');
   const [streamId, setStreamId] = useState('');
-  const [kind, setKind] = useState('rtmp');
+  const [kind, setKind] = useState<IngressKind>('rtmp');
   const selected = open.some((s) => s.id === streamId) ? streamId : (open[0]?.id ?? '');
-  const submit = async (e: FormEvent): Promise<void> => {
-    e.preventDefault();
-    if (selected) await props.onCreate(selected, kind);
-  };
   return (
-    <form className="panel form-grid" aria-label="Create an ingress" onSubmit={(e) => void submit(e)}>
-      <label>
-        Into stream
-        <select value={selected} onChange={(e) => setStreamId(e.target.value)} disabled={open.length === 0}>
-          {open.length === 0 ? <option value="">no open stream</option> : null}
-          {open.map((s) => (
-            <option key={s.id} value={s.id}>
-              {s.name} ({s.status})
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Protocol
-        <select value={kind} onChange={(e) => setKind(e.target.value)}>
-          <option value="rtmp">RTMP</option>
-          <option value="whip">WHIP</option>
-        </select>
-      </label>
+    <FormPanel label="Create an ingress" onSubmit={() => (selected ? props.onCreate(selected, kind) : undefined)}>
+      <SelectField
+        label="Into stream"
+        value={selected}
+        options={open.map((s) => ({ value: s.id, label: `${s.name} (${s.status})` }))}
+        onChange={setStreamId}
+        disabled={open.length === 0}
+        empty="no open stream"
+      />
+      <SelectField label="Protocol" value={kind} options={KINDS} onChange={setKind} />
       <button type="submit" disabled={!selected}>
         Create ingress
       </button>
-    </form>
+    </FormPanel>
   );
 }

@@ -1,9 +1,7 @@
-import type { Api } from '../api/client.js';
-import type { Navigate } from '../use-route.js';
 import type { Session } from '../session.js';
 
-/** What every app-scoped page gets: the API with the signed-in key and the app it shows. */
-export type PageProps = Readonly<{ api: Api; appId: string; session: Session; navigate: Navigate }>;
+/** What every app-scoped page gets: the app it shows and who is signed in. */
+export type PageProps = Readonly<{ appId: string; session: Session }>;
 
 export function appPath(appId: string, rest = ''): string {
   return `/v1/apps/${encodeURIComponent(appId)}${rest}`;

@@ -1,23 +1,27 @@
-import { type FormEvent, type ReactNode, useState } from 'react';
-import { type AppUsageView, type AppView, type CapacityView, QUOTA_FIELDS, type QuotaField } from '../api/types.js';
-import { ErrorMessage, Loading, Notice } from '../components/feedback.js';
+import { type AppUsageView, type AppView, type CapacityView, QUOTA_FIELD_NAMES, type QuotaField } from '@tally/contracts';
+import { type ReactNode, useState } from 'react';
+import { useAction, useApi, useApiQuery } from '../api/queries.js';
+import { ErrorMessage, Loading } from '../components/feedback.js';
+import { ActionFeedback, FormPanel, SelectField } from '../components/form.js';
 import { Gauge } from '../components/gauge.js';
+import { Loaded } from '../components/loaded.js';
 import { formatCores, formatKbps, formatMb, QUOTA_LABELS } from '../format.js';
-import { usePoll } from '../use-poll.js';
 import { appPath, type PageProps } from './page-props.js';
 
-export function QuotasPage({ api, appId, session }: PageProps): ReactNode {
-  const app = usePoll(`${appId}/app`, (signal) => api.get<AppView>(appPath(appId), signal));
-  const usage = usePoll(`${appId}/usage`, (signal) => api.get<AppUsageView>(appPath(appId, '/usage'), signal));
+export function QuotasPage({ appId, session }: PageProps): ReactNode {
+  const app = useApiQuery<AppView>(appPath(appId));
+  const usage = useApiQuery<AppUsageView>(appPath(appId, '/usage'));
+  const explicit = app.data?.explicitQuotas;
 
   return (
     <section aria-labelledby="quotas-heading">
       <h2 id="quotas-heading">Quotas</h2>
       <p className="muted-text">
-        Each limit is either set by the operator or the app’s fair share of the node pool, which follows the nodes that are up.
+        Each limit is a cap: set by the operator, or sized on one node of the pool whatever the number of apps. A guarantee is capacity kept
+        free for this app while it does not use it.
       </p>
-      <ErrorMessage error={app.error ?? usage.error} action="Loading quotas" />
-      {usage.data === undefined || app.data === undefined ? (
+      <ErrorMessage error={app.error ?? usage.error ?? undefined} action="Loading quotas" />
+      {usage.data === undefined || explicit === undefined ? (
         app.error || usage.error ? null : (
           <Loading what="quotas" />
         )
@@ -29,108 +33,144 @@ export function QuotasPage({ api, appId, session }: PageProps): ReactNode {
               label={QUOTA_LABELS[item.quota] ?? item.quota}
               used={item.used}
               limit={item.limit}
-              detail={typeof app.data?.explicitQuotas[item.quota] === 'number' ? 'limit set by the operator' : 'derived share of the pool'}
+              detail={`${typeof explicit[item.quota] === 'number' ? 'limit set by the operator' : 'default cap'}; ${
+                item.guarantee > 0 ? `${item.guarantee} guaranteed` : 'no guarantee'
+              }`}
             />
           ))}
         </div>
       )}
       {session.kind === 'admin' && app.data ? (
-        <SetLimitForm api={api} app={app.data} onSaved={() => (app.reload(), usage.reload())} />
+        <>
+          <SetQuotaForm app={app.data} kind="limit" />
+          <SetQuotaForm app={app.data} kind="guarantee" />
+        </>
       ) : null}
-      {session.kind === 'admin' ? <PoolHeadroom api={api} /> : null}
+      {session.kind === 'admin' ? <PoolHeadroom /> : null}
     </section>
   );
 }
 
-function SetLimitForm({ api, app, onSaved }: { api: PageProps['api']; app: AppView; onSaved: () => void }): ReactNode {
+const FORM_TEXT = {
+  limit: {
+    title: 'Set a limit (operator)',
+    label: 'Set a quota limit',
+    input: 'Limit (empty = default cap)',
+    save: 'Save limit',
+    saving: 'Saving the limit',
+    cleared: 'returned to the default cap',
+    set: 'limited',
+  },
+  guarantee: {
+    title: 'Set a guarantee (operator)',
+    label: 'Set a quota guarantee',
+    input: 'Guarantee (empty = none)',
+    save: 'Save guarantee',
+    saving: 'Saving the guarantee',
+    cleared: 'no longer guaranteed',
+    set: 'guaranteed',
+  },
+} as const;
+
+function SetQuotaForm({ app, kind }: { app: AppView; kind: 'limit' | 'guarantee' }): ReactNode {
+  const api = useApi();
+  const text = FORM_TEXT[kind];
   const [field, setField] = useState<QuotaField>('maxStreams');
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [saved, setSaved] = useState<string>();
+  const action = useAction();
 
-  const submit = async (e: FormEvent): Promise<void> => {
-    e.preventDefault();
-    setError(undefined);
-    setSaved(undefined);
-    const limit = value.trim() === '' ? null : Number(value);
-    try {
-      await api.patch<AppView>(appPath(app.id), { quotas: { [field]: limit } });
-      setSaved(limit === null ? `${QUOTA_LABELS[field]} returned to the derived share.` : `${QUOTA_LABELS[field]} limited to ${limit}.`);
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const submit = (): Promise<void> =>
+    action.run(text.saving, async () => {
+      const n = value.trim() === '' ? null : Number(value);
+      await api.patch<AppView>(appPath(app.id), kind === 'limit' ? { quotas: { [field]: n } } : { guarantees: { [field]: n } });
+      return n === null ? `${QUOTA_LABELS[field]} ${text.cleared}.` : `${QUOTA_LABELS[field]} ${text.set} to ${n}.`;
+    });
 
+  const now = (f: QuotaField): string =>
+    kind === 'limit'
+      ? `now ${app.quotas[f]}${typeof app.explicitQuotas[f] === 'number' ? ', set' : ', default'}`
+      : `now ${app.guarantees[f]}`;
+  const options = QUOTA_FIELD_NAMES.map((f) => ({ value: f, label: `${QUOTA_LABELS[f]} (${now(f)})` }));
   return (
-    <form className="panel form-grid" aria-label="Set a quota limit" onSubmit={(e) => void submit(e)}>
-      <h3 className="wide">Set a limit (operator)</h3>
+    <FormPanel label={text.label} onSubmit={submit}>
+      <h3 className="wide">{text.title}</h3>
+      <SelectField label="Quota" value={field} options={options} onChange={setField} />
       <label>
-        Quota
-        <select value={field} onChange={(e) => setField(e.target.value as QuotaField)}>
-          {QUOTA_FIELDS.map((f) => (
-            <option key={f} value={f}>
-              {QUOTA_LABELS[f]} (now {app.quotas[f]}
-              {typeof app.explicitQuotas[f] === 'number' ? ', set' : ', derived'})
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Limit (empty = derived share)
+        {text.input}
         <input type="number" min={0} value={value} onChange={(e) => setValue(e.target.value)} />
       </label>
-      <button type="submit">Save limit</button>
+      <button type="submit">{text.save}</button>
       <div className="wide">
-        <ErrorMessage error={error} action="Saving the limit" />
-        {saved ? <Notice tone="success">{saved}</Notice> : null}
+        <ActionFeedback action={action} />
       </div>
-    </form>
+    </FormPanel>
   );
 }
 
-function PoolHeadroom({ api }: { api: PageProps['api'] }): ReactNode {
-  const capacity = usePoll('capacity', (signal) => api.get<CapacityView>('/v1/capacity', signal));
-  const total = capacity.data?.total;
+const POOL_GAUGES = [
+  { label: 'RAM', field: 'ramMb', format: formatMb, note: '; reserved by admitted work of what Tally may use' },
+  { label: 'CPU', field: 'cpuMillicores', format: formatCores, note: '' },
+  { label: 'Network', field: 'nicKbps', format: formatKbps, note: '' },
+] as const;
+
+function PoolHeadroom(): ReactNode {
+  const capacity = useApiQuery<CapacityView>('/v1/capacity');
   return (
     <section aria-labelledby="pool-heading" className="panel">
       <h3 id="pool-heading">Node pool headroom</h3>
-      <ErrorMessage error={capacity.error} action="Loading pool capacity" />
-      {total === undefined ? (
-        capacity.error ? null : (
-          <Loading what="pool capacity" />
-        )
-      ) : capacity.data?.nodes.length === 0 ? (
-        <p className="muted-text">No node is reporting: nothing can be admitted until an agent heartbeats.</p>
-      ) : (
-        <>
-          <div className="gauges">
-            <Gauge
-              label="RAM"
-              used={Math.round(total.reserved.ramMb)}
-              limit={Math.round(total.allocatable.ramMb)}
-              format={formatMb}
-              detail={`${formatMb(total.free.ramMb)} free; reserved by admitted work of what Tally may use`}
-            />
-            <Gauge
-              label="CPU"
-              used={Math.round(total.reserved.cpuMillicores)}
-              limit={Math.round(total.allocatable.cpuMillicores)}
-              format={formatCores}
-              detail={`${formatCores(total.free.cpuMillicores)} free`}
-            />
-            <Gauge
-              label="Network"
-              used={Math.round(total.reserved.nicKbps)}
-              limit={Math.round(total.allocatable.nicKbps)}
-              format={formatKbps}
-              detail={`${formatKbps(total.free.nicKbps)} free`}
-            />
-          </div>
-          <FitsTable fits={total.fits} caption="How many more of each workload the pool takes now" />
-        </>
-      )}
+      <Loaded query={capacity} what="pool capacity">
+        {({ nodes, total, guarantees }) =>
+          nodes.length === 0 ? (
+            <p className="muted-text">No node is reporting: nothing can be admitted until an agent heartbeats.</p>
+          ) : (
+            <>
+              <div className="gauges">
+                {POOL_GAUGES.map(({ label, field, format, note }) => (
+                  <Gauge
+                    key={label}
+                    label={label}
+                    used={Math.round(total.reserved[field])}
+                    limit={Math.round(total.allocatable[field])}
+                    format={format}
+                    detail={`${format(total.free[field])} free${note}`}
+                  />
+                ))}
+              </div>
+              <GuaranteedHeadroom guarantees={guarantees} />
+              <FitsTable fits={total.fits} caption="How many more of each workload the pool takes now" />
+            </>
+          )
+        }
+      </Loaded>
     </section>
+  );
+}
+
+/** Guaranteed vs free: what guarantees promise of the live pool, and what is left for work outside them. */
+function GuaranteedHeadroom({ guarantees }: { guarantees: CapacityView['guarantees'] }): ReactNode {
+  const { promised, unused, free, allocatable } = guarantees;
+  const guaranteed = QUOTA_FIELD_NAMES.filter((f) => guarantees.guaranteed[f] > 0);
+  return (
+    <div aria-labelledby="guarantees-heading">
+      <h4 id="guarantees-heading">Guaranteed vs free</h4>
+      <p className="muted-text">
+        {guaranteed.length === 0
+          ? 'No app has a guarantee: every app may use the whole pool up to its cap.'
+          : `Guaranteed: ${guaranteed.map((f) => `${guarantees.guaranteed[f]} ${QUOTA_LABELS[f]}`).join(', ')}. Unused guarantees stay free for their apps.`}
+      </p>
+      <div className="gauges">
+        {POOL_GAUGES.map(({ label, field, format }) => (
+          <Gauge
+            key={label}
+            label={`Guaranteed ${label}`}
+            used={Math.round(promised[field])}
+            limit={Math.round(allocatable[field])}
+            format={format}
+            detail={`${format(unused[field])} of it unused; ${format(free[field])} free for work outside guarantees`}
+          />
+        ))}
+      </div>
+    </div>
   );
 }
 

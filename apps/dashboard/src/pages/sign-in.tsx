@@ -1,4 +1,5 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
+import { TextField } from '../components/form.js';
 import { type Session, SignInError, signIn } from '../session.js';
 
 /** Sign-in with an API key; an app key also needs its app id (prefilled from a deep link). */
@@ -30,20 +31,8 @@ export function SignIn({
     <main className="signin">
       <form className="panel" aria-labelledby="signin-heading" onSubmit={(e) => void submit(e)}>
         <h1 id="signin-heading">Tally dashboard</h1>
-        <label>
-          API key
-          <input type="password" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" spellCheck={false} autoFocus />
-        </label>
-        <label>
-          App id
-          <input
-            value={appId}
-            onChange={(e) => setAppId(e.target.value)}
-            placeholder="app_…"
-            spellCheck={false}
-            aria-describedby="appid-help"
-          />
-        </label>
+        <TextField label="API key" type="password" value={key} onChange={setKey} autoComplete="off" spellCheck={false} autoFocus />
+        <TextField label="App id" value={appId} onChange={setAppId} placeholder="app_…" spellCheck={false} aria-describedby="appid-help" />
         <p id="appid-help" className="muted-text">
           Needed with an app key (it opens that app only). Leave it empty with the admin key to see every app and the nodes.
         </p>

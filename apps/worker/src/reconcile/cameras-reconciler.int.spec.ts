@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
 import { CamerasReconciler } from './cameras-reconciler.service.js';
+import { InvalidationPublisher } from './invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile.repository.js';
 
 const NODE_A = 'cam-origin-a';
@@ -49,12 +50,13 @@ describe(CamerasReconciler.name, () => {
     deliveries = new DeliveryQueue(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
-    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries));
+    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries), new InvalidationPublisher(connection));
     admitter = new Admitter(
       ledger,
       {
         liveNodes: async () => (await registry.list()).map(toNodeBudget),
         schedulableNodes: async () => schedulableBudgets(await registry.list()),
+        appPolicy: (appId) => repository.appPolicy(appId),
         appPolicies: () => repository.appPolicies(),
       },
       loadCapacityModel(undefined),

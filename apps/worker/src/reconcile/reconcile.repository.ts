@@ -1,14 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { toAppPolicy } from '@tally/admission';
+import { POLICY_COLUMNS, toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { type Camera, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
+import { InvalidationPublisher } from './invalidation-publisher.js';
 
 @Injectable()
 export class ReconcileRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: WebhookOutbox,
+    private readonly invalidation: InvalidationPublisher,
   ) {}
 
   openStreams(): Promise<Stream[]> {
@@ -31,10 +33,17 @@ export class ReconcileRepository {
       return { ended: true, staged: await this.outbox.stage(tx, stream.appId, 'stream.ended', toStreamView(stream)) };
     });
     await this.outbox.flush([staged]);
+    // The API replicas stop minting tokens for it from their caches.
+    if (ended) await this.invalidation.publish({ kind: 'stream', streamId: id });
     return ended;
   }
 
   async appPolicies(): Promise<AppQuotaPolicy[]> {
-    return (await this.prisma.app.findMany({ select: { id: true, limits: true } })).map(toAppPolicy);
+    return (await this.prisma.app.findMany({ where: { deletedAt: null }, select: POLICY_COLUMNS })).map(toAppPolicy);
+  }
+
+  async appPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
+    const row = await this.prisma.app.findFirst({ where: { id: appId, deletedAt: null }, select: POLICY_COLUMNS });
+    return row ? toAppPolicy(row) : undefined;
   }
 }

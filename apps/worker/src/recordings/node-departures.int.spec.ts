@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CapacityLedger } from '@tally/admission';
+import { CapacityLedger, capsOnly } from '@tally/admission';
 import { DEFAULT_MODEL, fits, unlimited } from '@tally/capacity';
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
@@ -69,7 +69,7 @@ describe(NodeDepartures.name, () => {
       { appId, limits: LIMITS, kind: 'egress.track_composite' },
     );
     if (!decision.ok) throw new Error('not admitted');
-    expect((await ledger.reserve(id, decision.placement, LIMITS, [], 60_000)).ok).toBe(true);
+    expect((await ledger.reserve(id, decision.placement, capsOnly(LIMITS), [], 60_000)).ok).toBe(true);
     await ledger.confirm(id);
     await prisma.recording.create({
       data: {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Admitter, CapacityLedger } from '@tally/admission';
+import { Admitter, CapacityLedger, policiesFrom } from '@tally/admission';
 import { DEFAULT_MODEL, type NodeBudget } from '@tally/capacity';
 import { type LadderRun, transcodeQueueOf } from '@tally/contracts';
 import { createPrismaClient, type PrismaClient, type Recording } from '@tally/db';
@@ -33,7 +33,7 @@ describe(LadderLifecycle.name, () => {
     const pool = {
       liveNodes: () => Promise.resolve([GPU, CPU]),
       schedulableNodes: () => Promise.resolve(nodes),
-      appPolicies: async () => (await prisma.app.findMany()).map((a) => ({ appId: a.id, limits: a.limits as Record<string, number> })),
+      ...policiesFrom(async () => (await prisma.app.findMany()).map((a) => ({ appId: a.id, limits: a.limits as Record<string, number> }))),
     };
     deliveries = new DeliveryQueue(redis.url);
     ladderQueue = new LadderQueue(redis.url);
@@ -52,7 +52,7 @@ describe(LadderLifecycle.name, () => {
   /** A complete recording with video, in a fresh app. */
   async function completeRecording(
     overrides: { status?: Recording['status']; codecs?: { type: string; codec: string }[] } = {},
-    // Explicit, so that the many apps these tests create do not shrink each other's derived share.
+    // Explicit: the default transcode cap follows the test node's size.
     limits: Record<string, number> = { transcodes: 4 },
   ): Promise<Recording> {
     const suffix = randomBytes(8).toString('hex');

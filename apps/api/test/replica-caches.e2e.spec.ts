@@ -1,0 +1,101 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ApiKeyList, AppView, StreamView } from '@tally/contracts';
+import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStream, createTenant } from './api-harness.js';
+
+/** Keys and open streams are cached in each API process; these run two processes on one database and Redis. */
+describe('caches of two API replicas', () => {
+  let stack: TestStack;
+  let processes: Child[] = [];
+  let first: ApiClient;
+  let second: ApiClient;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const secondPort = String(await freePort());
+    processes = await Promise.all([
+      startAppProcess('api', stack.env, join(tmpdir(), `tally-keys-a-${process.pid}.log`)),
+      startAppProcess('api', { ...stack.env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-keys-b-${process.pid}.log`)),
+    ]);
+    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
+    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await stack?.stop();
+  });
+
+  it('a key revoked on replica A is refused by replica B, which had it cached', async () => {
+    const { app, key } = await createTenant(first, 'revoked on a');
+    const onA = first.withKey(key.key);
+    const onB = second.withKey(key.key);
+    // Both replicas have authenticated (and cached) the key.
+    for (const client of [onA, onB, onB]) expect((await client.get<AppView>(`/v1/apps/${app.id}`)).status).toBe(200);
+
+    expect((await first.delete(`/v1/apps/${app.id}/keys/${key.id}`)).status).toBe(204);
+
+    expect((await onA.get(`/v1/apps/${app.id}`)).status).toBe(401);
+    // The eviction travels over Redis pub/sub: B refuses as soon as the message arrives (milliseconds),
+    // long before its cache entry would expire (a minute).
+    await waitFor(
+      'replica B refusing the revoked key',
+      async () => ((await onB.get(`/v1/apps/${app.id}`)).status === 401 ? true : undefined),
+      5_000,
+    );
+    const refused = await onB.get<{ error: { code: string } }>(`/v1/apps/${app.id}`);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('unauthorized');
+  });
+
+  it('deleting an app makes its cached keys unknown on every replica', async () => {
+    const { app, key } = await createTenant(first, 'deleted on b');
+    const onA = first.withKey(key.key);
+    expect((await onA.get(`/v1/apps/${app.id}`)).status).toBe(200);
+
+    expect((await second.delete(`/v1/apps/${app.id}`)).status).toBe(204);
+
+    await waitFor(
+      'replica A refusing the deleted app key',
+      async () => ((await onA.get(`/v1/apps/${app.id}`)).status === 401 ? true : undefined),
+      5_000,
+    );
+  });
+
+  it('another key of the same app keeps working, and used keys get lastUsedAt', async () => {
+    const { app, key } = await createTenant(first, 'two keys');
+    const other = (await first.post<{ key: string; id: string }>(`/v1/apps/${app.id}/keys`)).body;
+    expect((await second.withKey(other.key).get(`/v1/apps/${app.id}`)).status).toBe(200);
+    expect((await first.delete(`/v1/apps/${app.id}/keys/${key.id}`)).status).toBe(204);
+    expect((await second.withKey(other.key).get(`/v1/apps/${app.id}`)).status).toBe(200);
+    // lastUsedAt is written in batches (every 10 s).
+    const used = await waitFor(
+      'lastUsedAt written',
+      async () =>
+        (await first.get<ApiKeyList>(`/v1/apps/${app.id}/keys`)).body.items.find((k) => k.id === other.id && k.lastUsedAt !== null),
+      20_000,
+    );
+    expect(Date.parse(used.lastUsedAt!)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('a stream ended on replica A gets no more tokens from replica B, which had it cached', async () => {
+    const { app, key } = await createTenant(first, 'ended on a');
+    const stream: StreamView = await createStream(first.withKey(key.key), app.id);
+    const onB = second.withKey(key.key);
+    const mint = () =>
+      onB.post<{ error?: { code: string } }>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'v', role: 'viewer' });
+    expect((await mint()).status).toBe(201);
+    expect((await mint()).status).toBe(201);
+
+    expect((await first.withKey(key.key).delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
+
+    await waitFor('replica B refusing tokens for the ended stream', async () => ((await mint()).status === 409 ? true : undefined), 5_000);
+    // And an app's stream is never another app's: the cache does not leak across apps.
+    const other = await createTenant(first, 'other app');
+    expect(
+      (await second.withKey(other.key.key).post(`/v1/apps/${other.app.id}/streams/${stream.id}/tokens`, { identity: 'v', role: 'viewer' }))
+        .status,
+    ).toBe(404);
+  });
+});

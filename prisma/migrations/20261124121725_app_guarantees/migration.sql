@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "App" ADD COLUMN     "guarantees" JSONB NOT NULL DEFAULT '{}';

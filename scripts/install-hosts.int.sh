@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Integration test of ./install.sh on a host like the ones it meets in the wild: no route to the
+# internet (hence no public STUN). Runs as root, in a network namespace of its own with loopback and
+# a veth pair (a private media address, no default route), so nothing it starts can reach - or is
+# reachable from - anything outside, and the default ports are free. Checks:
+#   STUN: ./install.sh with no network flags finishes on a host where no STUN server answers
+#     (livekit-server announces the node's own address); with a STUN server that answers (a tiny
+#     responder on loopback, scripts/install-hosts/stun-responder.mjs) it writes use_external_ip;
+#     a re-run after that server went away switches back.
+#   Upgrades: a recording is active (a real publisher, @livekit/rtc-node) while install.sh runs
+#     again; the egress process is handed over to the new agent, the recording completes and
+#     plays (ffprobe).
+#   TLS: --domain NAME --tls internal puts Caddy in front: curl --cacert reaches /healthz over
+#     HTTPS, a real LiveKit client (@livekit/rtc-node) joins a stream over wss:// through it, the
+#     API and LiveKit's HTTP port listen on loopback only, /metrics needs its token.
+# Exits non-zero on the first failed check (logs of the home are printed).
+#
+# Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
+# Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing, the
+# system user `tally`, /etc/sysctl.d/60-tally.conf, Debian's caddy package; a network namespace,
+# removed at exit.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { printf '[install-hosts] %s\n' "$*"; }
+fail() {
+  printf '[install-hosts] FAIL: %s\n' "$*" >&2
+  exit 1
+}
+[[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
+
+# ------------------------------------------------------------------ the host without a route
+if [[ -z "${TALLY_HOSTS_NS:-}" ]]; then
+  # The hosts in question reach package registries and nothing else: fetch the services'
+  # production dependencies (npm) here, before the namespace takes the network away.
+  npm run --silent build >/dev/null
+  (cd dist && npm install --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error)
+  ns="tally-hosts-$$"
+  ip netns add "$ns"
+  trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+  ip -n "$ns" link set lo up
+  ip -n "$ns" link add hosts0 type veth peer name hosts1
+  ip -n "$ns" addr add 10.234.0.1/24 dev hosts0
+  ip -n "$ns" link set hosts0 up
+  ip -n "$ns" link set hosts1 up
+  say "running in network namespace $ns (media address 10.234.0.1, no default route)"
+  # nsenter, not `ip netns exec`, keeps the host's /sys (cgroups for the agent's workers).
+  status=0
+  # A mount namespace of its own too: the test's host name resolves through a private /etc/hosts.
+  nsenter --net="/run/netns/$ns" unshare --mount --propagation private \
+    env TALLY_HOSTS_NS="$ns" bash "${BASH_SOURCE[0]}" "$@" || status=$?
+  exit "$status"
+fi
+node_ip=10.234.0.1
+domain=media.tally.test
+hosts="$(mktemp /tmp/tally-hosts-etc.XXXXXX)"
+{ cat /etc/hosts; echo "$node_ip $domain"; } >"$hosts"
+chmod 644 "$hosts"
+mount --bind "$hosts" /etc/hosts
+
+# The services run the checkout as an unprivileged user. A clone under a private directory
+# (say /root) is unreadable to it; test from a readable copy instead.
+if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps/api/src/main.ts" 2>/dev/null; then
+  copy="$(mktemp -d /tmp/tally-install-src.XXXXXX)"
+  chmod 755 "$copy"
+  say "$PWD is private; testing from a copy in $copy"
+  cp -a "$PWD/." "$copy/"
+  cd "$copy"
+fi
+
+check() { # check DESCRIPTION CMD...
+  local what="$1"
+  shift
+  "$@" || fail "$what"
+  say "ok: $what"
+}
+eventually() { # eventually SECONDS CMD...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+
+home="$(mktemp -d /tmp/tally-hosts-int.XXXXXX)"
+chmod 755 "$home"
+out="$home.out"
+pids_to_kill=()
+cleanup() {
+  local rc=$? pid
+  for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [[ -f "$home/run/mode" ]]; then
+    ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
+  fi
+  if [[ $rc -ne 0 && -d "$home/log" ]]; then
+    local f
+    for f in "$home"/log/*.log; do
+      printf '[install-hosts] ---- %s (last 30 lines)\n' "$f" >&2
+      tail -n 30 "$f" >&2 || true
+    done
+  fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec" "$hosts"; fi
+  if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
+  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+}
+trap cleanup EXIT
+
+# install LABEL ARGS...: runs install.sh (output kept in $out for checks on what it said).
+install() {
+  local label="$1" start=$SECONDS
+  shift
+  if ! ./install.sh --home "$home" "$@" >"$out" 2>&1; then
+    cat "$out" >&2
+    fail "install.sh ($label) exited non-zero"
+  fi
+  say "install.sh ($label) took $((SECONDS - start))s"
+}
+said() { grep -qE "$1" "$out"; }
+http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
+healthz_is_200() { [[ "$(http_code http://127.0.0.1:8080/healthz)" == 200 ]]; }
+yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
+env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
+free_udp_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 40000))
+    [[ -n "$(ss -Huln "sport = :$port")" ]] || break
+  done
+  printf '%s' "$port"
+}
+
+check "this host has no route to the internet" bash -c '! ip -4 route get 1.1.1.1 >/dev/null 2>&1'
+
+# 1. No STUN: `./install.sh` with no network flags asks LiveKit's default STUN servers, which
+# cannot be reached from here (no route: nothing leaves this namespace), and still finishes.
+unset TALLY_STUN_SERVERS
+install no-stun
+check "it said no STUN server answered and which address it announces" said "STUN: no answer within 3s .*livekit-server announces $node_ip"
+check "livekit.yaml: use_external_ip false" yaml_has '^  use_external_ip: false$'
+check "livekit.yaml: the node's own address" yaml_has "^  node_ip: $node_ip\$"
+check "livekit.yaml: no public STUN handed to clients" yaml_has '^    - 127\.0\.0\.1:3478$'
+check "GET /healthz answers 200" healthz_is_200
+
+# Least privilege: the systemd units this home would get (rendered as install.sh renders them)
+# pass `systemd-analyze verify`, each with its hardening.
+if command -v systemd-analyze >/dev/null 2>&1; then
+  units="$home.units"
+  mkdir -p "$units"
+  for name in postgres redis livekit agent api worker caddy; do
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    bash -c 'source scripts/install/lib.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
+      PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin | sort -V | tail -n1)" && declare -A PORT=([pg]=5432) &&
+      render_unit "$2"' _ "$home" "$name" >"$units/tally-$name.service"
+    grep -q '^NoNewPrivileges=yes$' "$units/tally-$name.service" || fail "tally-$name.service lacks NoNewPrivileges=yes"
+    grep -q '^CapabilityBoundingSet=' "$units/tally-$name.service" || fail "tally-$name.service has no capability bounding set"
+  done
+  verify="$(cd "$units" && systemd-analyze verify ./*.service 2>&1 || true)"
+  [[ -z "$verify" ]] || fail "systemd-analyze verify: $verify"
+  rm -rf "$units"
+  say "ok: every unit passes systemd-analyze verify, with NoNewPrivileges and a capability bounding set"
+fi
+
+# 2. A STUN server answers (a responder on loopback stands in for a public one): use_external_ip.
+stun_port="$(free_udp_port)"
+node scripts/install-hosts/stun-responder.mjs "$stun_port" >"$home.stun" 2>&1 &
+pids_to_kill+=($!)
+eventually 10 grep -q listening "$home.stun" || fail "the STUN responder did not start"
+TALLY_STUN_SERVERS="127.0.0.1:$stun_port" install stun-answers
+check "it said the STUN server answered" said "STUN: 127\.0\.0\.1:$stun_port answered"
+check "livekit.yaml: use_external_ip true" yaml_has '^  use_external_ip: true$'
+check "livekit.yaml: that STUN server" yaml_has "^    - 127\\.0\\.0\\.1:$stun_port\$"
+check "tally.env remembers TALLY_STUN_SERVERS" test "$(env_value TALLY_STUN_SERVERS)" == "127.0.0.1:$stun_port"
+check "livekit-server started with STUN (answers on its port)" eventually 30 test "$(http_code http://127.0.0.1:7880/)" == 200
+check "GET /healthz answers 200" healthz_is_200
+
+# 3. The network changes: the STUN server is gone. A re-run notices and switches back.
+kill "${pids_to_kill[-1]}"
+install stun-gone
+check "the re-run said no STUN server answered" said "STUN: no answer within 3s from 127\.0\.0\.1:$stun_port"
+check "livekit.yaml: use_external_ip false again" yaml_has '^  use_external_ip: false$'
+check "GET /healthz answers 200" healthz_is_200
+
+# 4. An upgrade keeps recordings: a recording is active while install.sh runs again; the agent
+# hands its egress over to the new agent instead of stopping it, and the recording completes.
+state="$home.rec"
+mkdir -p "$state"
+egress_pid() { pgrep -f -- "egress --config $home/workers/egress/egress.yaml" | head -n1; }
+node --import @swc-node/register/esm-register scripts/install-hosts/recording-across-upgrade.ts \
+  http://127.0.0.1:8080 "$home/admin.key" "$state" >"$state/client.log" 2>&1 &
+client=$!
+pids_to_kill+=("$client")
+client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null || { cat "$state/client.log" >&2; fail "the recording client ended early"; }; false; }; }
+check "a recording is active (published with @livekit/rtc-node)" eventually 240 client_waiting
+egress_before="$(egress_pid)" agent_before="$(cat "$home/run/agent.child.pid")"
+[[ -n "$egress_before" ]] || fail "no egress runs for the active recording"
+install upgrade
+check "it said the agent hands its media workers over" said "hands its running media workers \([1-9][0-9]*\) over"
+check "the agent was restarted (new code)" test "$(cat "$home/run/agent.child.pid")" != "$agent_before"
+check "the same egress process still runs the recording" test "$(egress_pid)" == "$egress_before"
+check "the new agent took the workers over (hand-over request consumed)" eventually 30 test ! -e "$home/workers/hand-over"
+check "the new agent reports it adopted the egress" eventually 30 grep -q "egress worker $egress_before adopted" "$home/log/agent.log"
+touch "$state/go"
+if ! wait "$client"; then
+  cat "$state/client.log" >&2
+  fail "the recording did not survive the upgrade"
+fi
+say "recording: $(tail -n1 "$state/client.log")"
+say "ok: the recording completed after the upgrade and plays (ffprobe)"
+rm -rf "$state"
+
+# 5. TLS: --domain with Caddy's local CA. Clients trust that CA only.
+install tls --domain "$domain" --tls internal
+ca="$home/caddy/data/pki/authorities/local/root.crt"
+check "it printed where the CA certificate is" said "CA cert: +$ca"
+check "the CA certificate exists" test -s "$ca"
+https_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' --cacert "$ca" "$@" || true; }
+check "curl --cacert reaches /healthz over HTTPS" test "$(https_code "https://$domain/healthz")" == 200
+check "... and the dashboard" test "$(https_code "https://$domain/dashboard/")" == 200
+check "the certificate is not trusted without the CA" test "$(curl -s -o /dev/null -m 10 -w '%{http_code}' "https://$domain/healthz" || true)" == 000
+check "tally.env: public URLs are https:// and wss://" \
+  test "$(env_value TALLY_PUBLIC_URL) $(env_value LIVEKIT_PUBLIC_URL)" == "https://$domain wss://$domain"
+listeners_of() { ss -Htln "sport = :$1" | awk '{print $4}' | sort -u | tr '\n' ' '; }
+check "the API listens on 127.0.0.1 only" test "$(listeners_of 8080)" == "127.0.0.1:8080 "
+check "livekit-server's HTTP port listens on 127.0.0.1 only" test "$(listeners_of 7880)" == "127.0.0.1:7880 "
+check "the API is not reachable on the node's address" test "$(http_code "http://$node_ip:8080/healthz")" == 000
+metrics_token="$(env_value TALLY_METRICS_TOKEN)"
+check "tally.env has a TALLY_METRICS_TOKEN" test "${#metrics_token}" -ge 16
+check "/metrics through the proxy without the token: 401" test "$(https_code "https://$domain/metrics")" == 401
+check "/metrics with the token: 200" test "$(https_code -H "Authorization: Bearer $metrics_token" "https://$domain/metrics")" == 200
+# The LiveKit SDK (Rust) trusts the system bundle plus the CA; Node's fetch NODE_EXTRA_CA_CERTS.
+bundle="$home.bundle.pem"
+cat /etc/ssl/certs/ca-certificates.crt "$ca" >"$bundle"
+if ! joined="$(SSL_CERT_FILE="$bundle" NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/join-over-tls.ts "https://$domain" "$home/admin.key" 2>&1)"; then
+  printf '%s\n' "$joined" >&2
+  fail "a LiveKit client could not join over wss:// through the proxy"
+fi
+rm -f "$bundle"
+say "joined: $(tail -n1 <<<"$joined")"
+say "ok: a real LiveKit client (@livekit/rtc-node) joined a stream over wss://$domain"
+install tls-rerun
+check "a re-run remembers the domain" test "$(https_code "https://$domain/healthz")" == 200

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Upgrades keep recordings (docs/adr, "upgrades hand media workers over"). Re-running install.sh
+# restarts the agent to pick up new code; the agent runs this node's egress, whose recordings must
+# not end with it. So before that restart the installer asks the agent to hand its workers over
+# (DIR/workers/hand-over): the stopping agent leaves them running, and the new one adopts them
+# (apps/agent/src/runtime/native-driver.ts) and removes the file. `--stop` withdraws the request
+# first, so stopping still stops everything. The API and the worker shut down gracefully
+# (in-flight requests finish, queued jobs stay in Redis). Source it; do not execute it.
+
+hand_over_file() { printf '%s/workers/hand-over' "$HOME_DIR"; }
+
+# request_agent_hand_over: before start_app_services on a re-run, while the agent runs.
+request_agent_hand_over() {
+  service_running agent || return 0
+  if dry; then
+    log "    would ask the running agent to hand its media workers over to the new one"
+    return 0
+  fi
+  local workers
+  workers="$( (compgen -G "$HOME_DIR/workers/*.pid" || true) | wc -l)"
+  install -m 600 -o "$TALLY_USER" -g "$TALLY_USER" /dev/null "$(hand_over_file)"
+  log "    the agent hands its running media workers ($workers) over to the new agent: recordings go on"
+}
+
+# cancel_agent_hand_over: what stops the agent for good must stop its workers too.
+cancel_agent_hand_over() {
+  [[ -e "$(hand_over_file)" ]] || return 0
+  run rm -f "$(hand_over_file)"
+}
+
+# agent_took_over: after the restart the new agent removes the file (once it adopted the
+# workers); a file still there means the new agent did not come up.
+agent_took_over() { [[ ! -e "$(hand_over_file)" ]]; }

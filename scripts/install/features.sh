@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# What each feature needs at run time on an installed node, and the check at the end of install.sh
+# that it is all there: recordings and live HLS (directories the services write), RTMP / WHIP
+# ingest (the ingress binary, its ports, livekit-server's `ingress:` section), recording
+# finalisation and ladders (ffmpeg / ffprobe), room-composite recordings (Chromium, Xvfb).
+# Source it after config.sh; do not execute it.
+# shellcheck disable=SC2034 # globals read by the other scripts/install files
+
+# LiveKit ingress, run by the agent on demand (apps/agent/src/runtime/worker-specs.ts).
+PORT_DEFAULT+=([ingress-rtmp]=1935 [ingress-whip]=8085 [ingress-health]=7891 [ingress-relay]=7892 [ingress-udp]=7885)
+PORT_ENV_KEY+=([ingress-rtmp]=TALLY_INGRESS_RTMP_PORT [ingress-whip]=TALLY_INGRESS_WHIP_PORT
+  [ingress-health]=TALLY_INGRESS_HEALTH_PORT [ingress-relay]=TALLY_INGRESS_RELAY_PORT [ingress-udp]=TALLY_INGRESS_UDP_PORT)
+PORT_SERVICE+=([ingress-rtmp]=agent [ingress-whip]=agent [ingress-health]=agent [ingress-relay]=agent [ingress-udp]=agent)
+INGRESS_PORT_KEYS=(ingress-rtmp ingress-whip ingress-health ingress-relay ingress-udp)
+PORT_KEYS+=("${INGRESS_PORT_KEYS[@]}")
+MANAGED_KEYS+=(TALLY_INGRESS_BIN TALLY_RECORDINGS_DIR TALLY_HLS_DIR TALLY_INGRESS_RTMP_PORT TALLY_INGRESS_WHIP_PORT
+  TALLY_INGRESS_HEALTH_PORT TALLY_INGRESS_RELAY_PORT TALLY_INGRESS_UDP_PORT)
+
+FEATURE_PROBLEMS=() # "what is wrong|how to fix it", filled by verify_features
+
+log_ingress_ports() {
+  log "    ingress ports: rtmp ${PORT[ingress-rtmp]}, whip ${PORT[ingress-whip]}, health ${PORT[ingress-health]}, relay ${PORT[ingress-relay]}, udp ${PORT[ingress-udp]}"
+}
+
+# The directories the API, the worker and the media workers write recordings and live HLS
+# segments into: the ones recorded in tally.env (an operator's mount) or DIR/recordings and DIR/hls.
+recordings_dir() { printf '%s' "${OLD[TALLY_RECORDINGS_DIR]:-$HOME_DIR/recordings}"; }
+hls_dir() { printf '%s' "${OLD[TALLY_HLS_DIR]:-$HOME_DIR/hls}"; }
+
+# prepare_feature_dirs: DIR/recordings and DIR/hls belong to the service user (DIR itself is
+# root:tally 0750, so the services could not create them). A directory configured elsewhere is
+# the operator's: it is only checked (verify_features).
+prepare_feature_dirs() {
+  local dir dirs=("$(recordings_dir)" "$(hls_dir)")
+  if [[ "$ACTION" == join ]]; then
+    # A joined node: media runs no workers; worker / gpu write recordings (resolve_recordings_dir).
+    dirs=()
+    [[ "$JOIN_ROLE" == media ]] || dirs=("$RECORDINGS_DIR")
+  fi
+  for dir in "${dirs[@]}"; do
+    if [[ "$dir" == "$HOME_DIR/"* ]]; then ensure_dir "$dir" 750 "$TALLY_USER"; fi
+  done
+}
+
+# feature_env_lines: the tally.env lines for the directories and the ingress worker (origin).
+feature_env_lines() {
+  cat <<EOF
+# Recordings and live HLS segments (written by the api, the worker and egress; user $TALLY_USER).
+TALLY_RECORDINGS_DIR=$(recordings_dir)
+TALLY_HLS_DIR=$(hls_dir)
+# RTMP / WHIP ingest: the agent starts ingress for the first ingress and stops it once idle.
+TALLY_INGRESS_BIN=$HOME_DIR/bin/ingress
+EOF
+  ingress_port_env_lines
+}
+
+ingress_port_env_lines() {
+  local key
+  for key in "${INGRESS_PORT_KEYS[@]}"; do printf '%s=%s\n' "${PORT_ENV_KEY[$key]}" "${PORT[$key]}"; done
+}
+
+# livekit_ingress_yaml: without it livekit-server's CreateIngress hands out no URL to push to.
+livekit_ingress_yaml() {
+  cat <<EOF
+ingress:
+  rtmp_base_url: rtmp://$NODE_IP:${PORT[ingress-rtmp]}/x
+  whip_base_url: http://$NODE_IP:${PORT[ingress-whip]}/w
+EOF
+}
+
+# ---------------------------------------------------------------- the check at the end
+
+as_service_user() { setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- "$@"; }
+
+problem() { FEATURE_PROBLEMS+=("$1|$2"); }
+
+check_writable_dir() { # check_writable_dir WHAT DIR
+  if [[ ! -d "$2" ]]; then
+    problem "$1: $2 does not exist" "re-run ./install.sh, or create it: install -d -o $TALLY_USER -g $TALLY_USER -m 750 $2"
+  elif ! as_service_user test -w "$2" -a -x "$2"; then
+    problem "$1: $2 is not writable by $TALLY_USER" "chown $TALLY_USER:$TALLY_USER $2 && chmod 750 $2"
+  else
+    log "    ok: $1 writable by $TALLY_USER ($2)"
+  fi
+}
+
+check_binary() { # check_binary WHAT PATH FIX
+  if [[ ! -e "$2" ]]; then
+    problem "$1: $2 is missing" "$3"
+  elif ! as_service_user test -x "$2"; then
+    problem "$1: $2 is not executable by $TALLY_USER" "chmod 755 $2 (and make its directory readable by $TALLY_USER)"
+  else
+    log "    ok: $1 present ($2)"
+  fi
+}
+
+check_command() { # check_command WHAT NAME FIX
+  local path
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  if path="$(env -i PATH="$TALLY_SERVICE_PATH" sh -c 'command -v "$1"' _ "$2")"; then
+    log "    ok: $1 ($path)"
+  else
+    problem "$1: $2 is not on the services' PATH ($TALLY_SERVICE_PATH)" "$3"
+  fi
+}
+
+check_ingress_config() {
+  if grep -q '^  rtmp_base_url: rtmp://' "$HOME_DIR/livekit.yaml" 2>/dev/null; then
+    log "    ok: livekit-server hands out RTMP / WHIP URLs (livekit.yaml ingress:)"
+  else
+    problem "livekit.yaml has no ingress: section, so ingresses get no URL" "re-run ./install.sh"
+  fi
+}
+
+# verify_features ROLE: origin, media, worker or gpu. Every run-time need of the role's features,
+# checked as the services will meet it; lists each problem with its fix and fails if there is one.
+verify_features() {
+  local role="${1:-origin}" env_file="$HOME_DIR/tally.env" fix_provision="bash $TALLY_REPO/scripts/provision.sh, then re-run ./install.sh"
+  if dry; then
+    log "    would check: directories writable by $TALLY_USER, binaries, ffmpeg/ffprobe, Chromium/Xvfb for the $role role"
+    return 0
+  fi
+  FEATURE_PROBLEMS=()
+  local recordings hls
+  recordings="$(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$env_file" | tail -n1)"
+  hls="$(sed -n 's/^TALLY_HLS_DIR=//p' "$env_file" | tail -n1)"
+  check_writable_dir "workers directory" "$HOME_DIR/workers"
+  case "$role" in
+    origin)
+      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}"
+      check_writable_dir "live HLS directory" "${hls:-$HOME_DIR/hls}"
+      check_binary "livekit-server binary" "$HOME_DIR/bin/livekit-server" "$fix_provision"
+      check_binary "egress binary (recordings, HLS)" "$HOME_DIR/bin/egress" "$fix_provision"
+      check_binary "ingress binary (RTMP / WHIP)" "$HOME_DIR/bin/ingress" "$fix_provision"
+      check_ingress_config
+      ;;
+    media)
+      check_binary "livekit-server binary" "$HOME_DIR/bin/livekit-server" "$fix_provision"
+      ;;
+    worker | gpu)
+      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}"
+      check_binary "egress binary (recordings)" "$HOME_DIR/bin/egress" "bash $TALLY_REPO/scripts/provision/egress.sh, then re-run ./install.sh --join"
+      if [[ "$role" == worker ]]; then
+        check_binary "ingress binary (RTMP / WHIP)" "$HOME_DIR/bin/ingress" "bash $TALLY_REPO/scripts/provision/ingress.sh, then re-run ./install.sh --join"
+      fi
+      ;;
+  esac
+  if [[ "$role" != media ]]; then
+    check_binary "egress entrypoint" "$TALLY_REPO/deploy/workers/egress-entrypoint.sh" "chmod 755 $TALLY_REPO/deploy/workers/egress-entrypoint.sh"
+    check_command "ffprobe (recording finalisation)" ffprobe "apt-get install ffmpeg"
+    check_command "ffmpeg (transcode ladders)" ffmpeg "apt-get install ffmpeg"
+    check_command "Chromium (room-composite recordings)" chromium "apt-get install chromium (bash $TALLY_REPO/scripts/provision/egress.sh installs it)"
+    check_command "Xvfb (room-composite recordings)" Xvfb "apt-get install xvfb"
+  fi
+  if ((${#FEATURE_PROBLEMS[@]} > 0)); then
+    local entry
+    for entry in "${FEATURE_PROBLEMS[@]}"; do
+      printf '[install] FAILED: %s\n[install]   fix: %s\n' "${entry%%|*}" "${entry#*|}" >&2
+    done
+    die "${#FEATURE_PROBLEMS[@]} feature check(s) failed (above); the services are left running"
+  fi
+}

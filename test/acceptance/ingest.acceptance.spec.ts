@@ -1,0 +1,133 @@
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dispose } from '@livekit/rtc-node';
+import type { CameraToken, CreatedCamera, CreatedIngress, HlsView } from '@tally/contracts';
+import { pushRtmp, stopPush, waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateJpegs, TestCamera } from '../../apps/api/test/camera-client.js';
+import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
+import {
+  createStream,
+  createTenant,
+  decodes,
+  type Installed,
+  installed,
+  probe,
+  streamLive,
+  streamToken,
+  type Tenant,
+} from './installed.js';
+
+/** The media segments a playlist lists, in order. */
+function segments(playlist: string): string[] {
+  return playlist
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+describe('an installed node: RTMP in, live HLS out, ws-mjpeg cameras', () => {
+  let node: Installed;
+  let tenant: Tenant;
+  const pushes: ChildProcess[] = [];
+  const publishers: Publisher[] = [];
+
+  beforeAll(async () => {
+    node = installed();
+    tenant = await createTenant(node.admin, 'acceptance ingest');
+  });
+
+  afterAll(async () => {
+    await Promise.all([...pushes.map((p) => stopPush(p)), ...publishers.map((p) => p.stop())]);
+    if (tenant) await node.admin.delete(`/v1/apps/${tenant.app.id}`);
+    await dispose();
+  });
+
+  it('an RTMP push with ffmpeg to the URL and key Tally hands out makes the stream live', async () => {
+    const stream = await createStream(tenant, 'studio feed');
+    const created = await tenant.client.post<CreatedIngress>(`/v1/apps/${tenant.app.id}/ingresses`, { streamId: stream.id, kind: 'rtmp' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.url).toMatch(new RegExp(`^rtmp://${node.nodeIp.replaceAll('.', '\\.')}:\\d+/x$`));
+
+    // Like OBS, the encoder reconnects when the server turns it away: LiveKit ingress refuses a
+    // session while the CPU it measures (the whole host, for a native worker) has no idle share.
+    let live = false;
+    const encoder = (async () => {
+      while (!live) {
+        const push = pushRtmp(`${created.body.url}/${created.body.streamKey}`, 180);
+        pushes.push(push);
+        await new Promise((resolve) => push.once('exit', resolve));
+        if (!live) await new Promise((r) => setTimeout(r, 2_000));
+      }
+    })();
+    await streamLive(tenant, stream.id, 1, 120_000).finally(() => (live = true));
+    void encoder;
+
+    expect((await tenant.client.delete(`/v1/apps/${tenant.app.id}/ingresses/${created.body.id}`)).status).toBe(204);
+  });
+
+  it('serves a live stream as HLS whose playlist lists segments that play', async () => {
+    const stream = await createStream(tenant, 'hls');
+    const token = await streamToken(tenant, stream.id, 'publisher', 'host');
+    publishers.push(await joinAndPublish(token.url, token.token));
+    await streamLive(tenant, stream.id);
+
+    const started = await waitFor(
+      'HLS to start (LiveKit lists the tracks a moment after the join)',
+      async () => {
+        const r = await tenant.client.post<HlsView>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/hls`, {});
+        return r.status === 409 ? undefined : r;
+      },
+      20_000,
+    );
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const playlistUrl = started.body.playlistUrl;
+    const listed = await waitFor(
+      'a playlist with two segments',
+      async () => {
+        const response = await fetch(playlistUrl);
+        const names = response.status === 200 ? segments(await response.text()) : [];
+        return names.length >= 2 ? names : undefined;
+      },
+      120_000,
+    );
+    const segment = await fetch(new URL(listed[1]!, playlistUrl));
+    expect(segment.status).toBe(200);
+    const file = join(tmpdir(), `acceptance-${started.body.id}-${listed[1]!}`);
+    writeFileSync(file, Buffer.from(await segment.arrayBuffer()));
+    const media = await probe(file);
+    expect(media.streams).toEqual(['audio', 'video']);
+    expect(media.durationS).toBeGreaterThan(0.5);
+    await decodes(file);
+
+    expect((await tenant.client.delete(`/v1/apps/${tenant.app.id}/streams/${stream.id}/hls`)).status).toBe(200);
+  });
+
+  it("a ws-mjpeg camera's frames come back to a viewer with a camera token", async () => {
+    const jpegs = await generateJpegs(4);
+    const created = await tenant.client.post<CreatedCamera>(`/v1/apps/${tenant.app.id}/cameras`, { name: 'front door' });
+    expect(created.status).toBe(201);
+    const camera = created.body;
+    const token = (await tenant.client.post<CameraToken>(`/v1/apps/${tenant.app.id}/cameras/${camera.id}/tokens`, { ttlS: 600 })).body;
+    expect((await fetch(token.frameUrl)).status).toBe(401);
+
+    const cam = await TestCamera.connect(`${camera.ingestUrl}?key=${encodeURIComponent(camera.key)}`);
+    try {
+      await cam.sendAt(jpegs, 4);
+      const still = await waitFor(
+        'the last frame sent to come back',
+        async () => {
+          const r = await fetch(`${token.frameUrl}?token=${encodeURIComponent(token.token)}`);
+          const body = Buffer.from(await r.arrayBuffer());
+          return r.status === 200 && body.equals(jpegs[3]!) ? r : undefined;
+        },
+        15_000,
+      );
+      expect(still.headers.get('content-type')).toBe('image/jpeg');
+    } finally {
+      cam.close();
+    }
+  });
+});

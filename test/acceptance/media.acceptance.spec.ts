@@ -1,0 +1,154 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dispose, TrackKind } from '@livekit/rtc-node';
+import type { AppView, RecordingView, StreamView, WebhookSecretView } from '@tally/contracts';
+import { waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  firstVideoFrame,
+  joinAndPublish,
+  joinAsViewer,
+  type Publisher,
+  tryPublishVideo,
+  type Viewer,
+} from '../../apps/api/test/media-client.js';
+import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
+import {
+  createStream,
+  createTenant,
+  decodes,
+  type Installed,
+  installed,
+  packetSpanS,
+  probe,
+  streamLive,
+  streamToken,
+  type Tenant,
+} from './installed.js';
+
+const RECORD_MS = 8_000;
+
+describe('an installed node: live streams, recordings and signed webhooks', () => {
+  let node: Installed;
+  let tenant: Tenant;
+  let receiver: SignedReceiver;
+  const publishers: Publisher[] = [];
+  const viewers: Viewer[] = [];
+
+  beforeAll(async () => {
+    node = installed();
+    receiver = await SignedReceiver.start();
+    tenant = await createTenant(node.admin, 'acceptance media');
+    // The app's webhooks go to a receiver that verifies each signature with the app's secret.
+    const rotated = await tenant.client.post<WebhookSecretView>(`/v1/apps/${tenant.app.id}/webhook-secret`);
+    expect(rotated.status).toBe(201);
+    receiver.secret = rotated.body.secret;
+    expect((await tenant.client.patch<AppView>(`/v1/apps/${tenant.app.id}`, { webhookUrl: receiver.url })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await Promise.all([...publishers.map((p) => p.stop()), ...viewers.map((v) => v.room.disconnect().catch(() => undefined))]);
+    if (tenant) await node.admin.delete(`/v1/apps/${tenant.app.id}`);
+    await receiver?.stop();
+    await dispose();
+  });
+
+  it('a real publisher with a Tally token makes the stream live; a viewer sees it and cannot publish', async () => {
+    const stream = await createStream(tenant, 'launch');
+    expect(stream.status).toBe('created');
+    const publisher = await streamToken(tenant, stream.id, 'publisher', 'host');
+    expect(publisher.url).toBe(node.env['LIVEKIT_PUBLIC_URL']);
+    publishers.push(await joinAndPublish(publisher.url, publisher.token));
+    const live = await streamLive(tenant, stream.id);
+    expect(live.startedAt).not.toBeNull();
+
+    const viewerToken = await streamToken(tenant, stream.id, 'viewer', 'fan-1');
+    const viewer = await joinAsViewer(viewerToken.url, viewerToken.token);
+    viewers.push(viewer);
+    const video = (await viewer.tracks).find((t) => t.kind === TrackKind.KIND_VIDEO)!;
+    expect(await firstVideoFrame(video)).toEqual({ width: 320, height: 240 });
+    await expect(tryPublishVideo(viewer.room)).rejects.toThrow();
+
+    const liveEvent = await waitFor(
+      'a signed stream.live webhook',
+      () => Promise.resolve(receiver.of('stream.live', stream.id)[0]),
+      30_000,
+    );
+    expect(liveEvent.signatureValid).toBe(true);
+  });
+
+  /** Publishes, records for RECORD_MS, stops, and downloads the completed file. */
+  async function recordPublisher(name: string, options: { video?: boolean } = {}) {
+    const stream = await createStream(tenant, name);
+    const token = await streamToken(tenant, stream.id, 'publisher', 'speaker');
+    publishers.push(await joinAndPublish(token.url, token.token, options));
+    await streamLive(tenant, stream.id);
+    const requestedAt = Date.now();
+    const started = await waitFor(
+      'the recording to be accepted (LiveKit lists the tracks a moment after the join)',
+      async () => {
+        const r = await tenant.client.post<RecordingView>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, {});
+        return r.status === 409 ? undefined : r;
+      },
+      20_000,
+    );
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const path = `/v1/apps/${tenant.app.id}/recordings/${started.body.id}`;
+    await waitFor(
+      'the recording to be active',
+      async () => ((await tenant.client.get<RecordingView>(path)).body.status === 'active' ? true : undefined),
+      90_000,
+    );
+    await new Promise((r) => setTimeout(r, RECORD_MS));
+    expect((await tenant.client.post(`${path}/stop`)).status).toBeLessThan(300);
+    // The file spans from egress's start (after the request) to the stop (before its answer).
+    const spanS = (Date.now() - requestedAt) / 1000;
+    const done = await waitFor(
+      'the recording to complete',
+      async () => {
+        const r = (await tenant.client.get<RecordingView>(path)).body;
+        return r.status === 'complete' || r.status === 'failed' ? r : undefined;
+      },
+      120_000,
+    );
+    expect(done).toMatchObject({ status: 'complete', error: null });
+    const download = await tenant.client.raw(`${path}/file`);
+    expect(download.status).toBe(200);
+    const file = join(tmpdir(), `acceptance-${done.id}.${done.location.split('.').pop() ?? 'mp4'}`);
+    writeFileSync(file, Buffer.from(await download.arrayBuffer()));
+    const media = await probe(file);
+    // What the recording reports is what the file holds, and each track holds the recorded span.
+    expect(Math.abs(media.durationS - (done.durationS ?? 0))).toBeLessThan(1);
+    for (const type of media.streams as ('audio' | 'video')[]) {
+      expect(await packetSpanS(file, type), `${type} span`).toBeGreaterThan(RECORD_MS / 1000 - 1);
+    }
+    if (media.streams.includes('video')) expect(await packetSpanS(file, 'video'), 'video span').toBeLessThan(spanS + 1);
+    await decodes(file);
+    return { started: started.body, done, media, size: Number(download.headers.get('content-length')) };
+  }
+
+  it('records a camera publisher in the mode auto picks; the download plays with video and audio; webhooks arrive signed', async () => {
+    const { done, media, size } = await recordPublisher('recorded');
+    expect(media.streams).toEqual(['audio', 'video']);
+    for (const type of ['recording.started', 'recording.completed']) {
+      const event = await waitFor(`a signed ${type} webhook`, () => Promise.resolve(receiver.of(type, done.id)[0]), 60_000);
+      expect(event.signatureValid, type).toBe(true);
+    }
+    const completed = receiver.of('recording.completed', done.id)[0]!.body.data as RecordingView;
+    expect(completed.sizeBytes).toBe(size);
+  });
+
+  it('records an audio-only publisher as a single track egress that plays', async () => {
+    const { started, media } = await recordPublisher('podcast', { video: false });
+    expect(started.mode).toBe('track');
+    expect(media.streams).toEqual(['audio']);
+  });
+
+  it('ends a stream for everyone on DELETE and frees its place', async () => {
+    const stream = await createStream(tenant, 'short');
+    const ended = await tenant.client.delete<StreamView>(`/v1/apps/${tenant.app.id}/streams/${stream.id}`);
+    expect(ended.status).toBe(200);
+    expect(ended.body).toMatchObject({ status: 'ended', endReason: 'ended_by_api' });
+  });
+});
