@@ -24,15 +24,15 @@ describe(RecordingsService.name, () => {
     return { appId: app.id, stream };
   };
 
-  it('records one video and one audio track as a track composite of that room, and says why', async () => {
+  it('records one video and one audio track as passthrough, a Track egress per track behind one recording, and says why', async () => {
     const { appId, stream } = await publishedStream(1);
 
     const started = await sut.start(appId, stream.id, { mode: 'auto' });
 
-    expect(started).toMatchObject({ streamId: stream.id, mode: 'track_composite', status: 'starting' });
-    expect(started.reason).not.toBe('');
-    const egress = [...api.livekit.egresses.values()].find((e) => e.request.room === stream.room);
-    expect(egress?.request.mode).toBe('track_composite');
+    expect(started).toMatchObject({ streamId: stream.id, mode: 'passthrough', status: 'starting' });
+    expect(started.reason).toMatch(/without transcoding/);
+    const egresses = [...api.livekit.egresses.values()].filter((e) => e.request.room === stream.room);
+    expect(egresses.map((e) => e.request.mode)).toEqual(['track', 'track']);
     expect(await sut.list(appId, {})).toHaveLength(1);
   });
 
