@@ -45,6 +45,8 @@ export async function startMediumApi(env: Record<string, string> = {}): Promise<
     LIVEKIT_API_SECRET: LIVEKIT_SECRET,
     TALLY_SECRETS_KEY: randomBytes(32).toString('hex'),
     TALLY_RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'tally-medium-recordings-')),
+    // Receivers in these tests listen on loopback, which webhook URLs may not point at by default (SSRF).
+    TALLY_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
     ...env,
   });
   const livekit = new FakeLivekit();
