@@ -2,6 +2,11 @@ import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+const APPS_IMPORT = {
+  group: ['@tally/api', '@tally/worker', '@tally/agent', '@tally/dashboard', '**/apps/*/**'],
+  message: 'libs never import apps',
+};
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'libs/db/src/generated/**', 'coverage/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -39,6 +44,30 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'server packages carry node-only code: import their types only',
             },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Module boundaries (docs/adr/0011-module-boundaries-in-eslint.md): apps import libs, libs never
+    // import apps.
+    files: ['libs/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [APPS_IMPORT] }],
+    },
+  },
+  {
+    // The capacity model is pure: no other package of this repo, no Node built-ins.
+    files: ['libs/capacity/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            APPS_IMPORT,
+            { group: ['@tally/*', '**/libs/*/**'], message: 'libs/capacity imports no other package of this repo' },
+            { group: ['node:*'], message: 'libs/capacity is pure: no Node built-ins' },
           ],
         },
       ],

@@ -21,14 +21,20 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['apps/*/src/**/*.spec.ts', 'libs/*/src/**/*.spec.ts', 'apps/dashboard/test/**/*.spec.ts', 'bench/**/*.spec.ts'],
-          exclude: [...exclude, '**/*.int.spec.ts', '**/*.e2e.spec.ts'],
+          exclude: [...exclude, '**/*.int.spec.ts', '**/*.medium.spec.ts', '**/*.e2e.spec.ts'],
         },
       },
       {
         plugins: [swcPlugin()],
         test: {
           name: 'integration',
-          include: ['apps/*/src/**/*.int.spec.ts', 'libs/*/src/**/*.int.spec.ts', 'apps/*/test/**/*.e2e.spec.ts'],
+          // *.medium.spec.ts: one service with its real repositories on Postgres and Redis, LiveKit faked at its adapters.
+          include: [
+            'apps/*/src/**/*.int.spec.ts',
+            'apps/*/src/**/*.medium.spec.ts',
+            'libs/*/src/**/*.int.spec.ts',
+            'apps/*/test/**/*.e2e.spec.ts',
+          ],
           exclude,
           // The dashboard's browser tests load the real build from apps/dashboard/dist (built here when stale).
           globalSetup: ['libs/testing/src/global-setup.ts', 'apps/dashboard/test/build-dashboard.ts'],

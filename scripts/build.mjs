@@ -33,7 +33,6 @@ for (const name of wanted)
   if (!(name in allEntries)) throw new Error(`unknown entry ${name}; one of ${Object.keys(allEntries).join(', ')}`);
 const entries = wanted.length === 0 ? allEntries : Object.fromEntries(wanted.map((name) => [name, allEntries[name]]));
 
-
 /** @type {import('esbuild').Plugin} */
 const swcTypeScript = {
   name: 'swc-typescript',
@@ -101,8 +100,16 @@ await build({
 });
 
 const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
-await writeFile(
-  join(outdir, 'package.json'),
-  `${JSON.stringify({ name: 'tally-runtime', version: pkg.version, private: true, type: 'module', dependencies: pkg.dependencies }, null, 2)}\n`,
-);
+const runtimePackage = `${JSON.stringify({ name: 'tally-runtime', version: pkg.version, private: true, type: 'module', dependencies: pkg.dependencies }, null, 2)}\n`;
+await writeFile(join(outdir, 'package.json'), runtimePackage);
+// A production install that lacks a dependency, or holds another version, would shadow the right
+// one (two copies of @nestjs/core break dependency injection): drop it; the bundles then use the
+// checkout's node_modules until the installer installs again.
+const installed = async (name) =>
+  JSON.parse(await readFile(join(outdir, 'node_modules', name, 'package.json'), 'utf8').catch(() => '{}')).version;
+const stale = await Promise.all(Object.entries(pkg.dependencies).map(async ([name, version]) => (await installed(name)) !== version));
+if (stale.some(Boolean)) {
+  await rm(join(outdir, 'node_modules'), { recursive: true, force: true });
+  await rm(join(outdir, 'package-lock.json'), { force: true });
+}
 console.log(`built ${Object.keys(entries).join(', ')} into ${relative(process.cwd(), outdir) || '.'}`);

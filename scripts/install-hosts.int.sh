@@ -31,6 +31,10 @@ fail() {
 
 # ------------------------------------------------------------------ the host without a route
 if [[ -z "${TALLY_HOSTS_NS:-}" ]]; then
+  # The hosts in question reach package registries and nothing else: fetch the services'
+  # production dependencies (npm) here, before the namespace takes the network away.
+  npm run --silent build >/dev/null
+  (cd dist && npm install --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error)
   ns="tally-hosts-$$"
   ip netns add "$ns"
   trap 'ip netns del "$ns" 2>/dev/null || true' EXIT

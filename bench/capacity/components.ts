@@ -31,6 +31,6 @@ export function nodeComponents(bench: BenchStack, worker: Child): Component[] {
     { name: 'worker', baseLoad: 'worker', roots: pidOf(worker) },
     { name: 'agent', baseLoad: 'agent', roots: pidOf(stack.agent) },
     { name: 'egress (idle)', roots: pidOf(stack.egress) },
-    { name: 'ingress (idle)', baseLoad: 'ingressIdle', roots: pidOf(stack.ingress) },
+    ...(stack.ingress ? [{ name: 'ingress (idle)', baseLoad: 'ingressIdle' as const, roots: pidOf(stack.ingress) }] : []),
   ];
 }

@@ -1,4 +1,5 @@
 // bench:capacity — the cost profile: base load, per-recording, per-ingress and per-viewer costs on this host.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
@@ -15,9 +16,10 @@ import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 import { nodeComponents } from './components.js';
 import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
+import { type OutputCheck, passthroughRooms, startPassthrough, stopAndCheck } from './passthrough.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
-const args = benchArgs({ window: 10, roomComposite: 1, trackComposite: 2, track: 3, viewers: 10 });
+const args = benchArgs({ window: 10, ingress: 1, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -27,7 +29,8 @@ const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 log('starting Postgres, Redis, livekit-server, agent, egress, ingress, the API and the worker');
-const bench = await startBenchStack({ egress: true, ingress: true });
+// A short sweep: it is what replaces a Track egress stuck STARTING (docs/recordings.md).
+const bench = await startBenchStack({ egress: true, ingress: args.ingress > 0, env: { TALLY_SWEEP_INTERVAL_S: '5' } });
 const worker = await startAppProcess('worker', bench.stack.env, join(tmpdir(), `tally-bench-worker-${bench.stack.nodeId}.log`));
 try {
   const components = nodeComponents(bench, worker);
@@ -41,7 +44,7 @@ try {
 
   const { app, client } = await createTenant(bench.admin, 'bench-capacity', { maxStreams: 50 });
   await bench.admin.patch(`/v1/apps/${app.id}`, {
-    quotas: { maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
+    quotas: { maxStreams: 50, maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
   });
   const costs: Partial<Record<WorkloadKind, Measured>> = {};
   const publishers: Publisher[] = [];
@@ -50,37 +53,47 @@ try {
   const stream = await createStream(client, app.id, 'capacity');
   const pushSeconds = 600;
   // Tally's RTMP ingress always transcodes into simulcast layers; it is the publisher for what follows.
-  log('RTMP ingress (transcoding into simulcast layers), the publisher for what follows');
-  const push = await startPush(client, app.id, stream.id, pushSeconds, bench.stack.ingress?.logFile ?? '/dev/null');
-  await settle(3_000);
-  const lo0 = netCounters('lo');
-  const [ingressPass, livekitOnePub] = await Promise.all([watchTree(ingress.roots, windowMs), watchTree(livekit.roots, windowMs)]);
-  const lo1 = netCounters('lo');
-  costs['ingress.rtmp'] = perUnit(ingressPass, idleOf('ingress (idle)'), 1);
-  notes['ingress.rtmp'] = 'ffmpeg test card 640x360 25 fps x264 800 kbps + AAC, transcoded into simulcast layers';
+  let push: { stop(): Promise<void> } | undefined;
+  let viewerNic = 0;
+  if (args.ingress > 0) {
+    log('RTMP ingress (transcoding into simulcast layers), the publisher for what follows');
+    push = await startPush(client, app.id, stream.id, pushSeconds, bench.stack.ingress?.logFile ?? '/dev/null');
+    await settle(3_000);
+    const lo0 = netCounters('lo');
+    const [ingressPass, livekitOnePub] = await Promise.all([watchTree(ingress.roots, windowMs), watchTree(livekit.roots, windowMs)]);
+    const lo1 = netCounters('lo');
+    costs['ingress.rtmp'] = perUnit(ingressPass, idleOf('ingress (idle)'), 1);
+    notes['ingress.rtmp'] = 'ffmpeg test card 640x360 25 fps x264 800 kbps + AAC, transcoded into simulcast layers';
 
-  log(`${args.viewers} WebRTC viewers`);
-  const viewers = await Promise.all(
-    Array.from({ length: args.viewers }, async (_, i) => {
-      const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
-      const viewer = await joinAsViewer(token.url, token.token);
-      await viewer.tracks;
-      return viewer;
-    }),
-  );
-  await settle(3_000);
-  const lo2 = netCounters('lo');
-  const livekitViewers = await watchTree(livekit.roots, windowMs);
-  const lo3 = netCounters('lo');
-  await Promise.all(viewers.map((v) => v.room.disconnect()));
-  const bytesPerS = (a: typeof lo0, b: typeof lo0) => (b.txBytes - a.txBytes) / args.window;
-  const viewerNicKbps = ((bytesPerS(lo2, lo3) - bytesPerS(lo0, lo1)) * 8) / 1000 / args.viewers;
-  // A viewer's NIC cost is the bitrate of what it watches, which the apps' publishers set, not this
-  // host: it is reported but stays out of the profile (the model keeps its ~2.5 Mbps per viewer).
-  costs['viewer.webrtc'] = perUnit(livekitViewers, livekitOnePub, args.viewers);
-  const viewerNic = Math.max(0, viewerNicKbps);
-  notes['viewer.webrtc'] =
-    `livekit-server's share per viewer of the RTMP publisher, ${args.viewers} viewers; NIC from loopback bytes, not written to the profile`;
+    log(`${args.viewers} WebRTC viewers`);
+    const viewers = await Promise.all(
+      Array.from({ length: args.viewers }, async (_, i) => {
+        const token = await streamToken(client, app.id, stream.id, `viewer-${i}`);
+        const viewer = await joinAsViewer(token.url, token.token);
+        await viewer.tracks;
+        return viewer;
+      }),
+    );
+    await settle(3_000);
+    const lo2 = netCounters('lo');
+    const livekitViewers = await watchTree(livekit.roots, windowMs);
+    const lo3 = netCounters('lo');
+    await Promise.all(viewers.map((v) => v.room.disconnect()));
+    const bytesPerS = (a: typeof lo0, b: typeof lo0) => (b.txBytes - a.txBytes) / args.window;
+    const viewerNicKbps = ((bytesPerS(lo2, lo3) - bytesPerS(lo0, lo1)) * 8) / 1000 / args.viewers;
+    // A viewer's NIC cost is the bitrate of what it watches, which the apps' publishers set, not this
+    // host: it is reported but stays out of the profile (the model keeps its ~2.5 Mbps per viewer).
+    costs['viewer.webrtc'] = perUnit(livekitViewers, livekitOnePub, args.viewers);
+    viewerNic = Math.max(0, viewerNicKbps);
+    notes['viewer.webrtc'] =
+      `livekit-server's share per viewer of the RTMP publisher, ${args.viewers} viewers; NIC from loopback bytes, not written to the profile`;
+  } else {
+    // No RTMP ingress (it refuses publishers on a saturated host): an rtc-node publisher instead.
+    log('rtc-node publisher (VP8 + Opus) for the composite recordings; RTMP ingress and viewers skipped');
+    const token = await streamToken(client, app.id, stream.id, 'host', 'publisher');
+    publishers.push(await joinAndPublish(token.url, token.token));
+    await streamLive(client, app.id, stream.id);
+  }
 
   // Track egress records a publisher's only track: an rtc-node participant publishing audio alone.
   let audioOnlyStream: StreamView | undefined;
@@ -109,8 +122,28 @@ try {
     log(`${mode}: ${done.map((r) => r.status).join(', ')}`);
     await settle(5_000);
   }
-  await push.stop();
+  await push?.stop();
   await Promise.all(publishers.map((p) => p.stop()));
+
+  // Passthrough: each recording is one publisher's own room, as an app's single-publisher streams are.
+  let checks: OutputCheck[] = [];
+  if (args.passthrough > 0) {
+    log(`${args.passthrough} single-publisher rooms (rtc-node, VP8 + Opus) for passthrough`);
+    const rooms = await passthroughRooms(client, app.id, args.passthrough);
+    await settle(3_000);
+    const withPublishers = await watchTree(egress.roots, windowMs);
+    log(`${args.passthrough} concurrent passthrough recordings`);
+    const recordings = await startPassthrough(client, app.id, rooms.streamIds);
+    await settle(5_000);
+    const busy = await watchTree(egress.roots, windowMs);
+    costs['egress.passthrough'] = perUnit(busy, withPublishers, args.passthrough);
+    notes['egress.passthrough'] =
+      `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
+    checks = await stopAndCheck(client, app.id, recordings);
+    log(`passthrough outputs: ${checks.filter((c) => c.ok).length}/${checks.length} with video + audio and the right duration`);
+    for (const c of checks.filter((x) => !x.ok)) log(`  ${c.id}: ${c.streams.join('+')} ${c.durationS} s of ${c.recordedS} s ${c.note}`);
+    await Promise.all(rooms.publishers.map((p) => p.stop()));
+  }
 
   const measuredAt = new Date().toISOString();
   const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;
@@ -127,6 +160,7 @@ try {
     egressIdle: { ramMb: egressIdle.pssMb, cpuMillicores: egressIdle.cpuMillicores },
     costs,
   });
+  mkdirSync(RESULTS_DIR, { recursive: true });
   const profilePath = join(RESULTS_DIR, 'capacity-profile.json');
   const model = writeProfile(profilePath, profile);
 
@@ -154,11 +188,15 @@ try {
       ...RECORDING_KINDS.flatMap((kind) =>
         costs[kind] ? [row(`1 ${kind.slice(7).replace('_', '-')} recording`, costs[kind], notes[kind] ?? '')] : [],
       ),
-      row('1 RTMP ingress', costs['ingress.rtmp'], notes['ingress.rtmp'] ?? ''),
-      [
-        ...row('1 WebRTC viewer', costs['viewer.webrtc'], notes['viewer.webrtc'] ?? '').slice(0, 3),
-        `${fixed(viewerNic)} kbps; ${notes['viewer.webrtc']}`,
-      ],
+      ...(costs['ingress.rtmp'] ? [row('1 RTMP ingress', costs['ingress.rtmp'], notes['ingress.rtmp'] ?? '')] : []),
+      ...(costs['viewer.webrtc']
+        ? [
+            [
+              ...row('1 WebRTC viewer', costs['viewer.webrtc'], notes['viewer.webrtc'] ?? '').slice(0, 3),
+              `${fixed(viewerNic)} kbps; ${notes['viewer.webrtc']}`,
+            ],
+          ]
+        : []),
     ],
   );
   const fitTable = markdownTable(
@@ -169,6 +207,33 @@ try {
       `fit this host (${thisHost.cpuMillicores / 1000} vCPU, ${thisHost.ramMb} MB)`,
     ],
     RECORDING_KINDS.map((kind) => [kind.slice(7).replace('_', '-'), fitMeasured[kind], fitDefault[kind], fitHost[kind]]),
+  );
+  const compared = (['egress.passthrough', 'egress.track_composite', 'egress.room_composite'] as const).flatMap((kind) => {
+    const c = costs[kind];
+    return c ? [{ kind, cost: c, fit: fitMeasured[kind], fitDefault: fitDefault[kind] }] : [];
+  });
+  const rcFit = fitMeasured['egress.room_composite'];
+  const compareTable = markdownTable(
+    [
+      'mode',
+      'RAM per recording',
+      'CPU per recording',
+      'fit 8 vCPU / 8 GB (measured)',
+      'vs room-composite',
+      'fit 8 vCPU / 8 GB (built-in defaults)',
+    ],
+    compared.map((c) => [
+      c.kind.slice(7).replace('_', '-'),
+      `${fixed(c.cost.ramMb)} MB`,
+      cpuPct(c.cost.cpuMillicores),
+      c.fit,
+      rcFit > 0 ? `${fixed(c.fit / rcFit, 1)}×` : '—',
+      c.fitDefault,
+    ]),
+  );
+  const checkTable = markdownTable(
+    ['passthrough recording', 'streams (ffprobe)', 'duration s', 'recorded s', 'ok', 'note'],
+    checks.map((c) => [c.id, c.streams.join(' + '), fixed(c.durationS, 1), fixed(c.recordedS, 1), c.ok ? 'yes' : 'NO', c.note]),
   );
   const rc = costs['egress.room_composite'];
   const tc = costs['egress.track_composite'];
@@ -182,6 +247,7 @@ try {
     fitDefault,
     fitHost,
     ratios,
+    passthrough: { checks, vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null },
     profilePath,
   });
   process.stdout.write(
@@ -196,6 +262,11 @@ try {
       '',
       ratios ? `track-composite : room-composite = ${ratios.ram.toFixed(2)} (RAM), ${ratios.cpu.toFixed(2)} (CPU)` : '',
       '',
+      '## Passthrough vs track-composite vs room-composite',
+      '',
+      compareTable,
+      '',
+      ...(checks.length > 0 ? ['## Passthrough outputs checked', '', checkTable, ''] : []),
       `Profile (TALLY_CAPACITY_PROFILE): ${profilePath}`,
       `JSON: ${file}`,
       '',

@@ -82,7 +82,7 @@ function recordingIn(client: ApiClient, appId: string, id: string, statuses: Rec
       if (r.status === 'failed' && !statuses.includes('failed')) throw new Error(`recording ${id} failed: ${r.error ?? 'no reason'}`);
       return statuses.includes(r.status) ? r : undefined;
     },
-    90_000,
+    180_000,
   );
 }
 

@@ -55,7 +55,7 @@ export function writeProfile(path: string, profile: CapacityProfile): CapacityMo
   return loaded.model;
 }
 
-export const RECORDING_KINDS = ['egress.room_composite', 'egress.track_composite', 'egress.track'] as const;
+export const RECORDING_KINDS = ['egress.room_composite', 'egress.track_composite', 'egress.track', 'egress.passthrough'] as const;
 
 /** How many concurrent recordings of each mode fit a node, under a model. */
 export function recordingsThatFit(

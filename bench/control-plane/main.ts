@@ -9,10 +9,19 @@ import { progress } from '../lib/progress.js';
 import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable, ratio } from '../lib/table.js';
+import { streamCreateByAppCount } from './app-count.js';
 import { raceCheck } from './race.js';
 import { scenarios } from './scenarios.js';
 
-const args = benchArgs({ connections: [1, 10, 50], duration: 5, raceRequests: 1000, raceQuota: 10 });
+const args = benchArgs({
+  connections: [1, 10, 50],
+  duration: 5,
+  raceRequests: 1000,
+  raceQuota: 10,
+  appCounts: [10, 1_000, 10_000],
+  appCountSamples: 300,
+  appCountConcurrency: 4,
+});
 const log = (m: string) => progress('control-plane', m);
 
 log('starting Postgres, Redis, livekit-server, agent and the API');
@@ -62,6 +71,19 @@ try {
     quota: args.raceQuota,
   });
 
+  const byApps = await streamCreateByAppCount({
+    apiUrl: bench.apiUrl,
+    key: key.key,
+    appId: app.id,
+    databaseUrl: bench.stack.config.databaseUrl,
+    redisUrl: bench.stack.config.redisUrl,
+    appCounts: args.appCounts,
+    samples: args.appCountSamples,
+    concurrency: args.appCountConcurrency,
+    log,
+  });
+  const fewest = byApps[0]?.p50Ms ?? 0;
+
   const bareAt = (connections: number) =>
     rows.find((r) => r.scenario === 'bare fastify route' && r.connections === connections)?.result.reqPerSec ?? 0;
   const table = markdownTable(
@@ -90,9 +112,25 @@ try {
     ],
     [[race.requests, 2, race.quota, race.admitted, race.refused, race.other, race.usageUsed, race.overAdmissions]],
   );
-  const file = writeResult('control-plane', { args, rows, race });
-  process.stdout.write(`## Control plane throughput\n\n${table}\n\n## Admission race\n\n${raceTable}\n\nJSON: ${file}\n`);
+  const appsTable = markdownTable(
+    ['stream create with', 'samples', 'p50 ms', 'p99 ms', 'mean ms', 'p50 vs fewest apps'],
+    byApps.map((r) => [
+      `${r.apps.toLocaleString('en-US')} apps`,
+      r.samples,
+      fixed(r.p50Ms, 1),
+      fixed(r.p99Ms, 1),
+      fixed(r.meanMs, 1),
+      ratio(r.p50Ms, fewest),
+    ]),
+  );
+  const file = writeResult('control-plane', { args, rows, race, byApps });
+  process.stdout.write(
+    `## Control plane throughput\n\n${table}\n\n## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
+  );
   if (race.overAdmissions !== 0) process.exitCode = 1;
+  // Admission reads one app's policy: the 10,000-app p50 must stay within 1.5× of the 10-app one.
+  const most = byApps.at(-1)?.p50Ms ?? 0;
+  if (fewest > 0 && most > 1.5 * fewest) process.exitCode = 1;
 } finally {
   await secondApi.stop();
   await bare.stop();

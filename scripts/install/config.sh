@@ -317,6 +317,9 @@ EOF
 redis:
   address: 127.0.0.1:${PORT[redis]}
   password: $REDIS_PASSWORD
+# Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
+room:
+  auto_create: false
 keys:
   $LIVEKIT_API_KEY: $LIVEKIT_API_SECRET
 webhook:

@@ -17,7 +17,7 @@ request_agent_hand_over() {
     return 0
   fi
   local workers
-  workers="$(compgen -G "$HOME_DIR/workers/*.pid" | wc -l)"
+  workers="$( (compgen -G "$HOME_DIR/workers/*.pid" || true) | wc -l)"
   install -m 600 -o "$TALLY_USER" -g "$TALLY_USER" /dev/null "$(hand_over_file)"
   log "    the agent hands its running media workers ($workers) over to the new agent: recordings go on"
 }

@@ -194,6 +194,9 @@ EOF
 node_selector:
   kind: sysload
   sysload_limit: 0.9
+# Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
+room:
+  auto_create: false
 keys:
   ${CLUSTER[LIVEKIT_API_KEY]}: ${CLUSTER[LIVEKIT_API_SECRET]}
 webhook:
@@ -262,6 +265,7 @@ join_main() {
     tune_kernel
   fi
   step "services for the $JOIN_ROLE role"
+  request_agent_hand_over
   start_join_services
   step "what the $JOIN_ROLE role's features need"
   verify_features "$JOIN_ROLE"
@@ -299,6 +303,7 @@ leave_main() {
   run_leave_step drain || status=$?
   ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
   step "stop the services"
+  cancel_agent_hand_over
   [[ -z "$SERVICE_MODE" ]] || stop_all_services
   step "remove from the pool"
   run_leave_step forget

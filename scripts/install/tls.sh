@@ -115,8 +115,13 @@ start_tls_proxy() {
   ensure_dir "$HOME_DIR/caddy/data" 700 "$TALLY_USER"
   write_file "$HOME_DIR/caddy/Caddyfile" 600 "$TALLY_USER" < <(caddyfile_content)
   if ! dry; then
-    caddy validate --adapter caddyfile --config "$HOME_DIR/caddy/Caddyfile" >/dev/null 2>&1 ||
-      die "Caddy refused $HOME_DIR/caddy/Caddyfile: $(caddy validate --adapter caddyfile --config "$HOME_DIR/caddy/Caddyfile" 2>&1 | tail -n 3)"
+    # As the service user: validating provisions the local CA, whose files Caddy must read later.
+    local validate=(setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- env
+      XDG_CONFIG_HOME="$HOME_DIR/caddy/config" XDG_DATA_HOME="$HOME_DIR/caddy/data"
+      "$(command -v caddy)" validate --adapter caddyfile --config "$HOME_DIR/caddy/Caddyfile")
+    (cd / && "${validate[@]}" >/dev/null 2>&1) ||
+      die "Caddy refused $HOME_DIR/caddy/Caddyfile: $(cd / && "${validate[@]}" 2>&1 | tail -n 3)"
+    chown -R "$TALLY_USER:$TALLY_USER" "$HOME_DIR/caddy"
   fi
   service_start caddy
   dry && return 0

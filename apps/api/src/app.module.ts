@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import type { Config } from '@tally/config';
 import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
@@ -11,6 +11,7 @@ import { HttpErrorFilter } from './common/http-error.filter.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HlsModule } from './hls/hls.module.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
@@ -28,6 +29,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
+        DiscoveryModule,
         InfraModule.forRoot(config),
         TenancyModule,
         CapacityModule,
@@ -45,6 +47,7 @@ export class ApiModule {
         HealthModule,
         DashboardModule,
         MetricsModule,
+        IdempotencyModule,
       ],
       controllers: [OpenApiController],
       providers: [

@@ -1,32 +1,51 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
+import { Logger } from 'nestjs-pino';
 import { ApiModule } from './app.module.js';
+import { registerStaticFiles } from './common/static-files.js';
+import { registerWebSockets } from './common/web-sockets.js';
+import { CameraSockets } from './cameras/camera-sockets.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
 
 /** The production bootstrap; tests start the API through this same function. */
 export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
+  const quiet = options.logger === false;
   const adapter = new FastifyAdapter({
     logger: false,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // Written back into the headers so the request's log lines (nestjs-pino) carry the same id.
+    genReqId: (request: IncomingMessage) => {
+      const id = randomUUID();
+      request.headers['x-request-id'] = id;
+      return id;
+    },
   });
   // LiveKit signs the exact bytes it sends, so webhook bodies stay unparsed strings.
   adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
     done(null, body);
   });
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config), adapter, {
-    logger: options.logger ?? ['error', 'warn', 'log'],
-    abortOnError: false,
-  });
+  await registerStaticFiles(adapter.getInstance());
+  await registerWebSockets(adapter.getInstance());
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.forRoot(quiet ? { ...config, logLevel: 'silent' } : config),
+    adapter,
+    {
+      ...(quiet ? { logger: false } : { bufferLogs: true }),
+      abortOnError: false,
+    },
+  );
+  if (!quiet) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
   app.get(HttpMetrics).attach(adapter.getInstance());
+  app.get(CameraSockets).register(adapter.getInstance());
   await app.init();
   return app;
 }

@@ -61,7 +61,7 @@ describe('capacity-aware admission', () => {
     });
     expect((await check('nonsense', 1)).status).toBe(400);
     const usage = (await client.get<AppUsageView>(`/v1/apps/${app.id}/usage`)).body;
-    expect(usage.items.find((i) => i.quota === 'maxRecordings')).toEqual({ quota: 'maxRecordings', used: 0, limit: 50 });
+    expect(usage.items.find((i) => i.quota === 'maxRecordings')).toEqual({ quota: 'maxRecordings', used: 0, limit: 50, guarantee: 0 });
   });
 
   it('takes no new streams on a draining node and says so, then takes them again', async () => {

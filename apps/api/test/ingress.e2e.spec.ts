@@ -90,10 +90,10 @@ describe('RTMP / WHIP ingress through Tally on real LiveKit ingress', () => {
       },
       30_000,
     );
-    // The pushed feed records like any publisher: one publisher with video and audio -> track-composite.
+    // The pushed feed records like any publisher: one publisher with video and audio -> passthrough.
     const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, {});
     expect(started.status).toBe(201);
-    expect(started.body.mode).toBe('track_composite');
+    expect(started.body.mode).toBe('passthrough');
     await waitFor(
       'the recording to be active',
       async () =>

@@ -85,13 +85,13 @@ describe('recordings on real LiveKit egress', () => {
     return { durationS: Number(parsed.format.duration), streams: parsed.streams.map((s) => s.codec_type).sort() };
   }
 
-  it('records one publisher as track-composite MP4 until they leave, signs its webhooks, and serves the file', async () => {
+  it('records one publisher as passthrough WebM until they leave, signs its webhooks, and serves the file', async () => {
     const { app, client } = await tenantWithWebhooks('recorder');
     const stream = await liveStream(client, app.id, [{ identity: 'host', video: true }]);
 
     const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, {});
     expect(started.status).toBe(201);
-    expect(started.body.mode).toBe('track_composite');
+    expect(started.body.mode).toBe('passthrough');
     expect(['starting', 'active']).toContain(started.body.status);
     expect(started.body.reason).toMatch(/auto/);
 
@@ -105,7 +105,7 @@ describe('recordings on real LiveKit egress', () => {
     const recordedS = (Date.now() - Date.parse(active.startedAt ?? '')) / 1000;
 
     const complete = await recordingIn(client, app.id, active.id, ['complete', 'failed']);
-    expect(complete).toMatchObject({ status: 'complete', error: null, storage: 'local', location: `${app.id}/${active.id}.mp4` });
+    expect(complete).toMatchObject({ status: 'complete', error: null, storage: 'local', location: `${app.id}/${active.id}.webm` });
     expect(complete.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
     expect(Math.abs((complete.durationS ?? 0) - recordedS)).toBeLessThan(2);
@@ -131,7 +131,7 @@ describe('recordings on real LiveKit egress', () => {
     expect(events.every((e) => e.signatureValid)).toBe(true);
     expect(events[1]?.body.data).toMatchObject({
       id: complete.id,
-      mode: 'track_composite',
+      mode: 'passthrough',
       durationS: complete.durationS,
       sizeBytes: complete.sizeBytes,
     });

@@ -43,7 +43,8 @@ export class SignedReceiver {
   }
 
   of(type: string, resourceId?: string): ReceivedEvent[] {
-    return this.events.filter((e) => e.body.type === type && (resourceId === undefined || e.body.data.id === resourceId));
+    const idOf = (data: ReceivedEvent['body']['data']) => ('ingress' in data ? data.ingress.id : data.id);
+    return this.events.filter((e) => e.body.type === type && (resourceId === undefined || idOf(e.body.data) === resourceId));
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,6 @@
 import { dispose, TrackKind } from '@livekit/rtc-node';
 import type { AppView, StreamToken, StreamView } from '@tally/contracts';
+import { LivekitRoomClient } from '@tally/livekit';
 import { mediaNodeIp, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
@@ -62,5 +63,24 @@ describe('a stream with real LiveKit clients', () => {
     await Promise.all(gone);
     expect((await client.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
     expect((await client.post(`${base}/tokens`, { identity: 'late', role: 'viewer' })).status).toBe(409);
+  });
+
+  it('lets no kept token bring an ended stream back: LiveKit creates no room Tally did not admit', async () => {
+    const { app, client } = await createTenant(sut.admin, 'rejoiner');
+    const stream = await createStream(client, app.id, 'once');
+    const base = `/v1/apps/${app.id}/streams/${stream.id}`;
+    const kept = (await client.post<StreamToken>(`${base}/tokens`, { identity: 'host', role: 'publisher' })).body;
+    const first = await joinAndPublish(kept.url, kept.token);
+    await waitFor('stream live', async () => ((await client.get<StreamView>(base)).body.status === 'live' ? true : undefined));
+    const gone = disconnected(first.room);
+
+    expect((await client.delete<StreamView>(base)).body.status).toBe('ended');
+    await gone;
+    await first.stop();
+
+    await expect(joinAndPublish(kept.url, kept.token)).rejects.toThrow();
+    expect(await new LivekitRoomClient(sut.stack.config.livekit).listRooms([stream.room])).toEqual([]);
+    expect((await client.get<AppView>(`/v1/apps/${app.id}`)).body.usage.streams).toBe(0);
+    expect((await client.get<StreamView>(base)).body).toMatchObject({ status: 'ended', participants: 0 });
   });
 });

@@ -205,12 +205,22 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Switch app').selectOption(app.id);
     await page.getByRole('link', { name: 'Quotas' }).click();
     await page.getByRole('heading', { name: 'Node pool headroom' }).waitFor();
-    await page.getByRole('group', { name: 'RAM quota' }).waitFor();
-    await page.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
-    await page.getByLabel('Limit (empty = default cap)').fill('5');
-    await page.getByRole('button', { name: 'Save limit' }).click();
+    await page.getByRole('group', { name: 'RAM quota', exact: true }).waitFor();
+    const limitForm = page.getByRole('form', { name: 'Set a quota limit' });
+    await limitForm.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
+    await limitForm.getByLabel('Limit (empty = default cap)').fill('5');
+    await limitForm.getByRole('button', { name: 'Save limit' }).click();
     await page.getByRole('group', { name: 'Streams quota' }).getByText('0 of 5').waitFor();
     expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.explicitQuotas.maxStreams).toBe(5);
+
+    const guaranteeForm = page.getByRole('form', { name: 'Set a quota guarantee' });
+    await guaranteeForm.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
+    await guaranteeForm.getByLabel('Guarantee (empty = none)').fill('2');
+    await guaranteeForm.getByRole('button', { name: 'Save guarantee' }).click();
+    await page.getByRole('group', { name: 'Streams quota' }).getByText('2 guaranteed', { exact: false }).waitFor();
+    await page.getByText('Guaranteed: 2 Streams', { exact: false }).waitFor();
+    await page.getByRole('group', { name: 'Guaranteed network quota' }).waitFor();
+    expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.guarantees.maxStreams).toBe(2);
     await screenshot(page, 'quotas-admin');
   });
 

@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dispose } from '@livekit/rtc-node';
-import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import type { AppView, RecordingView, StreamToken, StreamView, WebhookEndpointView } from '@tally/contracts';
+import { createPrismaClient } from '@tally/db';
 import { type ApiClient, type Child, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +152,7 @@ describe('recordings and webhooks in the dashboard', () => {
       expect(saved).toMatchObject({ webhookUrl: receiver.url, recordingFallback: true, recordingMode: 'auto', webhookSecretSet: true });
       expect(receiver.secret.length).toBeGreaterThan(20);
       await page.getByText('A secret is set.').waitFor();
+      await page.getByRole('status', { name: 'Endpoint state' }).getByText('Healthy.').waitFor();
 
       const stream = await liveStream(client, app.id, 'hooked');
       const deliveries = page.getByRole('table', { name: 'Webhook deliveries' }).getByRole('row').filter({ hasText: 'stream.live' });
@@ -166,5 +168,27 @@ describe('recordings and webhooks in the dashboard', () => {
     } finally {
       await receiver.stop();
     }
+  });
+
+  it('shows a disabled endpoint, why, and re-enables it', async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'gone-co');
+    // The worker disables an endpoint that answered 410 (apps/api/test/webhooks-health.e2e.spec.ts); here the page shows it.
+    const prisma = createPrismaClient(sut.stack.config.databaseUrl);
+    try {
+      await prisma.app.update({ where: { id: app.id }, data: { webhookDisabledAt: new Date(), webhookDisabledReason: 'gone' } });
+    } finally {
+      await prisma.$disconnect();
+    }
+    const page = await appPage(key.key, app.id, 'webhooks', 'Webhooks and recording settings');
+    const state = page.getByRole('status', { name: 'Endpoint state' });
+    await state.getByText('the receiver answered 410 Gone', { exact: false }).waitFor();
+    await screenshot(page, 'webhooks-disabled');
+
+    await state.getByRole('button', { name: 'Re-enable endpoint' }).click();
+    await state.getByText('Healthy.').waitFor();
+    expect((await client.get<WebhookEndpointView>(`/v1/apps/${app.id}/webhook-endpoint`)).body).toMatchObject({
+      status: 'enabled',
+      disabledReason: null,
+    });
   });
 });

@@ -1,22 +1,23 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
-import { CONFIG, type Config } from '@tally/config';
-import { PrismaService } from '@tally/db';
-import { LivekitRoomClient } from '@tally/livekit';
-import { NodeRegistry, NodeWorkers, schedulableBudgets, toNodeBudget } from '@tally/nodes';
-import { Redis } from 'ioredis';
+import type { Config } from '@tally/config';
+import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import { RedisConnection, RuntimeModule } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
-import { Clock } from './clock.js';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceRunner } from './jobs/maintenance.runner.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
+import { AppFiles } from './reconcile/app-files.js';
+import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
+import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
+import { MediaStopper } from './reconcile/media-stopper.js';
+import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
+import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
-
-const REDIS = Symbol('redis');
 
 @Module({})
 export class WorkerModule {
@@ -25,14 +26,8 @@ export class WorkerModule {
       module: WorkerModule,
       // Global, so the feature modules it imports share its adapters.
       global: true,
-      imports: [RecordingsWorkerModule, IngressesWorkerModule],
+      imports: [RuntimeModule.forRoot(config), RecordingsWorkerModule, IngressesWorkerModule],
       providers: [
-        { provide: CONFIG, useValue: config },
-        { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
-        { provide: REDIS, useFactory: () => new Redis(config.redisUrl, { maxRetriesPerRequest: 3 }) },
-        { provide: CapacityLedger, useFactory: (redis: Redis) => new CapacityLedger(redis), inject: [REDIS] },
-        { provide: NodeRegistry, useFactory: (redis: Redis) => new NodeRegistry(redis), inject: [REDIS] },
-        { provide: NodeWorkers, useFactory: (redis: Redis) => new NodeWorkers(redis), inject: [REDIS] },
         {
           provide: Admitter,
           useFactory: (ledger: CapacityLedger, registry: NodeRegistry, repository: ReconcileRepository) =>
@@ -48,16 +43,24 @@ export class WorkerModule {
             ),
           inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
         },
-        { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
-        { provide: InvalidationPublisher, useFactory: (redis: Redis) => new InvalidationPublisher(redis), inject: [REDIS] },
-        Clock,
+        {
+          provide: InvalidationPublisher,
+          useFactory: (redis: RedisConnection) => new InvalidationPublisher(redis),
+          inject: [RedisConnection],
+        },
         ReconcileRepository,
         StreamsReconciler,
         CamerasReconciler,
+        AppTeardownRepository,
+        AppFiles,
+        MediaStopper,
+        AppTeardown,
+        ReservationOwnersRepository,
+        ReservationAuditor,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],
-      exports: [CONFIG, PrismaService, CapacityLedger, Admitter, NodeRegistry, NodeWorkers, Clock, WebhookOutbox],
+      exports: [Admitter, WebhookOutbox],
     };
   }
 }

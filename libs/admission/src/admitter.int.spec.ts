@@ -148,6 +148,11 @@ describe(Admitter.name, () => {
       busy.push(`busy-${i}`);
     }
     expect(busy.length).toBe(maxConcurrent('egress.track_composite', NODE) - 2);
+    expect(await sut.check('app_busy', 'egress.track_composite', 1)).toMatchObject({
+      admitted: false,
+      refusal: { resource: 'pool.guaranteed' },
+    });
+    expect(await sut.check('app_vip', 'egress.track_composite', 2)).toMatchObject({ admitted: true });
     for (const id of ['vip-1', 'vip-2']) expect((await sut.admit(id, 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(true);
     expect((await sut.admit('vip-3', 'app_vip', 'egress.track_composite', 1, 60_000)).ok).toBe(false);
     const full = (await ledger.pool()).held;
@@ -161,6 +166,15 @@ describe(Admitter.name, () => {
     expect(after.used).toEqual({ ramMb: 0, cpuMillicores: 0, nicKbps: 0 });
     expect(after.held.ramMb).toBe(600);
     expect(after.guaranteed.recordings).toBe(2);
+  });
+
+  it('restores the ledger’s copy of guaranteed apps after Redis lost it, so their guarantees hold again', async () => {
+    await emptyLedger();
+    const { sut, ledger } = admitter(() => Promise.resolve([{ appId: 'app_g', guarantees: { streams: 3 } }, { appId: 'app_plain' }]));
+    expect(await sut.restoreGuaranteePolicies()).toBe(1);
+    expect(await ledger.pool()).toMatchObject({ guaranteed: { streams: 3 }, held: { nicKbps: 3 * 2_500 } });
+    expect(await sut.restoreGuaranteePolicies()).toBe(0);
+    expect((await ledger.pool()).held.nicKbps).toBe(3 * 2_500);
   });
 
   it('keeps every key the scripts write under one hash tag, so one cluster slot holds an admission', async () => {

@@ -2,7 +2,16 @@ import {
   type AppLimits,
   type AppQuotaPolicy,
   baseLoadOf,
+  addLoad,
   checkGuarantees,
+  guaranteedLoad,
+  LOAD_KEYS,
+  guaranteeTake,
+  guaranteeUnitCosts,
+  guardGuarantees,
+  quotaClassesOf,
+  runtimeHold,
+  subtractLoad,
   type GuaranteeFit,
   CLASS_RUNTIME,
   type CapacityModel,
@@ -42,6 +51,14 @@ export type PoolSource = Readonly<{
 export function policiesFrom(list: () => Promise<AppQuotaPolicy[]>): Pick<PoolSource, 'appPolicy' | 'appPolicies'> {
   return { appPolicies: list, appPolicy: async (appId) => (await list()).find((p) => p.appId === appId) };
 }
+
+export type GuaranteeHeadroom = Readonly<{
+  guaranteed: Readonly<Record<QuotaClass, number>>;
+  allocatable: Load;
+  promised: Load;
+  unused: Load;
+  free: Load;
+}>;
 
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
 export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
@@ -91,6 +108,20 @@ export class Admitter {
     const policies = await this.pool.appPolicies();
     for (const policy of policies) await this.ledger.writePolicy(policy.appId, toStoredPolicy(policy, this.model));
     return policies.length;
+  }
+
+  /**
+   * Writes back the ledger's copy of every app that has a guarantee and lost it (Redis restarted
+   * empty): a guarantee must hold even for an app that admits nothing. Returns how many it restored.
+   */
+  async restoreGuaranteePolicies(): Promise<number> {
+    let restored = 0;
+    for (const policy of await this.pool.appPolicies()) {
+      if (!Object.values(policy.guarantees ?? {}).some((g) => g > 0) || (await this.ledger.policy(policy.appId))) continue;
+      await this.ledger.writePolicy(policy.appId, toStoredPolicy(policy, this.model));
+      restored += 1;
+    }
+    return restored;
   }
 
   async limitsFor(appId: string): Promise<AppLimits> {
@@ -178,20 +209,49 @@ export class Admitter {
     return this.ledger.confirm(id);
   }
 
-  /** Would `count` units of `kind` be admitted for the app right now (cap and node)? Takes nothing. */
+  /** Would `count` units of `kind` be admitted for the app right now (cap, guarantees, node)? Takes nothing. */
   async check(
     appId: string,
     kind: WorkloadKind,
     count: number,
   ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
-    const nodes = await this.pool.schedulableNodes();
-    const limits = await this.limitsFor(appId);
+    const [nodes, live, policy, pool] = await Promise.all([
+      this.pool.schedulableNodes(),
+      this.pool.liveNodes(),
+      this.policyOf(appId),
+      this.ledger.pool(),
+    ]);
+    const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
     const usage = await this.ledger.usage(
       nodes.map((n) => n.id),
       [appId],
     );
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
-    return decision.ok ? { admitted: true, nodeId: decision.placement.reservation.nodeId } : { admitted: false, refusal: decision.refusal };
+    if (!decision.ok) return { admitted: false, refusal: decision.refusal };
+    const { placement } = decision;
+    // The same guarantee rule the reserve script applies (guardGuarantees), on this snapshot.
+    const take = guaranteeTake(
+      policy.guarantees ?? {},
+      guaranteeUnitCosts(this.model),
+      usage.apps[appId] ?? {},
+      quotaClassesOf(kind),
+      count,
+    );
+    const runtime = placement.runtime;
+    const running = runtime !== undefined || (usage.nodes[placement.reservation.nodeId]?.runtimes.egress ?? 0) > 0;
+    const guard = guardGuarantees(
+      {
+        allocatable: poolAllocatable(live, this.model),
+        used: pool.used,
+        held: pool.held,
+        runtimeHold: running ? ZERO_LOAD : runtimeHold(pool.guaranteed, this.model),
+      },
+      take,
+      placement.workload,
+      subtractLoad(placement.charge, placement.workload),
+    );
+    if (!guard.ok) return { admitted: false, refusal: guard.refusal };
+    return { admitted: true, nodeId: placement.reservation.nodeId };
   }
 
   /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */
@@ -205,12 +265,16 @@ export class Admitter {
     return headroom({ nodes, model: this.model, usage }).map((h) => ({ ...h, baseLoad: baseLoads.get(h.nodeId) ?? ZERO_LOAD }));
   }
 
-  /** The live pool guarantees are shares of, and what guarantees keep free of it. */
-  async guaranteeLedger(): Promise<
-    Readonly<{ allocatable: Load; used: Load; held: Load; guaranteed: Readonly<Record<QuotaClass, number>> }>
-  > {
+  /**
+   * The partition of the live pool: Σ guarantees per class, what they promise (their units at class
+   * cost plus guaranteed runtimes), the part not in use, and what is free for work outside them.
+   */
+  async guaranteeHeadroom(): Promise<GuaranteeHeadroom> {
     const [nodes, pool] = await Promise.all([this.pool.liveNodes(), this.ledger.pool()]);
-    return { allocatable: poolAllocatable(nodes, this.model), ...pool };
+    const allocatable = poolAllocatable(nodes, this.model);
+    const unused = addLoad(pool.held, runtimeHold(pool.guaranteed, this.model));
+    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, allocatable[k] - pool.used[k] - unused[k])])) as Load;
+    return { guaranteed: pool.guaranteed, allocatable, promised: guaranteedLoad([pool.guaranteed], this.model), unused, free };
   }
 
   /** Judges one app's proposed guarantees beside the others' against the live pool (loaded once, now). */

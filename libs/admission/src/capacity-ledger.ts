@@ -96,7 +96,7 @@ const NODE_RESOURCE: Readonly<Record<string, string>> = {
 const HELD_RESOURCE = { ramMb: 'node.ram', cpuMillicores: 'node.cpu', nicKbps: 'node.nic' } as const;
 
 /**
- * The Redis counters behind every admission (ADR 0001, ADR 0010): reserve re-checks a placement
+ * The Redis counters behind every admission (ADR 0001, ADR 0012): reserve re-checks a placement
  * decided by libs/capacity against the live counters and the app's stored policy and applies it
  * atomically; confirm and release are idempotent; unconfirmed reservations lapse unless their
  * holder renews them (a lease for work that lives as long as one process).

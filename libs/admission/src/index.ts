@@ -4,3 +4,4 @@ export * from './admitter.js';
 export * from './capacity-model.js';
 export * from './app-policy.js';
 export * from './camera-cost.js';
+export * from './reservation-owner.js';

@@ -28,9 +28,9 @@ export const DEFAULT_BASE_LOAD: BaseLoad = Object.freeze({
   livekitServer: load(77, 10),
   redis: load(64, 10), // est.
   postgres: load(128, 20), // est.
-  api: load(111, 20), // "core (NestJS)", measured
-  worker: load(111, 20), // est. as api
-  agent: load(48, 10), // est.
+  api: load(186, 20), // idle PSS of the built bundle (node dist/api.js), bench:base-load
+  worker: load(183, 20), // idle PSS of the built bundle, bench:base-load
+  agent: load(47, 10), // idle PSS of the built bundle, bench:base-load
   ingressIdle: load(270, 10),
 });
 

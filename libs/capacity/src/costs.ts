@@ -58,7 +58,7 @@ export const DEFAULT_COSTS: CostTable = Object.freeze({
   'egress.track': cost(200, 100, 2_500),
   // Two Track egresses (one video, one audio) written as sent and joined afterwards without
   // re-encoding: measured by bench:capacity (docs/capacity.md), 10 at once on the reference host.
-  'egress.passthrough': cost(50, 60, 2_500),
+  'egress.passthrough': cost(40, 30, 2_500),
   // libx264 rendition of a finished recording. (est.)
   'transcode.cpu': cost(512, 2_000, 0),
   // h264_nvenc rendition: one encoder session, little CPU. (est.)

@@ -40,7 +40,8 @@ describe(defaultLimits.name, () => {
 
   it('sizes recordings on the mode an app forces', () => {
     expect(defaultLimits([node8], 'room_composite').recordings).toBe(defaultLimits([node8]).room_composites);
-    expect(defaultLimits([node8], 'track').recordings).toBeGreaterThan(defaultLimits([node8]).recordings);
+    expect(defaultLimits([node8], 'track_composite').recordings).toBeLessThan(defaultLimits([node8]).recordings);
+    expect(defaultLimits([node8], 'track').recordings).toBeGreaterThan(defaultLimits([node8], 'room_composite').recordings);
   });
 
   it('sizes the cap on one node: a second node does not double it', () => {

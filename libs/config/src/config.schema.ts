@@ -43,14 +43,22 @@ export const EnvSchema = z.object({
   TALLY_S3_ACCESS_KEY: z.string().min(1).optional(),
   TALLY_S3_SECRET_KEY: z.string().min(1).optional(),
   TALLY_S3_FORCE_PATH_STYLE: z.stringbool().default(true),
-  TALLY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(20),
-  TALLY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).default(10_000),
-  TALLY_WEBHOOK_MAX_BACKOFF_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(6 * 3_600_000),
+  TALLY_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('5s,5m,30m,2h,5h,10h,10h')
+    .transform((v, ctx) => {
+      const waits = v.split(',').map((w) => parseDurationMs(w.trim()));
+      if (waits.length === 0 || waits.length > 50 || waits.some((w) => w === undefined)) {
+        ctx.addIssue({ code: 'custom', message: 'must be 1 to 50 comma-separated durations such as 5s,5m,2h (units ms, s, m, h, d)' });
+        return z.NEVER;
+      }
+      return waits as number[];
+    }),
+  TALLY_WEBHOOK_DISABLE_AFTER_DAYS: z.coerce.number().positive().default(5),
+  TALLY_EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),
   TALLY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  TALLY_WEBHOOK_APP_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  TALLY_WEBHOOK_REDELIVER_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   TALLY_WEBHOOK_ALLOW_CIDRS: z
     .string()
     .default('')
@@ -67,6 +75,7 @@ export const EnvSchema = z.object({
   TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),
   TALLY_HLS_DIR: z.string().min(1).optional(),
   TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
+  TALLY_APP_RETENTION_S: z.coerce.number().int().min(0).default(7 * 86_400),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -77,4 +86,13 @@ function isCidr(cidr: string): boolean {
   if (bits === undefined) return true;
   const prefix = Number(bits);
   return /^\d+$/.test(bits) && prefix <= (family === 4 ? 32 : 128);
+}
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `300ms`, `5s`, `1.5h` … as milliseconds; undefined for anything else. */
+function parseDurationMs(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text);
+  if (!match) return undefined;
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }

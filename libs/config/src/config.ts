@@ -25,13 +25,20 @@ export type Config = Readonly<{
     s3: S3Config | undefined;
   }>;
   webhooks: Readonly<{
-    maxAttempts: number;
-    backoffMs: number;
-    maxBackoffMs: number;
+    /** The waits before the 2nd, 3rd … attempt (each ±20 % jitter); after the last, a failure is dead. */
+    retryScheduleMs: readonly number[];
+    /** An endpoint failing this long (every attempt, no success in between) is disabled. */
+    disableAfterMs: number;
     timeoutMs: number;
+    /** Attempts in flight per app, across worker processes: a slow receiver costs only its own app. */
+    appConcurrency: number;
+    /** Redeliveries an app may request per minute. */
+    redeliverPerMinute: number;
     /** Ranges webhooks may reach although private or loopback (on-premises receivers). */
     allowCidrs: readonly string[];
   }>;
+  /** Delivered or dead webhook events (with their deliveries) and applied LiveKit events are deleted after this. */
+  eventRetentionMs: number;
   /** Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes) and how long a join token lives. */
   cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number }>;
   /**
@@ -41,6 +48,8 @@ export type Config = Readonly<{
   cameras: Readonly<{ idleTimeoutS: number; viewerLeaseS: number }>;
   /** Live HLS: egress writes `<dir>/<appId>/<streamId>/<sessionId>/`; segments are deleted this long after the session stops. */
   hls: Readonly<{ dir: string; retentionS: number }>;
+  /** A deleted app's recordings, ladders and HLS files (and its rows) are deleted this long after DELETE. */
+  apps: Readonly<{ retentionS: number }>;
 }>;
 
 export type S3Config = Readonly<{
@@ -88,15 +97,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: e.TALLY_SECRETS_KEY === undefined ? undefined : Buffer.from(e.TALLY_SECRETS_KEY, 'hex'),
     recordings: Object.freeze({ dir: e.TALLY_RECORDINGS_DIR ?? join(e.TALLY_HOME, 'recordings'), s3: s3Config(e) }),
     webhooks: Object.freeze({
-      maxAttempts: e.TALLY_WEBHOOK_MAX_ATTEMPTS,
-      backoffMs: e.TALLY_WEBHOOK_BACKOFF_MS,
-      maxBackoffMs: e.TALLY_WEBHOOK_MAX_BACKOFF_MS,
+      retryScheduleMs: Object.freeze(e.TALLY_WEBHOOK_RETRY_SCHEDULE),
+      disableAfterMs: Math.round(e.TALLY_WEBHOOK_DISABLE_AFTER_DAYS * 86_400_000),
       timeoutMs: e.TALLY_WEBHOOK_TIMEOUT_MS,
+      appConcurrency: e.TALLY_WEBHOOK_APP_CONCURRENCY,
+      redeliverPerMinute: e.TALLY_WEBHOOK_REDELIVER_PER_MINUTE,
       allowCidrs: Object.freeze(e.TALLY_WEBHOOK_ALLOW_CIDRS),
     }),
+    eventRetentionMs: Math.round(e.TALLY_EVENT_RETENTION_DAYS * 86_400_000),
     cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
+    apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),
   });
 }
 

@@ -16,3 +16,4 @@ export * from './cameras.js';
 export * from './hls.js';
 export * from './text.js';
 export * from './invalidation.js';
+export * from './reservations.js';

@@ -47,7 +47,10 @@ export const JOBS = {
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
   workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', payload: WorkerExitReport },
-  /** Sends one webhook delivery (job id = delivery id, so a delivery is queued at most once). */
+  /**
+   * Sends one webhook delivery (job id = delivery id, so a delivery is queued at most once). Each app
+   * has its own queue, `webhookQueueOf(appId)`; QUEUES.webhooks names the family.
+   */
   deliverWebhook: { queue: QUEUES.webhooks, name: 'webhook.deliver', payload: z.object({ deliveryId: z.string() }) },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
   finaliseRecording: { queue: QUEUES.recordings, name: 'recording.finalise', payload: z.object({ recordingId: z.string() }) },
@@ -63,3 +66,12 @@ export const LADDER_RUN_JOB = 'ladder.run';
 export function transcodeQueueOf(nodeId: string): string {
   return `tally-transcode-node.${nodeId}`;
 }
+
+/** An app's webhook deliveries: one queue per app, so a slow receiver holds back only its own app. */
+export function webhookQueueOf(appId: string): string {
+  return `${QUEUES.webhooks}.${appId}`;
+}
+
+/** Apps whose webhook queue may hold jobs (a Redis set), and the channel that wakes workers for a new one. */
+export const WEBHOOK_APPS_KEY = `${QUEUES.webhooks}:apps`;
+export const WEBHOOK_WAKE_CHANNEL = `${QUEUES.webhooks}:wake`;

@@ -1,5 +1,6 @@
 import { WORKLOAD_KINDS } from '@tally/capacity';
 import { z } from 'zod';
+import { ReservationView } from './reservations.js';
 
 /** API field → the capacity model's quota class it limits. */
 export const QUOTA_FIELDS = {
@@ -120,6 +121,8 @@ export const CapacityView = z
       /** What work outside guarantees may still take: allocatable − reserved − unused. */
       free: LoadView,
     }),
+    /** With `?detail=reservations`: what holds each node's reservations, draining and departed nodes included. */
+    reservations: z.array(ReservationView).optional(),
   })
   .meta({ id: 'Capacity' });
 export type CapacityView = z.infer<typeof CapacityView>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppId, WebhookDeliveryId, WebhookEventId } from './ids.js';
+import { IngressView } from './ingresses.js';
 import { RecordingView } from './recordings.js';
 import { StreamView } from './streams.js';
 
@@ -12,9 +13,28 @@ export const WEBHOOK_EVENT_TYPES = [
   'recording.ladder_failed',
   'stream.live',
   'stream.ended',
+  'ingress.refused',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
+
+/**
+ * An ingress that started receiving media again after its reservation lapsed, refused by admission
+ * (the app's quota or the node's budget) and disconnected; `refusal` names the limit, as a 429 would.
+ */
+export const IngressRefusedData = z
+  .object({
+    ingress: IngressView,
+    refusal: z.object({
+      code: z.enum(['quota_exceeded', 'capacity_exhausted']),
+      resource: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      requested: z.number(),
+    }),
+  })
+  .meta({ id: 'IngressRefused' });
+export type IngressRefusedData = z.infer<typeof IngressRefusedData>;
 
 /** What each event carries in `data`: the resource as the API shows it at that moment. */
 export type WebhookEventData = {
@@ -25,6 +45,7 @@ export type WebhookEventData = {
   'recording.ladder_failed': RecordingView;
   'stream.live': StreamView;
   'stream.ended': StreamView;
+  'ingress.refused': IngressRefusedData;
 };
 
 /** The JSON body POSTed to the app; `id` is stable across retries and redeliveries (deduplicate on it). */
@@ -34,7 +55,7 @@ export const WebhookEventBody = z
     type: WebhookEventType,
     appId: AppId,
     createdAt: z.iso.datetime(),
-    data: z.union([RecordingView, StreamView]),
+    data: z.union([RecordingView, StreamView, IngressRefusedData]),
   })
   .meta({ id: 'WebhookEvent' });
 export type WebhookEventBody = z.infer<typeof WebhookEventBody>;
@@ -97,3 +118,26 @@ export const WebhookSecretView = z
   })
   .meta({ id: 'WebhookSecret' });
 export type WebhookSecretView = z.infer<typeof WebhookSecretView>;
+
+export const WebhookEndpointStatus = z.enum(['enabled', 'disabled']);
+export type WebhookEndpointStatus = z.infer<typeof WebhookEndpointStatus>;
+
+/** `gone`: the receiver answered 410; `failing`: every attempt failed for TALLY_WEBHOOK_DISABLE_AFTER_DAYS. */
+export const WebhookDisabledReason = z.enum(['gone', 'failing']);
+export type WebhookDisabledReason = z.infer<typeof WebhookDisabledReason>;
+
+/** The app's webhook endpoint: where it is, whether deliveries go there, and its signing secrets' state. */
+export const WebhookEndpointView = z
+  .object({
+    url: z.string().nullable(),
+    /** `disabled`: deliveries are not attempted (they end `dead`, lastError "endpoint disabled") until re-enabled. */
+    status: WebhookEndpointStatus,
+    disabledAt: z.iso.datetime().nullable(),
+    disabledReason: WebhookDisabledReason.nullable(),
+    /** Since when every attempt has failed; null after any success. */
+    failingSince: z.iso.datetime().nullable(),
+    secretSet: z.boolean(),
+    previousSecretExpiresAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpointView = z.infer<typeof WebhookEndpointView>;

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/client.js';
 
@@ -12,12 +12,13 @@ export const createPrismaClient = (databaseUrl: string): PrismaClient => new Pri
  * `{ provide: PrismaService, useFactory: (config: AppConfig) => new PrismaService(config.db.url), inject: [AppConfig] }`.
  */
 @Injectable()
-export class PrismaService extends PrismaClient implements OnModuleDestroy {
+export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   constructor(databaseUrl: string) {
     super(clientOptions(databaseUrl));
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** The last shutdown phase: the HTTP server has finished its requests and the queue workers their jobs. */
+  async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
   }
 }

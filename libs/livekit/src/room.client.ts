@@ -27,6 +27,16 @@ export class LivekitRoomClient {
     }
   }
 
+  /** Disconnects one participant; one already gone (or a room already closed) is fine. */
+  async removeParticipant(room: string, identity: string): Promise<void> {
+    try {
+      await this.client.removeParticipant(room, identity);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+  }
+
   async listRooms(names?: string[]): Promise<RoomSummary[]> {
     const rooms = await this.client.listRooms(names);
     return rooms.map((r) => ({ name: r.name, participants: r.numParticipants, publishers: r.numPublishers }));

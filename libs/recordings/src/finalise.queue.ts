@@ -22,8 +22,8 @@ export class FinaliseQueue {
     await this.queue.close();
   }
 
-  /** Closed with the application that holds it (Nest calls this by name). */
-  async onModuleDestroy(): Promise<void> {
+  /** Closed in the last shutdown phase, after in-flight requests and jobs that add to it (Nest calls this by name). */
+  async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
 }

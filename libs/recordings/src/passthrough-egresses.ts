@@ -62,6 +62,18 @@ export class PassthroughEgresses {
     if (count === 1) await this.startPart({ ...part, egressId: null, attempt, location }, room, now);
   }
 
+  /**
+   * Once a passthrough recording failed, or was cut by one egress dying, the other egress has
+   * nothing left to record for: it is stopped (its file is kept for the cut recording).
+   */
+  async stopSurvivor(
+    recording: Readonly<{ id: string; mode: string; status: string; error: string | null }> | undefined,
+    now: Date,
+  ): Promise<void> {
+    if (recording?.mode !== 'passthrough') return;
+    if (recording.status === 'failed' || (recording.status === 'ending' && recording.error !== null)) await this.stopAll(recording.id, now);
+  }
+
   /** Asks every running egress of the recording to close its file. */
   async stopAll(recordingId: string, now?: Date): Promise<void> {
     const parts = await this.prisma.recordingEgress.findMany({ where: { recordingId } });

@@ -27,11 +27,13 @@ describe(planJoin.name, () => {
     expect(earlierAudio.offsets).toEqual({ video: 0.5, audio: 0 });
   });
 
-  it('cuts the silence egress appends to Opus after the stop, never the video', () => {
+  it("ends at the recording's end, without the silence egress appends to Opus after the stop", () => {
     const sut = planJoin([video({ durationS: 10 }), audio({ durationS: 13.8 })], at(10_050), false);
     expect(sut.durationS).toBeCloseTo(10.05, 6);
     const audioOutlivesVideo = planJoin([video({ durationS: 4 }), audio({ durationS: 13.8 })], at(10_000), false);
     expect(audioOutlivesVideo.durationS).toBeCloseTo(10, 6);
+    const unknownEnd = planJoin([video({ durationS: 10 }), audio({ durationS: 13.8 })], undefined, false);
+    expect(unknownEnd.durationS).toBeCloseTo(13.8, 6);
   });
 
   it('keeps VP8 + Opus as WebM, turns H.264 + Opus into MP4 with AAC unless Opus is kept', () => {

@@ -34,15 +34,14 @@ export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined
   const offsets = Object.fromEntries(inputs.map((i) => [i.track, (i.startedAt.getTime() - t0) / 1000]));
   const video = inputs.find((i) => i.track === 'video');
   const container = video === undefined ? 'ogg' : video.codec === 'h264' ? 'mp4' : 'webm';
-  // Each track lasts what its file holds, shifted by its offset; the recording's end caps the audio's
-  // trailing silence, but never cuts video that egress wrote.
-  const ends = inputs.flatMap((i) => (i.durationS === undefined ? [] : [{ track: i.track, end: (offsets[i.track] ?? 0) + i.durationS }]));
-  const videoEnd = ends.find((e) => e.track === 'video')?.end;
-  const audioEnd = ends.find((e) => e.track === 'audio')?.end;
+  // Each track lasts what its file holds, shifted by its offset; the recording's end (the stop, or
+  // where the tracks ended) cuts what egress wrote after it: the Opus file's trailing silence, and
+  // the video an egress kept writing while a stop reached it.
+  const ends = inputs.flatMap((i) => (i.durationS === undefined ? [] : [(offsets[i.track] ?? 0) + i.durationS]));
   const recordingEnd = endedAt === undefined ? undefined : (endedAt.getTime() - t0) / 1000;
-  const cappedAudio = audioEnd === undefined ? undefined : recordingEnd === undefined ? audioEnd : Math.min(audioEnd, recordingEnd);
-  const candidates = [videoEnd, cappedAudio].filter((x): x is number => x !== undefined);
-  const durationS = candidates.length > 0 ? Math.max(...candidates) : undefined;
+  const longest = ends.length > 0 ? Math.max(...ends) : undefined;
+  const durationS =
+    recordingEnd !== undefined && recordingEnd > 0 ? (longest === undefined ? recordingEnd : Math.min(longest, recordingEnd)) : longest;
   const audio = container === 'mp4' && !keepOpusInMp4 ? 'aac' : 'copy';
   return { container, offsets, durationS, audio };
 }

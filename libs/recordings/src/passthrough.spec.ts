@@ -37,6 +37,21 @@ describe(judgeParts.name, () => {
     expect(sut).toEqual({ kind: 'failed', reason: 'video egress aborted: Stop called before pipeline could start' });
   });
 
+  it('cuts the recording where an egress died while recording, once the other has closed its file', () => {
+    const killed = part({ track: 'video', state: 'failed', error: 'internal error', startedAt: at(1), endedAt: at(9) });
+    expect(judgeParts([killed, part({ track: 'audio', state: 'active', startedAt: at(1) })], now)).toEqual({
+      kind: 'cut',
+      reason: 'video egress failed: internal error; the file keeps what was recorded until then',
+      startedAt: at(1),
+      endedAt: at(9),
+      othersDone: false,
+    });
+    expect(judgeParts([killed, part({ track: 'audio', state: 'complete', startedAt: at(1), endedAt: at(10) })], now)).toMatchObject({
+      kind: 'cut',
+      othersDone: true,
+    });
+  });
+
   it('keeps recording the other track when one ends early, and finishes when both have', () => {
     const videoDone = part({ track: 'video', state: 'complete', startedAt: at(1), endedAt: at(10) });
     expect(judgeParts([videoDone, part({ track: 'audio', state: 'active', startedAt: at(1) })], now)).toEqual({
@@ -48,6 +63,18 @@ describe(judgeParts.name, () => {
       startedAt: at(1),
       endedAt: at(30),
     });
+  });
+
+  it('ends tracks that ended together (the publisher left) at the first end, before the silence egress appends to Opus', () => {
+    expect(
+      judgeParts(
+        [
+          part({ track: 'video', state: 'complete', startedAt: at(1), endedAt: at(20) }),
+          part({ track: 'audio', state: 'complete', startedAt: at(1), endedAt: at(24) }),
+        ],
+        now,
+      ),
+    ).toEqual({ kind: 'finished', startedAt: at(1), endedAt: at(20) });
   });
 
   it('is ending while the last egress closes its file', () => {

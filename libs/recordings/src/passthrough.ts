@@ -18,23 +18,45 @@ export type PartsVerdict =
   | Readonly<{ kind: 'active'; startedAt: Date }>
   | Readonly<{ kind: 'ending'; startedAt: Date }>
   | Readonly<{ kind: 'finished'; startedAt: Date; endedAt: Date }>
-  | Readonly<{ kind: 'failed'; reason: string }>;
+  | Readonly<{ kind: 'failed'; reason: string }>
+  | Readonly<{ kind: 'cut'; reason: string; startedAt: Date; endedAt: Date; othersDone: boolean }>;
 
 const FINISHED = new Set<EgressState>(['complete', 'limit_reached']);
+const WRITING = new Set<string>(['starting', 'active', 'ending']);
+/** Egresses whose ends are this close ended together. */
+const TOGETHER_MS = 8_000;
 const RUNNING = new Set<EgressState>(['active', 'ending', 'complete', 'limit_reached']);
 
 /**
- * One recording from two egresses: it fails as soon as either fails (naming which and why), starts
- * once every egress runs, and finishes only when both have closed their files, so a track that ends
- * early (unpublished) leaves the other recording to the end.
+ * One recording from two egresses: it fails as soon as either fails to start (naming which and
+ * why), starts once every egress runs, and finishes only when both have closed their files, so a
+ * track that ends early (unpublished) leaves the other recording to the end. An egress that dies
+ * while recording (a killed process) cuts the recording there: what both wrote until then is kept.
  */
 export function judgeParts(parts: readonly PartState[], now: Date): PartsVerdict {
   const broken = parts.find((p) => p.state === 'failed' || p.state === 'aborted');
-  if (broken) return { kind: 'failed', reason: `${broken.track} egress ${broken.state}: ${broken.error ?? 'no reason given'}` };
+  if (broken) {
+    const reason = `${broken.track} egress ${broken.state}: ${broken.error ?? 'no reason given'}`;
+    const startedAt = earliest(parts.map((p) => p.startedAt));
+    if (!broken.startedAt || !startedAt) return { kind: 'failed', reason };
+    const othersDone = parts.every((p) => p === broken || !WRITING.has(p.state));
+    return {
+      kind: 'cut',
+      reason: `${reason}; the file keeps what was recorded until then`,
+      startedAt,
+      endedAt: broken.endedAt ?? now,
+      othersDone,
+    };
+  }
   if (parts.length === 0 || !parts.every((p) => RUNNING.has(p.state))) return { kind: 'starting' };
   const startedAt = earliest(parts.map((p) => p.startedAt)) ?? now;
   if (parts.every((p) => FINISHED.has(p.state))) {
-    return { kind: 'finished', startedAt, endedAt: latest(parts.map((p) => p.endedAt)) ?? now };
+    // Tracks that ended together (the publisher left) end the recording at the first end: egress
+    // keeps writing silence into the Opus file for seconds after. One that ended early does not.
+    const first = earliest(parts.map((p) => p.endedAt));
+    const last = latest(parts.map((p) => p.endedAt));
+    const together = first && last && last.getTime() - first.getTime() <= TOGETHER_MS;
+    return { kind: 'finished', startedAt, endedAt: (together ? first : last) ?? now };
   }
   if (parts.every((p) => p.state !== 'active')) return { kind: 'ending', startedAt };
   return { kind: 'active', startedAt };

@@ -9,6 +9,15 @@ import { locationWritten } from './recording-files.js';
 import { toRecordingView } from './recording.view.js';
 
 const OPEN: RecordingStatus[] = ['starting', 'active', 'ending'];
+const EGRESS_ORDER: Readonly<Record<string, number>> = {
+  starting: 0,
+  active: 1,
+  ending: 2,
+  complete: 3,
+  limit_reached: 3,
+  failed: 3,
+  aborted: 3,
+};
 
 /** What the finaliser learnt about a finished file. */
 export type FinishedFile = Readonly<{
@@ -97,10 +106,12 @@ export class RecordingLifecycle {
    * by what both say together (judgeParts): one id, one status, one stream of app events.
    */
   private async applyPart(part: RecordingEgress, egress: EgressSummary, now: Date): Promise<Recording | undefined> {
+    // A start call's reply (STARTING) may arrive after the webhook that said ACTIVE: states only move on.
+    const state = (EGRESS_ORDER[egress.state] ?? 0) >= (EGRESS_ORDER[part.state] ?? 0) ? egress.state : part.state;
     await this.prisma.recordingEgress.updateMany({
       where: { egressId: egress.egressId },
       data: {
-        state: egress.state,
+        state,
         startedAt: egress.startedAt ?? part.startedAt,
         endedAt: egress.endedAt ?? part.endedAt,
         error: egress.error ?? part.error,
@@ -120,6 +131,16 @@ export class RecordingLifecycle {
       case 'failed':
         await this.fail(recording.id, verdict.reason, now);
         break;
+      case 'cut':
+        // The surviving egress is stopped by whoever applied this (webhook receiver, sweep); the
+        // recording finishes once it has closed its file.
+        await this.markActive(recording, verdict.startedAt);
+        await this.transition(recording.id, ['active'], { status: 'ending', error: verdict.reason, endedAt: verdict.endedAt });
+        if (verdict.othersDone) {
+          await this.ledger.release(recording.id);
+          if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
+        }
+        break;
       case 'active':
         await this.markActive(recording, verdict.startedAt);
         break;
@@ -129,16 +150,28 @@ export class RecordingLifecycle {
         break;
       case 'finished':
         await this.markActive(recording, verdict.startedAt);
-        await this.transition(recording.id, ['active', 'ending'], {
-          status: 'ending',
-          endedAt: verdict.endedAt,
-          durationS: (verdict.endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
-        });
+        {
+          // A stop asked through the API is the recording's end (stopRequested stored it).
+          const endedAt = recording.endedAt ?? verdict.endedAt;
+          await this.transition(recording.id, ['active', 'ending'], {
+            status: 'ending',
+            endedAt,
+            durationS: (endedAt.getTime() - verdict.startedAt.getTime()) / 1000,
+          });
+        }
         await this.ledger.release(recording.id);
         if ((await this.reload(recording.id))?.status === 'ending') await this.finalise.enqueue(recording.id);
         break;
     }
     return this.reload(recording.id);
+  }
+
+  /** A stop asked of a passthrough recording: its end, where the joined file will be cut. */
+  async stopRequested(recordingId: string, now: Date): Promise<void> {
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: { in: ['starting', 'active'] }, endedAt: null },
+      data: { endedAt: now },
+    });
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

@@ -59,6 +59,8 @@ describe('LiveKit egress in the test stack', () => {
     dir = mkdtempSync(join(tmpdir(), 'tally-egress-smoke-'));
     lkArgs = ['--url', stack.livekit.url, '--api-key', stack.livekit.apiKey, '--api-secret', stack.livekit.apiSecret];
     const media = await generateMedia(dir);
+    // The server creates no room on join (room.auto_create: false, as installed): create it first.
+    await lk('room', 'create', room);
     // `lk room join` publishes the files in real time; it is stopped with SIGINT (it panics at end of file).
     publisher = spawn(
       toolPath('lk'),

@@ -1,18 +1,20 @@
-export type RetryPolicy = Readonly<{ maxAttempts: number; backoffMs: number; maxBackoffMs: number }>;
+/** Svix's schedule: after an immediate first attempt, retries 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
-/** The wait after failed attempt `attempt` (1-based): `min(backoffMs · 2^(attempt-1), maxBackoffMs)`. */
-export function backoffDelayMs(attempt: number, policy: Pick<RetryPolicy, 'backoffMs' | 'maxBackoffMs'>): number {
-  const exponent = Math.max(0, Math.floor(attempt) - 1);
-  // 2^exponent overflows to Infinity long after it passes any sane cap; min() handles both.
-  return Math.min(policy.backoffMs * 2 ** exponent, policy.maxBackoffMs);
+/** Each wait is spread ±20 %, so deliveries that failed together (an app's outage) do not all retry in one burst. */
+export const JITTER = 0.2;
+
+/**
+ * The wait after failed attempt `attempt` (1-based), jittered; null when that was the last attempt
+ * (`schedule.length + 1` attempts in all) and the delivery is dead.
+ */
+export function retryDelayMs(attempt: number, schedule: readonly number[], random: () => number = Math.random): number | null {
+  const base = schedule[Math.floor(attempt) - 1];
+  if (base === undefined) return null;
+  return Math.round(base * (1 - JITTER + 2 * JITTER * random()));
 }
 
-/** The waits between all attempts of a delivery (maxAttempts - 1 of them). */
-export function retrySchedule(policy: RetryPolicy): number[] {
-  return Array.from({ length: Math.max(0, policy.maxAttempts - 1) }, (_, i) => backoffDelayMs(i + 1, policy));
-}
-
-/** How long after its first attempt a delivery is declared dead, if every attempt fails at once. */
-export function retrySpanMs(policy: RetryPolicy): number {
-  return retrySchedule(policy).reduce((sum, ms) => sum + ms, 0);
+/** How long after its first attempt a delivery is declared dead, without jitter, if every attempt fails at once. */
+export function retrySpanMs(schedule: readonly number[]): number {
+  return schedule.reduce((sum, ms) => sum + ms, 0);
 }

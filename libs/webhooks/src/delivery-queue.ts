@@ -1,5 +1,6 @@
-import { JOBS, QUEUES } from '@tally/contracts';
+import { JOBS, WEBHOOK_APPS_KEY, WEBHOOK_WAKE_CHANNEL, webhookQueueOf } from '@tally/contracts';
 import { type JobsOptions, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 
 /**
  * Job options of a delivery job. The delivery row, not the job, counts attempts and schedules
@@ -14,34 +15,53 @@ export const DELIVERY_JOB_OPTIONS = {
   backoff: { type: 'exponential', delay: 5_000 },
 } as const satisfies JobsOptions;
 
-/** The adapter in front of the webhooks queue: one job per delivery, job id = delivery id. */
+export type QueuedDelivery = Readonly<{ appId: string; deliveryId: string }>;
+
+/**
+ * The adapter in front of the webhook queues: one BullMQ queue per app (`webhookQueueOf`), one job
+ * per delivery, job id = delivery id. Queueing also records the app in WEBHOOK_APPS_KEY and wakes the
+ * workers, which run a lane per app (docs/adr/0011-fair-webhook-delivery.md).
+ */
 export class DeliveryQueue {
-  private readonly queue: Queue;
+  private readonly redis: Redis;
+  private readonly queues = new Map<string, Queue>();
 
   constructor(redisUrl: string) {
-    this.queue = new Queue(QUEUES.webhooks, { connection: { url: redisUrl } });
+    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  }
+
+  /** The app's queue, opened once over the shared connection. */
+  queueOf(appId: string): Queue {
+    let queue = this.queues.get(appId);
+    if (!queue) {
+      queue = new Queue(webhookQueueOf(appId), { connection: this.redis });
+      this.queues.set(appId, queue);
+    }
+    return queue;
   }
 
   /** Adds a job per delivery; a delivery that already has a job keeps it (the add is a no-op). */
-  async enqueue(deliveryIds: readonly string[]): Promise<void> {
-    if (deliveryIds.length === 0) return;
-    await this.queue.addBulk(
-      deliveryIds.map((deliveryId) => ({
-        name: JOBS.deliverWebhook.name,
-        data: JOBS.deliverWebhook.payload.parse({ deliveryId }),
-        opts: { ...DELIVERY_JOB_OPTIONS, jobId: deliveryId },
-      })),
-    );
+  async enqueue(deliveries: readonly QueuedDelivery[]): Promise<void> {
+    for (const [appId, ids] of byApp(deliveries)) {
+      await this.queueOf(appId).addBulk(
+        ids.map((deliveryId) => ({
+          name: JOBS.deliverWebhook.name,
+          data: JOBS.deliverWebhook.payload.parse({ deliveryId }),
+          opts: { ...DELIVERY_JOB_OPTIONS, jobId: deliveryId },
+        })),
+      );
+      await this.announce(appId);
+    }
   }
 
   /**
    * Makes sure each delivery has a live job (waiting, delayed or active): a missing job is added, a
    * finished one (completed or failed but kept) is replaced. Returns the ids that were (re)queued.
    */
-  async ensureQueued(deliveryIds: readonly string[]): Promise<string[]> {
-    const requeued: string[] = [];
-    for (const deliveryId of deliveryIds) {
-      const job = await this.queue.getJob(deliveryId);
+  async ensureQueued(deliveries: readonly QueuedDelivery[]): Promise<string[]> {
+    const requeued: QueuedDelivery[] = [];
+    for (const delivery of deliveries) {
+      const job = await this.queueOf(delivery.appId).getJob(delivery.deliveryId);
       if (job) {
         const state = await job.getState();
         if (state !== 'completed' && state !== 'failed' && state !== 'unknown') continue;
@@ -54,18 +74,31 @@ export class DeliveryQueue {
         )
           continue;
       }
-      await this.enqueue([deliveryId]);
-      requeued.push(deliveryId);
+      requeued.push(delivery);
     }
-    return requeued;
+    await this.enqueue(requeued);
+    return requeued.map((d) => d.deliveryId);
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
   /** Nest closes the connection with the application. */
   async onModuleDestroy(): Promise<void> {
     await this.close();
   }
+
+  /** Only a new member wakes the workers: a lane that is open already takes the job itself. */
+  private async announce(appId: string): Promise<void> {
+    if ((await this.redis.sadd(WEBHOOK_APPS_KEY, appId)) > 0) await this.redis.publish(WEBHOOK_WAKE_CHANNEL, appId);
+  }
+}
+
+function byApp(deliveries: readonly QueuedDelivery[]): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const { appId, deliveryId } of deliveries) grouped.set(appId, [...(grouped.get(appId) ?? []), deliveryId]);
+  return grouped;
 }

@@ -3,7 +3,7 @@ import type { Prisma } from '@tally/db';
 import type { DeliveryQueue } from './delivery-queue.js';
 
 /** What a transaction staged for delivery; hand it to `flush` once the transaction has committed. */
-export type StagedEvent = Readonly<{ eventId: string; deliveryId: string }>;
+export type StagedEvent = Readonly<{ appId: string; eventId: string; deliveryId: string }>;
 
 export type OutboxOptions = Readonly<{
   now?: () => Date;
@@ -61,17 +61,20 @@ export class WebhookOutbox {
     const deliveryId = newId('dlv');
     const now = this.now();
     await tx.webhookDelivery.create({ data: { id: deliveryId, appId, eventId, url, createdAt: now, nextAttemptAt: now } });
-    return { eventId, deliveryId };
+    return { appId, eventId, deliveryId };
   }
 
   /** After commit: queues a job per staged delivery (job id = delivery id). Never throws. */
   async flush(staged: ReadonlyArray<StagedEvent | undefined>): Promise<void> {
-    const deliveryIds = staged.flatMap((s) => (s ? [s.deliveryId] : []));
-    if (deliveryIds.length === 0) return;
+    const deliveries = staged.flatMap((s) => (s ? [{ appId: s.appId, deliveryId: s.deliveryId }] : []));
+    if (deliveries.length === 0) return;
     try {
-      await this.queue.enqueue(deliveryIds);
+      await this.queue.enqueue(deliveries);
     } catch (error) {
-      this.options.onFlushError?.(error, deliveryIds);
+      this.options.onFlushError?.(
+        error,
+        deliveries.map((d) => d.deliveryId),
+      );
     }
   }
 }

@@ -85,7 +85,10 @@ export async function startWorkers(
   // A worker the previous agent left running (an upgrade hands them over, and a crashed agent
   // leaves them) keeps its recordings when this agent can adopt it; anything else is removed.
   for (const kind of WORKER_KINDS) {
-    const adopted = driver.adopt ? await driver.adopt(await spec(kind)).catch(() => undefined) : undefined;
+    // A kind this node cannot run (its binary missing) has nothing to adopt either.
+    const adopted = await spec(kind)
+      .then((s) => driver.adopt?.(s))
+      .catch(() => undefined);
     if (adopted) {
       supervisor.adopt(kind, adopted);
       continue;

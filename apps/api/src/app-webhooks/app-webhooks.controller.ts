@@ -1,16 +1,19 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   AppParams,
+  ErrorBody,
   RotateWebhookSecretBody,
-  type WebhookDeliveryList,
+  WebhookDeliveryList,
   WebhookDeliveryListQuery,
   WebhookDeliveryParams,
-  type WebhookDeliveryView,
-  type WebhookSecretView,
+  WebhookDeliveryView,
+  WebhookEndpointView,
+  WebhookSecretView,
 } from '@tally/contracts';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppWebhooksService } from './app-webhooks.service.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type DeliveryScope = z.infer<typeof WebhookDeliveryParams>;
@@ -20,6 +23,11 @@ type DeliveryScope = z.infer<typeof WebhookDeliveryParams>;
 export class AppWebhooksController {
   constructor(private readonly webhooks: AppWebhooksService) {}
 
+  @ApiRoute({
+    summary:
+      "Rotate the app's webhook signing secret (shown once); the previous one keeps signing alongside for gracePeriodS (Standard Webhooks)",
+    responses: { 201: WebhookSecretView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+  })
   @Post('webhook-secret')
   rotateSecret(
     @Param(new ZodPipe(AppParams)) p: AppScope,
@@ -28,6 +36,29 @@ export class AppWebhooksController {
     return this.webhooks.rotateSecret(p.appId, body);
   }
 
+  @ApiRoute({
+    summary: "The app's webhook endpoint: URL, enabled or disabled (and why), failing since, secrets",
+    responses: { 200: WebhookEndpointView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
+  @Get('webhook-endpoint')
+  endpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.endpoint(p.appId);
+  }
+
+  @ApiRoute({
+    summary: 'Re-enable a disabled webhook endpoint (deliveries are attempted again from now on)',
+    responses: { 200: WebhookEndpointView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
+  @Post('webhook-endpoint/enable')
+  @HttpCode(200)
+  enableEndpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
+    return this.webhooks.enableEndpoint(p.appId);
+  }
+
+  @ApiRoute({
+    summary: 'The webhook delivery log, newest first',
+    responses: { 200: WebhookDeliveryList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get('webhook-deliveries')
   async list(
     @Param(new ZodPipe(AppParams)) p: AppScope,
@@ -36,6 +67,10 @@ export class AppWebhooksController {
     return { items: await this.webhooks.listDeliveries(p.appId, q) };
   }
 
+  @ApiRoute({
+    summary: "Deliver the same event (same id) again, to the app's current webhook URL",
+    responses: { 202: WebhookDeliveryView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+  })
   @Post('webhook-deliveries/:deliveryId/redeliver')
   @HttpCode(202)
   redeliver(@Param(new ZodPipe(WebhookDeliveryParams)) p: DeliveryScope): Promise<WebhookDeliveryView> {

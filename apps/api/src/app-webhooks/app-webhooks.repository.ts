@@ -1,11 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import type { WebhookDeliveryStatus } from '@tally/contracts';
-import { PrismaService, type WebhookDelivery } from '@tally/db';
+import { type App, PrismaService, type WebhookDelivery } from '@tally/db';
 import { type StagedEvent, WebhookOutbox } from '@tally/webhooks';
 
 export type DeliveryRow = WebhookDelivery & { event: { type: string } };
 
 const withEventType = { event: { select: { type: true } } } as const;
+
+const endpointFields = {
+  webhookUrl: true,
+  webhookSecret: true,
+  webhookSecretPreviousUntil: true,
+  webhookFailingSince: true,
+  webhookDisabledAt: true,
+  webhookDisabledReason: true,
+} as const;
+export type EndpointRow = Pick<App, keyof typeof endpointFields>;
 
 @Injectable()
 export class AppWebhooksRepository {
@@ -29,6 +39,19 @@ export class AppWebhooksRepository {
       WHERE id = ${appId}
       RETURNING "webhookSecretPreviousUntil" AS "previousUntil"`;
     return rows[0];
+  }
+
+  endpoint(appId: string): Promise<EndpointRow | null> {
+    return this.prisma.app.findUnique({ where: { id: appId }, select: endpointFields });
+  }
+
+  /** Clears the disabled state and the failure run; null when the app does not exist. */
+  async enableEndpoint(appId: string): Promise<EndpointRow | null> {
+    const { count } = await this.prisma.app.updateMany({
+      where: { id: appId },
+      data: { webhookDisabledAt: null, webhookDisabledReason: null, webhookFailingSince: null },
+    });
+    return count === 0 ? null : this.endpoint(appId);
   }
 
   async webhookUrl(appId: string): Promise<{ webhookUrl: string | null } | null> {

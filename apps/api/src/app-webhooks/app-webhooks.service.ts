@@ -1,17 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import type { RotateWebhookSecretBody, WebhookDeliveryListQuery, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
+import type {
+  RotateWebhookSecretBody,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryView,
+  WebhookEndpointView,
+  WebhookSecretView,
+} from '@tally/contracts';
 import { newWebhookSecret, sealSecret } from '@tally/webhooks';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppWebhooksRepository } from './app-webhooks.repository.js';
-import { toDeliveryView } from './delivery.view.js';
+import { toDeliveryView, toEndpointView } from './delivery.view.js';
+import { RedeliveryLimiter } from './redelivery-limiter.js';
 
 @Injectable()
 export class AppWebhooksService {
   constructor(
     private readonly repository: AppWebhooksRepository,
     private readonly clock: Clock,
+    private readonly limiter: RedeliveryLimiter,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -35,6 +43,19 @@ export class AppWebhooksService {
     return { secret, previousSecretExpiresAt: rotated.previousUntil?.toISOString() ?? null };
   }
 
+  async endpoint(appId: string): Promise<WebhookEndpointView> {
+    const row = await this.repository.endpoint(appId);
+    if (!row) throw new NotFoundError('app');
+    return toEndpointView(row, this.clock.now());
+  }
+
+  /** Deliveries are attempted again from now on; those that died while it was disabled can be redelivered. */
+  async enableEndpoint(appId: string): Promise<WebhookEndpointView> {
+    const row = await this.repository.enableEndpoint(appId);
+    if (!row) throw new NotFoundError('app');
+    return toEndpointView(row, this.clock.now());
+  }
+
   async listDeliveries(appId: string, query: WebhookDeliveryListQuery): Promise<WebhookDeliveryView[]> {
     await this.requireApp(appId);
     return (await this.repository.listDeliveries(appId, query.status, query.limit)).map(toDeliveryView);
@@ -46,6 +67,7 @@ export class AppWebhooksService {
     const original = await this.repository.findDelivery(appId, deliveryId);
     if (!original) throw new NotFoundError('delivery');
     if (url === null) throw new DomainError('conflict', 'the app has no webhook URL: set webhookUrl first');
+    await this.limiter.take(appId);
     return toDeliveryView(await this.repository.redeliver(appId, original.eventId, url));
   }
 

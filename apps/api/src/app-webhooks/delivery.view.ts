@@ -1,5 +1,5 @@
-import { WebhookEventType, type WebhookDeliveryView } from '@tally/contracts';
-import type { DeliveryRow } from './app-webhooks.repository.js';
+import { WebhookDisabledReason, type WebhookEndpointView, WebhookEventType, type WebhookDeliveryView } from '@tally/contracts';
+import type { DeliveryRow, EndpointRow } from './app-webhooks.repository.js';
 
 export function toDeliveryView(row: DeliveryRow): WebhookDeliveryView {
   return {
@@ -15,5 +15,18 @@ export function toDeliveryView(row: DeliveryRow): WebhookDeliveryView {
     nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
     deliveredAt: row.deliveredAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function toEndpointView(row: EndpointRow, now: Date): WebhookEndpointView {
+  const previousUntil = row.webhookSecretPreviousUntil;
+  return {
+    url: row.webhookUrl,
+    status: row.webhookDisabledAt === null ? 'enabled' : 'disabled',
+    disabledAt: row.webhookDisabledAt?.toISOString() ?? null,
+    disabledReason: row.webhookDisabledReason === null ? null : WebhookDisabledReason.parse(row.webhookDisabledReason),
+    failingSince: row.webhookFailingSince?.toISOString() ?? null,
+    secretSet: row.webhookSecret !== null,
+    previousSecretExpiresAt: previousUntil !== null && previousUntil > now ? previousUntil.toISOString() : null,
   };
 }

@@ -1,9 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { AppList, AppParams, type AppView, CreateAppBody, UpdateAppBody } from '@tally/contracts';
+import { AppList, AppParams, AppView, CreateAppBody, ErrorBody, UpdateAppBody } from '@tally/contracts';
 import { z } from 'zod';
 import { AdminOnly, CurrentPrincipal, type Principal } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppsService } from './apps.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type Params = z.infer<typeof AppParams>;
 
@@ -11,24 +13,38 @@ type Params = z.infer<typeof AppParams>;
 export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
+  @Idempotent()
+  @ApiRoute({ summary: 'Create an app', responses: { 201: AppView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
   @Post()
   @AdminOnly()
   create(@Body(new ZodPipe(CreateAppBody)) body: CreateAppBody): Promise<AppView> {
     return this.apps.create(body);
   }
 
+  @ApiRoute({ summary: 'List apps', responses: { 200: AppList, 401: ErrorBody } })
   @Get()
   @AdminOnly()
   async list(): Promise<AppList> {
     return { items: await this.apps.list() };
   }
 
+  @ApiRoute({
+    summary: 'Get an app with its quotas and usage',
+    responses: { 200: AppView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get(':appId')
   get(@Param(new ZodPipe(AppParams)) params: Params): Promise<AppView> {
     return this.apps.get(params.appId);
   }
 
   /** The app's own key may set its webhook URL and recording settings; name and quotas need the admin key. */
+  @ApiRoute({
+    summary:
+      "Change an app: name, quota caps and guarantees (admin key only), webhook URL and recording settings (admin or the app's key). " +
+      'Caps may sum to more than the pool; guarantees of all apps must fit it together: a guarantee that does not is a 409 whose ' +
+      'details name the quota (`quota`, `field`) and the units still free for it (`room`).',
+    responses: { 200: AppView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+  })
   @Patch(':appId')
   update(
     @Param(new ZodPipe(AppParams)) params: Params,
@@ -38,6 +54,11 @@ export class AppsController {
     return this.apps.update(params.appId, body, principal);
   }
 
+  @ApiRoute({
+    summary:
+      'Delete an app: gone at once (404, keys revoked, webhooks stopped); the next sweep stops everything it runs and releases its reservations; files go after TALLY_APP_RETENTION_S',
+    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Delete(':appId')
   @AdminOnly()
   @HttpCode(204)

@@ -9,6 +9,10 @@ export type AppChanges = {
   limits?: StoredLimits;
   guarantees?: StoredLimits;
   webhookUrl?: string | null;
+  /** A new webhook URL starts healthy: these are cleared with it. */
+  webhookDisabledAt?: null;
+  webhookDisabledReason?: null;
+  webhookFailingSince?: null;
   recordingMode?: RecordingModeSetting;
   recordingFallback?: boolean;
   recordingFormat?: RecordingFormat;
@@ -28,21 +32,30 @@ export class AppsRepository {
   }
 
   list(): Promise<App[]> {
-    return this.prisma.app.findMany({ orderBy: { createdAt: 'asc' } });
+    return this.prisma.app.findMany({ where: { deletedAt: null }, orderBy: { createdAt: 'asc' } });
   }
 
+  /** A deleted app is not found: its row only stays until the worker has torn it down. */
   find(appId: string): Promise<App | null> {
-    return this.prisma.app.findUnique({ where: { id: appId } });
+    return this.prisma.app.findFirst({ where: { id: appId, deletedAt: null } });
   }
 
   async update(appId: string, changes: AppChanges): Promise<App | null> {
-    const { count } = await this.prisma.app.updateMany({ where: { id: appId }, data: changes });
+    const { count } = await this.prisma.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
     return count === 0 ? null : this.find(appId);
   }
 
-  async delete(appId: string): Promise<boolean> {
-    const { count } = await this.prisma.app.deleteMany({ where: { id: appId } });
-    return count > 0;
+  /**
+   * Marks the app deleted, revokes its keys and stops its webhooks in one transaction; false when it
+   * was already deleted. The worker's sweep stops what it runs and purges it later (AppTeardown).
+   */
+  async markDeleted(appId: string, at: Date): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: { deletedAt: at, webhookUrl: null } });
+      if (count === 0) return false;
+      await tx.apiKey.updateMany({ where: { appId, revokedAt: null }, data: { revokedAt: at } });
+      return true;
+    });
   }
 
   /**
@@ -52,21 +65,21 @@ export class AppsRepository {
   async updateGuarded(appId: string, changes: AppChanges, approve: (others: StoredLimits[]) => void): Promise<App | null> {
     return this.prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(${GUARANTEES_LOCK})::text`;
-      const others = await tx.app.findMany({ where: { id: { not: appId } }, select: { guarantees: true } });
+      const others = await tx.app.findMany({ where: { id: { not: appId }, deletedAt: null }, select: { guarantees: true } });
       approve(others.map((o) => parseStoredLimits(o.guarantees)));
-      const { count } = await tx.app.updateMany({ where: { id: appId }, data: changes });
+      const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
       return count === 0 ? null : tx.app.findUnique({ where: { id: appId } });
     });
   }
 
-  /** Every app's quota policy (listings, gauges, the ledger's copy at startup). */
+  /** Every live app's quota policy (listings, gauges, the ledger's copy at startup). */
   async policies(): Promise<AppQuotaPolicy[]> {
-    const rows = await this.prisma.app.findMany({ select: POLICY_COLUMNS });
+    const rows = await this.prisma.app.findMany({ where: { deletedAt: null }, select: POLICY_COLUMNS });
     return rows.map(toAppPolicy);
   }
 
   async policy(appId: string): Promise<AppQuotaPolicy | undefined> {
-    const row = await this.prisma.app.findUnique({ where: { id: appId }, select: POLICY_COLUMNS });
+    const row = await this.prisma.app.findFirst({ where: { id: appId, deletedAt: null }, select: POLICY_COLUMNS });
     return row ? toAppPolicy(row) : undefined;
   }
 }

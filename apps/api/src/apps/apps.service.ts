@@ -8,6 +8,9 @@ import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { CacheInvalidation } from '../infra/invalidation.js';
+import { CamerasService } from '../cameras/cameras.service.js';
+import { ReconcileQueue } from '../capacity/reconcile.queue.js';
+import { Clock } from '../common/clock.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from './app-limits.js';
 import { type AppChanges, AppsRepository } from './apps.repository.js';
@@ -20,6 +23,9 @@ export class AppsService {
     private readonly streams: StreamsService,
     private readonly webhookAddresses: AddressPolicy,
     private readonly invalidation: CacheInvalidation,
+    private readonly cameras: CamerasService,
+    private readonly sweeps: ReconcileQueue,
+    private readonly clock: Clock,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -50,7 +56,14 @@ export class AppsService {
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
     if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
-    if (body.webhookUrl !== undefined) changes.webhookUrl = body.webhookUrl;
+    if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
+      Object.assign(changes, {
+        webhookUrl: body.webhookUrl,
+        webhookDisabledAt: null,
+        webhookDisabledReason: null,
+        webhookFailingSince: null,
+      });
+    }
     if (body.recordingMode !== undefined) changes.recordingMode = body.recordingMode;
     if (body.recordingFallback !== undefined) changes.recordingFallback = body.recordingFallback;
     if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;
@@ -86,13 +99,19 @@ export class AppsService {
     });
   }
 
-  /** Ends the app's streams (disconnecting their participants) before its rows go. */
+  /**
+   * The app is gone for every route at once (keys revoked, webhooks stopped); its streams end and its
+   * cameras disconnect here, and a sweep is queued in which the worker stops everything else it runs
+   * (recordings, HLS, ingresses, ladders) and releases every reservation it holds (AppTeardown).
+   */
   async delete(appId: string): Promise<void> {
     await this.require(appId);
+    if (!(await this.apps.markDeleted(appId, this.clock.now()))) throw new NotFoundError('app');
     await this.streams.endAll(appId, 'app_deleted');
-    await this.apps.delete(appId);
+    await this.cameras.deleteAll(appId);
     await this.admitter.syncPolicy(appId);
     await this.invalidation.publish({ kind: 'app', appId });
+    await this.sweeps.requestSweep();
   }
 
   /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */

@@ -1,7 +1,9 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CONFIG, type Config } from '@tally/config';
+import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 import { ApiKeyCache } from './key-cache.js';
 import { hashKey, sameSecret } from './key-hash.js';
 import { KeyUsageRecorder } from './key-usage.js';
@@ -17,6 +19,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyCache,
     private readonly usage: KeyUsageRecorder,
+    private readonly apps: AppsRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -28,8 +31,15 @@ export class AuthGuard implements CanActivate {
     const principal = await this.authenticate(request.headers.authorization);
     request.principal = principal;
 
-    if (principal.kind === 'admin') return true;
     const params = request.params as Record<string, string | undefined>;
+    if (principal.kind === 'admin') {
+      // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
+      // A malformed id is left to the route's validation (400 naming the field).
+      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.find(params.appId))) {
+        throw new NotFoundError('app');
+      }
+      return true;
+    }
     if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
     return true;

@@ -1,16 +1,14 @@
-import type { IncomingMessage, Server } from 'node:http';
-import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { CAMERA_CLOSE_CODES, type ErrorCode } from '@tally/contracts';
+import { CAMERA_CLOSE_CODES, CameraParams } from '@tally/contracts';
 import type { Camera } from '@tally/db';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { z } from 'zod';
 import { hashKey } from '../auth/key-hash.js';
 import { Clock } from '../common/clock.js';
-import { DomainError, LimitRefusedError } from '../common/domain-error.js';
-import { ERROR_STATUS } from '../common/http-error.filter.js';
+import { DomainError } from '../common/domain-error.js';
+import { sendError } from '../common/http-error.filter.js';
 import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';
@@ -19,22 +17,23 @@ import { CamerasRepository } from './cameras.repository.js';
 import { FrameRateLimiter, isJpeg } from './jpeg-frame.js';
 import { LatestFrameSink } from './latest-frame-sink.js';
 
-const SOCKET_PATH = /^\/v1\/apps\/(app_[a-z0-9]{16})\/cameras\/(cam_[a-z0-9]{16})\/(ingest|ws)$/;
-/** Above the largest maxFrameKb a camera may have, so an oversize frame gets Tally's close code, not ws's 1009. */
-const MAX_PAYLOAD = 4 * 1024 * 1024;
+const CAMERA_PATH = '/v1/apps/:appId/cameras/:cameraId';
 
 /**
- * The WebSocket side of cameras on the API's own HTTP server: `…/ingest` takes one JPEG per binary
- * message from the camera, `…/ws` sends each new frame to a viewer as one binary message.
+ * The WebSocket side of cameras, as @fastify/websocket routes on the API's own server: `…/ingest`
+ * takes one JPEG per binary message from the camera, `…/ws` sends each new frame to a viewer as one
+ * binary message. Each upgrade is an ordinary Fastify request first: its credential is checked (and
+ * a viewer admitted) before the upgrade, and a refusal is an HTTP answer in the API's error shape
+ * (401, 404, 429) from the same error renderer as every other route.
  */
 @Injectable()
-export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
+export class CameraSockets implements OnModuleDestroy {
   private readonly logger = new Logger(CameraSockets.name);
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD, perMessageDeflate: false });
   private readonly idleMs: number;
+  private readonly admitted = new WeakMap<FastifyRequest, Camera | ViewerLease>();
+  private sockets: Set<WebSocket> | undefined;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
     private readonly cameras: CamerasRepository,
     private readonly viewers: CameraViewersService,
     private readonly hub: CameraFeedHub,
@@ -46,46 +45,48 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
     this.idleMs = config.cameras.idleTimeoutS * 1000;
   }
 
-  onApplicationBootstrap(): void {
-    const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-      this.route(request, socket, head).catch((error: unknown) => {
-        this.logger.error(`camera socket upgrade failed: ${String(error)}`);
-        reject(socket, 500, 'internal', 'internal error');
-      });
-    });
+  /** Adds the two routes; `fastify` has @fastify/websocket registered (see common/web-sockets.ts). */
+  register(fastify: FastifyInstance): void {
+    this.sockets = fastify.websocketServer.clients;
+    const errorHandler = (error: unknown, request: FastifyRequest, reply: Parameters<typeof sendError>[1]) =>
+      sendError(request, reply, error);
+    fastify.get(
+      `${CAMERA_PATH}/ingest`,
+      { websocket: true, errorHandler, preValidation: async (request) => this.admitted.set(request, await this.authorizeCamera(request)) },
+      (ws, request) => this.ingest(ws, this.admitted.get(request) as Camera),
+    );
+    fastify.get(
+      `${CAMERA_PATH}/ws`,
+      { websocket: true, errorHandler, preValidation: async (request) => this.admitted.set(request, await this.admitViewer(request)) },
+      (ws, request) => this.view(ws, scope(request).cameraId, this.admitted.get(request) as ViewerLease),
+    );
   }
 
   onModuleDestroy(): void {
-    for (const client of this.wss.clients) client.terminate();
-    this.wss.close();
+    for (const client of this.sockets ?? []) client.terminate();
   }
 
-  private async route(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://upgrade');
-    const match = SOCKET_PATH.exec(url.pathname);
-    if (!match) return reject(socket, 404, 'not_found', 'no WebSocket here');
-    const [, appId = '', cameraId = '', kind] = match;
-    const authorization = request.headers.authorization;
-    if (kind === 'ingest') {
-      const key = presentedCredential(authorization, url.searchParams, 'key');
-      const camera = key === undefined ? null : await this.cameras.findByKeyHash(hashKey(key));
-      if (!camera || camera.id !== cameraId || camera.appId !== appId) return reject(socket, 401, 'unauthorized', 'unknown camera key');
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.ingest(ws, camera));
-      return;
-    }
-    let lease: ViewerLease;
-    try {
-      const camera = await this.viewers.authorize(appId, cameraId, presentedCredential(authorization, url.searchParams, 'token'));
-      lease = await this.viewers.admit(camera);
-    } catch (error) {
-      if (error instanceof LimitRefusedError) return reject(socket, 429, error.code, error.message, error.limit);
-      if (error instanceof DomainError) return reject(socket, ERROR_STATUS[error.code], error.code, error.message);
-      throw error;
-    }
+  /** The camera whose own key is presented (header or `?key=`); any other key is 401. */
+  private async authorizeCamera(request: FastifyRequest): Promise<Camera> {
+    const { appId, cameraId } = scope(request);
+    const key = presentedCredential(request.headers.authorization, searchParams(request), 'key');
+    const camera = key === undefined ? null : await this.cameras.findByKeyHash(hashKey(key));
+    if (!camera || camera.id !== cameraId || camera.appId !== appId) throw new DomainError('unauthorized', 'unknown camera key');
+    return camera;
+  }
+
+  /** The same check as the MJPEG and still routes, then the viewer's admission (429 when it does not fit). */
+  private async admitViewer(request: FastifyRequest): Promise<ViewerLease> {
+    const { appId, cameraId } = scope(request);
+    const camera = await this.viewers.authorize(
+      appId,
+      cameraId,
+      presentedCredential(request.headers.authorization, searchParams(request), 'token'),
+    );
+    const lease = await this.viewers.admit(camera);
     // Also when the client leaves before the upgrade completes (ws then never hands over a socket).
-    socket.once('close', () => void lease.release().catch(() => {}));
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.view(ws, cameraId, lease));
+    request.raw.socket.once('close', () => void lease.release().catch(() => {}));
+    return lease;
   }
 
   private ingest(ws: WebSocket, camera: Camera): void {
@@ -145,10 +146,13 @@ export class CameraSockets implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** Answers the upgrade request with a plain HTTP error in the API's error shape, then drops the socket. */
-function reject(socket: Duplex, status: number, code: ErrorCode, message: string, limit?: object): void {
-  const body = JSON.stringify({ error: { code, message, ...limit } });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+/** Malformed ids have no WebSocket, as before any lookup. */
+function scope(request: FastifyRequest): z.infer<typeof CameraParams> {
+  const parsed = CameraParams.safeParse(request.params);
+  if (!parsed.success) throw new DomainError('not_found', 'no WebSocket here');
+  return parsed.data;
+}
+
+function searchParams(request: FastifyRequest): URLSearchParams {
+  return new URL(request.url, 'http://upgrade').searchParams;
 }

@@ -1,13 +1,15 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   AppParams,
-  type CameraList,
+  CameraList,
   CameraParams,
-  type CameraToken,
-  type CameraView,
+  CameraToken,
+  CameraView,
   CreateCameraBody,
   CreateCameraTokenBody,
-  type CreatedCamera,
+  CreatedCamera,
+  ErrorBody,
+  LimitRefusal,
 } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
@@ -16,6 +18,8 @@ import { ZodPipe } from '../common/zod.pipe.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
 import { presentedCredential } from './camera-viewers.service.js';
 import { CamerasService } from './cameras.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type CameraScope = z.infer<typeof CameraParams>;
@@ -27,27 +31,49 @@ export class CamerasController {
     private readonly mjpeg: CameraMjpegService,
   ) {}
 
+  @Idempotent()
+  @ApiRoute({
+    summary:
+      'Create a ws-mjpeg camera (admitted against app.cameras and its fps × frame size on a node NIC); the ingest key is in this response only',
+    responses: { 201: CreatedCamera, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal },
+  })
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateCameraBody)) body: CreateCameraBody): Promise<CreatedCamera> {
     return this.cameras.create(p.appId, body);
   }
 
+  @ApiRoute({
+    summary: "List the app's cameras with whether each is connected (no keys)",
+    responses: { 200: CameraList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<CameraList> {
     return { items: await this.cameras.list(p.appId) };
   }
 
+  @ApiRoute({
+    summary: 'Get a camera: caps, bitrate it is charged for, ingest URL, connected, last frame time',
+    responses: { 200: CameraView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get(':cameraId')
   get(@Param(new ZodPipe(CameraParams)) p: CameraScope): Promise<CameraView> {
     return this.cameras.get(p.appId, p.cameraId);
   }
 
+  @ApiRoute({
+    summary: 'Delete a camera: closes its connection (4410) and its viewers, and releases its reservation',
+    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Delete(':cameraId')
   @HttpCode(204)
   delete(@Param(new ZodPipe(CameraParams)) p: CameraScope): Promise<void> {
     return this.cameras.delete(p.appId, p.cameraId);
   }
 
+  @ApiRoute({
+    summary: 'Mint a viewer token for one camera, with its MJPEG, still-frame and WebSocket URLs',
+    responses: { 201: CameraToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Post(':cameraId/tokens')
   token(
     @Param(new ZodPipe(CameraParams)) p: CameraScope,
@@ -57,6 +83,11 @@ export class CamerasController {
   }
 
   /** Viewer routes check their own credential: a viewer token, the app's key, or none for public cameras. */
+  @ApiRoute({
+    summary:
+      'Watch a camera as multipart/x-mixed-replace JPEGs (viewer token as Bearer or ?token=, or the app key; none if the app made cameras public); admitted against app.camera_viewers',
+    responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal },
+  })
   @Public()
   @Get(':cameraId/mjpeg')
   stream(
@@ -68,6 +99,10 @@ export class CamerasController {
     return this.mjpeg.stream(p.appId, p.cameraId, credentialOf(authorization, token), reply);
   }
 
+  @ApiRoute({
+    summary: "The camera's latest JPEG (same credentials as /mjpeg); 404 until it has sent one",
+    responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Public()
   @Get(':cameraId/frame.jpg')
   frame(

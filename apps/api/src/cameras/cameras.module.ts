@@ -26,6 +26,6 @@ import { CamerasService } from './cameras.service.js';
     CameraMjpegService,
     CameraSockets,
   ],
-  exports: [CameraPresence, CameraFrameMetrics],
+  exports: [CamerasService, CameraPresence, CameraFrameMetrics],
 })
 export class CamerasModule {}

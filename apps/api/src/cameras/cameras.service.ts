@@ -87,6 +87,11 @@ export class CamerasService {
     await this.ledger.release(camera.id);
   }
 
+  /** Every camera of a deleted app: disconnected here, its reservation given back. */
+  async deleteAll(appId: string): Promise<void> {
+    for (const camera of await this.cameras.list(appId)) await this.delete(appId, camera.id);
+  }
+
   async token(appId: string, cameraId: string, ttlS: number): Promise<CameraToken> {
     const camera = await this.require(appId, cameraId);
     const expiresAt = new Date(this.clock.now().getTime() + ttlS * 1000);

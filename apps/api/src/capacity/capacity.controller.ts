@@ -1,10 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { AppParams, type AppUsageView, CapacityCheckBody, type CapacityCheckResult, type CapacityView } from '@tally/contracts';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { AppParams, AppUsageView, CapacityCheckBody, CapacityCheckResult, CapacityQuery, CapacityView, ErrorBody } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CapacityService } from './capacity.service.js';
 import { ReconcileQueue } from './reconcile.queue.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 
@@ -15,13 +16,23 @@ export class CapacityController {
     private readonly reconcileQueue: ReconcileQueue,
   ) {}
 
+  @ApiRoute({
+    summary:
+      'Pool budget, reserved and free per node, how many more of each kind fit, and the guarantees: what they promise of the live ' +
+      'pool, what of it is unused, and what is free for work outside guarantees; `?detail=reservations` lists what holds every reservation',
+    responses: { 200: CapacityView, 400: ErrorBody, 401: ErrorBody },
+  })
   @Get('capacity')
   @AdminOnly()
-  pool(): Promise<CapacityView> {
-    return this.capacity.pool();
+  pool(@Query(new ZodPipe(CapacityQuery)) query: CapacityQuery): Promise<CapacityView> {
+    return this.capacity.pool(query);
   }
 
   /** A reconciliation sweep now, instead of at the next interval (after an incident, say). */
+  @ApiRoute({
+    summary: 'Run a reconciliation sweep now (streams and reservations against LiveKit and live nodes)',
+    responses: { 202: null, 401: ErrorBody },
+  })
   @Post('reconcile')
   @AdminOnly()
   @HttpCode(202)
@@ -29,6 +40,10 @@ export class CapacityController {
     return { jobId: await this.reconcileQueue.requestSweep() };
   }
 
+  @ApiRoute({
+    summary: 'Would this workload be admitted now, and if not, which limit refuses it (reserves nothing)',
+    responses: { 200: CapacityCheckResult, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Post('apps/:appId/capacity/check')
   @HttpCode(200)
   check(
@@ -38,6 +53,10 @@ export class CapacityController {
     return this.capacity.check(p.appId, body);
   }
 
+  @ApiRoute({
+    summary: 'Per quota: units used, the limit (cap) and the guarantee (floor kept free for the app while unused)',
+    responses: { 200: AppUsageView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get('apps/:appId/usage')
   usage(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<AppUsageView> {
     return this.capacity.usage(p.appId);

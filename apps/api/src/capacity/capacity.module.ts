@@ -1,8 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { NodeRegistry, NodeWorkers } from '@tally/nodes';
-import { RedisConnection } from '../infra/infra.module.js';
 import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
@@ -10,14 +8,11 @@ import { PolicySync } from './policy-sync.js';
 import { PoolSourceAdapter } from './pool-source.js';
 import { ReconcileQueue } from './reconcile.queue.js';
 
-/** Admission for every workload kind, and the capacity and usage routes that explain it. */
+/** Admission for every workload kind (on the runtime's ledger and node registry), and the capacity and usage routes that explain it. */
 @Global()
 @Module({
   controllers: [CapacityController],
   providers: [
-    { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
-    { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
-    { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
     PoolSourceAdapter,
     AdmissionMetrics,
     {
@@ -32,6 +27,6 @@ import { ReconcileQueue } from './reconcile.queue.js';
     PolicySync,
     ReconcileQueue,
   ],
-  exports: [Admitter, CapacityLedger, NodeRegistry, NodeWorkers, AdmissionMetrics],
+  exports: [Admitter, AdmissionMetrics, ReconcileQueue],
 })
 export class CapacityModule {}

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { Admitter } from '@tally/admission';
-import { addLoad, guaranteedLoad, LOAD_KEYS, type Load, runtimeHold, WORKLOAD_KINDS } from '@tally/capacity';
+import { Admitter, CapacityLedger, reservationOwner } from '@tally/admission';
+import { WORKLOAD_KINDS } from '@tally/capacity';
 import {
   type AppUsageView,
   type CapacityCheckBody,
   type CapacityCheckResult,
+  type CapacityQuery,
   type CapacityView,
   QUOTA_FIELD_NAMES,
   QUOTA_FIELDS,
+  type ReservationView,
 } from '@tally/contracts';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { toFullView, toQuotaView } from '../apps/app-limits.js';
@@ -19,10 +21,11 @@ type LoadView = CapacityView['total']['free'];
 export class CapacityService {
   constructor(
     private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
     private readonly apps: AppsRepository,
   ) {}
 
-  async pool(): Promise<CapacityView> {
+  async pool(query: CapacityQuery = {}): Promise<CapacityView> {
     const nodes = (await this.admitter.headroom()).map((h) => ({
       nodeId: h.nodeId,
       baseLoad: h.baseLoad,
@@ -37,6 +40,7 @@ export class CapacityService {
       cpuMillicores: nodes.reduce((t, n) => t + pick(n).cpuMillicores, 0),
       nicKbps: nodes.reduce((t, n) => t + pick(n).nicKbps, 0),
     });
+    const partition = await this.admitter.guaranteeHeadroom();
     const fits = Object.fromEntries(WORKLOAD_KINDS.map((k) => [k, nodes.reduce((t, n) => t + (n.fits[k] ?? 0), 0)]));
     return {
       nodes,
@@ -47,23 +51,30 @@ export class CapacityService {
         free: sum((n) => n.free),
         fits,
       },
-      guarantees: await this.guarantees(),
+      guarantees: { ...partition, guaranteed: toFullView(partition.guaranteed) },
+      ...(query.detail === 'reservations' ? { reservations: await this.reservations() } : {}),
     };
   }
 
-  /** The admin's view of the partition: what guarantees promise, what of it is unused, and what is free for everyone. */
-  private async guarantees(): Promise<CapacityView['guarantees']> {
-    const ledger = await this.admitter.guaranteeLedger();
-    const model = this.admitter.model;
-    const unused = addLoad(ledger.held, runtimeHold(ledger.guaranteed, model));
-    const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, ledger.allocatable[k] - ledger.used[k] - unused[k])])) as Load;
-    return {
-      guaranteed: toFullView(ledger.guaranteed),
-      allocatable: ledger.allocatable,
-      promised: guaranteedLoad([ledger.guaranteed], model),
-      unused,
-      free,
-    };
+  /** The ledger's audit view: every reservation with what holds it, node by node, oldest first. */
+  private async reservations(): Promise<ReservationView[]> {
+    const held = await this.ledger.list();
+    return held
+      .map((r) => {
+        const owner = reservationOwner(r.id);
+        return {
+          id: r.id,
+          nodeId: r.nodeId,
+          kind: r.kind,
+          appId: r.appId,
+          owner: owner?.type ?? null,
+          resourceId: owner?.id ?? r.id,
+          count: r.count,
+          since: new Date(r.createdAt).toISOString(),
+          confirmed: r.confirmed,
+        };
+      })
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId) || a.since.localeCompare(b.since));
   }
 
   /** The what-if: would this be admitted now, and if not, which limit says no. Reserves nothing. */

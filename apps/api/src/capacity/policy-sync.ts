@@ -4,7 +4,8 @@ import { Admitter } from '@tally/admission';
 /**
  * Admission reads each app's caps and guarantees from the ledger's copy in Redis (one key per
  * admission). An app's copy is written whenever the app changes; at startup every copy is written
- * again, so guarantees hold even for apps that admit nothing after Redis restarted empty.
+ * again (and the worker's sweep restores lost copies of guaranteed apps), so guarantees hold even
+ * for apps that admit nothing after Redis restarted empty.
  */
 @Injectable()
 export class PolicySync implements OnApplicationBootstrap {

@@ -1,11 +1,11 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue } from 'bullmq';
 
 /** The adapter in front of the worker's maintenance queue, for sweeps an operator asks for. */
 @Injectable()
-export class ReconcileQueue implements OnModuleDestroy {
+export class ReconcileQueue implements OnApplicationShutdown {
   private readonly queue: Queue;
 
   constructor(@Inject(CONFIG) config: Config) {
@@ -18,7 +18,7 @@ export class ReconcileQueue implements OnModuleDestroy {
     return job.id ?? '';
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
   }
 }

@@ -1,9 +1,2 @@
-import { Injectable } from '@nestjs/common';
-
-/** The adapter in front of the wall clock. */
-@Injectable()
-export class Clock {
-  now(): Date {
-    return new Date();
-  }
-}
+// One clock for the API and the worker.
+export { Clock } from '@tally/runtime';

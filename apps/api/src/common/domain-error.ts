@@ -38,7 +38,7 @@ export class LimitRefusedError extends DomainError {
       code === 'quota_exceeded'
         ? `${limit.resource} quota reached: ${limit.used} of ${limit.limit} in use`
         : limit.heldResource !== undefined
-          ? `the rest of the pool's ${limit.heldResource} is guaranteed to other apps: ${limit.used} of the ${limit.limit} left outside guarantees in use, ${limit.requested} more requested`
+          ? `the rest of the pool's ${limit.heldResource} is guaranteed to other apps: ${limit.limit} is left outside guarantees, ${limit.used} is in use, ${limit.requested} more requested`
           : `${limit.resource} exhausted: ${limit.used} of ${limit.limit} in use, ${limit.requested} more requested`,
     );
   }

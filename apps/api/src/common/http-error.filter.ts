@@ -18,40 +18,46 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
 /** The one place where errors become HTTP responses. A 500 never leaks internals. */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
-  private readonly logger = new Logger(HttpErrorFilter.name);
-
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
-    const requestId = String(request.id);
-
-    if (exception instanceof LimitRefusedError) {
-      const { limit } = exception;
-      if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
-      void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
-      return;
-    }
-    if (exception instanceof DomainError) {
-      const body = { code: exception.code, message: exception.message, ...(exception.details ? { details: exception.details } : {}) };
-      void reply.status(ERROR_STATUS[exception.code]).send({ error: body, requestId });
-      return;
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const code: ErrorCode = status === 404 ? 'not_found' : status < 500 ? 'validation_failed' : 'internal';
-      void reply.status(status).send({ error: { code, message: exception.message }, requestId });
-      return;
-    }
-    const fastifyStatus = clientErrorStatus(exception);
-    if (fastifyStatus !== undefined) {
-      const message = exception instanceof Error ? exception.message : 'bad request';
-      void reply.status(fastifyStatus).send({ error: { code: 'validation_failed', message }, requestId });
-      return;
-    }
-    this.logger.error(`request ${requestId} failed`, exception instanceof Error ? exception.stack : String(exception));
-    void reply.status(500).send({ error: { code: 'internal', message: 'internal error' }, requestId });
+    sendError(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
   }
+}
+
+const logger = new Logger(HttpErrorFilter.name);
+
+/**
+ * Answers `exception` in the API's error shape. Nest's routes reach it through the filter; the
+ * WebSocket routes (plain Fastify routes) through their error handler, so a refused upgrade reads
+ * like any refused request.
+ */
+export function sendError(request: FastifyRequest, reply: FastifyReply, exception: unknown): void {
+  const requestId = String(request.id);
+  if (exception instanceof LimitRefusedError) {
+    const { limit } = exception;
+    if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
+    void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
+    return;
+  }
+  if (exception instanceof DomainError) {
+    const body = { code: exception.code, message: exception.message, ...(exception.details ? { details: exception.details } : {}) };
+    void reply.status(ERROR_STATUS[exception.code]).send({ error: body, requestId });
+    return;
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const code: ErrorCode = status === 404 ? 'not_found' : status < 500 ? 'validation_failed' : 'internal';
+    void reply.status(status).send({ error: { code, message: exception.message }, requestId });
+    return;
+  }
+  const fastifyStatus = clientErrorStatus(exception);
+  if (fastifyStatus !== undefined) {
+    const message = exception instanceof Error ? exception.message : 'bad request';
+    void reply.status(fastifyStatus).send({ error: { code: 'validation_failed', message }, requestId });
+    return;
+  }
+  logger.error(`request ${requestId} failed`, exception instanceof Error ? exception.stack : String(exception));
+  void reply.status(500).send({ error: { code: 'internal', message: 'internal error' }, requestId });
 }
 
 /** Fastify's own client errors (malformed JSON, wrong content type) carry a 4xx statusCode. */

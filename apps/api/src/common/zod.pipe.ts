@@ -4,7 +4,7 @@ import { DomainError } from './domain-error.js';
 
 /** Validates a body, query or params object with its contract schema; 400 names each field. */
 export class ZodPipe<T extends z.ZodType> implements PipeTransform<unknown, z.infer<T>> {
-  constructor(private readonly schema: T) {}
+  constructor(readonly schema: T) {}
 
   transform(value: unknown): z.infer<T> {
     const result = this.schema.safeParse(value ?? {});

@@ -31,10 +31,10 @@ describe(DashboardFiles.name, () => {
     const index = await sut.lookup('/dashboard');
     const asset = await sut.lookup('/dashboard/assets/index-abc123.js?v=1');
 
-    expect(index).toMatchObject({ kind: 'file', file: { contentType: 'text/html; charset=utf-8', cacheControl: 'no-cache' } });
+    expect(index).toMatchObject({ kind: 'file', file: { relative: 'index.html', cacheControl: 'no-cache' } });
     expect(asset).toMatchObject({
       kind: 'file',
-      file: { contentType: 'text/javascript; charset=utf-8', cacheControl: 'public, max-age=31536000, immutable', size: 1 },
+      file: { relative: 'assets/index-abc123.js', cacheControl: 'public, max-age=31536000, immutable' },
     });
   });
 
@@ -44,7 +44,7 @@ describe(DashboardFiles.name, () => {
     const route = await sut.lookup('/dashboard/apps/app_0123456789abcdef/streams');
     const missing = await sut.lookup('/dashboard/assets/gone-123.js');
 
-    expect(route.kind === 'file' && route.file.path.endsWith('index.html')).toBe(true);
+    expect(route.kind === 'file' && route.file.relative).toBe('index.html');
     expect(missing).toEqual({ kind: 'not_found' });
   });
 

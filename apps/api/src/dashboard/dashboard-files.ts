@@ -1,38 +1,16 @@
-import { createReadStream, type ReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { extname, join, posix } from 'node:path';
+import { extname, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Inject, Injectable } from '@nestjs/common';
+import { isFile } from '../common/static-files.js';
 
 /** Where `npm run build:dashboard` writes the dashboard (apps/dashboard/dist). */
 export const DASHBOARD_DIR = Symbol('DASHBOARD_DIR');
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
 
-export type DashboardFile = Readonly<{
-  path: string;
-  size: number;
-  contentType: string;
-  cacheControl: string;
-  etag: string;
-  lastModified: Date;
-}>;
+export type DashboardFile = Readonly<{ root: string; relative: string; cacheControl: string }>;
 
 export type DashboardLookup =
   Readonly<{ kind: 'file'; file: DashboardFile }> | Readonly<{ kind: 'not_built' }> | Readonly<{ kind: 'not_found' }>;
-
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-};
 
 /** Vite puts content-hashed names under assets/: they never change, so browsers may keep them. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -40,8 +18,8 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
 /**
- * The dashboard's static build on disk: the only place that reads it. Paths with no file extension
- * fall back to index.html (the single-page app routes them); a missing build is reported, not thrown.
+ * Which file of the dashboard's build answers a URL. Paths with no file extension fall back to
+ * index.html (the single-page app routes them); a missing build is reported, not thrown.
  */
 @Injectable()
 export class DashboardFiles {
@@ -58,22 +36,9 @@ export class DashboardFiles {
     return extname(relative) === '' ? { kind: 'file', file: index } : { kind: 'not_found' };
   }
 
-  open(file: DashboardFile): ReadStream {
-    return createReadStream(file.path);
-  }
-
   private async file(relative: string): Promise<DashboardFile | undefined> {
-    const path = join(this.root, relative);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) return undefined;
-    return {
-      path,
-      size: info.size,
-      contentType: CONTENT_TYPES[extname(relative).toLowerCase()] ?? 'application/octet-stream',
-      cacheControl: relative.startsWith('assets/') ? IMMUTABLE : REVALIDATE,
-      etag: `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`,
-      lastModified: info.mtime,
-    };
+    if (!(await isFile(this.root, relative))) return undefined;
+    return { root: this.root, relative, cacheControl: relative.startsWith('assets/') ? IMMUTABLE : REVALIDATE };
   }
 }
 

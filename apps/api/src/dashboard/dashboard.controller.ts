@@ -2,6 +2,7 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../auth/principal.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { sendStaticFile } from '../common/static-files.js';
 import { DashboardFiles } from './dashboard-files.js';
 
 /**
@@ -28,21 +29,14 @@ export class DashboardController {
         break;
     }
     const { file } = found;
-    void reply
-      .header('cache-control', file.cacheControl)
-      .header('etag', file.etag)
-      .header('last-modified', file.lastModified.toUTCString())
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer');
-    if (file.contentType.startsWith('text/html')) {
+    const html = file.relative === 'index.html';
+    await sendStaticFile(reply, file.root, file.relative, {
+      'cache-control': file.cacheControl,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
       // The page holds an API key: no inline script, no framing. LiveKit's signalling URL is another origin.
-      void reply.header('content-security-policy', CONTENT_SECURITY_POLICY).header('x-frame-options', 'DENY');
-    }
-    if (request.headers['if-none-match'] === file.etag) {
-      await reply.status(304).send();
-      return;
-    }
-    await reply.status(200).header('content-type', file.contentType).header('content-length', file.size).send(this.files.open(file));
+      ...(html ? { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-frame-options': 'DENY' } : {}),
+    });
   }
 }
 

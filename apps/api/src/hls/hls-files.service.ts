@@ -1,9 +1,7 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { NotFoundError } from '../common/domain-error.js';
+import { isFile, sendStaticFile } from '../common/static-files.js';
 import { HlsRepository } from './hls.repository.js';
 
 /**
@@ -18,19 +16,14 @@ export class HlsFilesService {
   async serve(appId: string, streamId: string, file: string, reply: FastifyReply): Promise<void> {
     const session = await this.sessions.latest(appId, streamId);
     if (!session) throw new NotFoundError('HLS playlist');
-    const path = join(session.dir, file);
-    const size = await stat(path).then(
-      (s) => (s.isFile() ? s.size : undefined),
-      () => undefined,
-    );
-    if (size === undefined) throw new NotFoundError(file.endsWith('.m3u8') ? 'HLS playlist' : 'HLS segment');
     const playlist = file.endsWith('.m3u8');
+    // Purged segments (and a purged playlist) answer this API's own 404.
+    if (!(await isFile(session.dir, file))) throw new NotFoundError(playlist ? 'HLS playlist' : 'HLS segment');
     const maxAge = session.status === 'stopped' ? session.segmentS : Math.max(1, Math.floor(session.segmentS / 2));
-    await reply
-      .header('content-type', playlist ? 'application/vnd.apple.mpegurl' : file.endsWith('.ts') ? 'video/mp2t' : 'video/mp4')
-      .header('content-length', String(size))
-      .header('cache-control', playlist ? `public, max-age=${maxAge}` : 'public, max-age=31536000, immutable')
-      .header('access-control-allow-origin', '*')
-      .send(createReadStream(path));
+    await sendStaticFile(reply, session.dir, file, {
+      'content-type': playlist ? 'application/vnd.apple.mpegurl' : file.endsWith('.ts') ? 'video/mp2t' : 'video/mp4',
+      'cache-control': playlist ? `public, max-age=${maxAge}` : 'public, max-age=31536000, immutable',
+      'access-control-allow-origin': '*',
+    });
   }
 }

@@ -1,37 +1,21 @@
-import { type DynamicModule, Global, Inject, Injectable, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
-import { PrismaService } from '@tally/db';
-import { LivekitRoomClient, LivekitWebhookVerifier } from '@tally/livekit';
+import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
+import type { Config } from '@tally/config';
+import { LivekitWebhookVerifier } from '@tally/livekit';
+import { RuntimeModule } from '@tally/runtime';
 import { AddressPolicy, DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
-import { Redis } from 'ioredis';
-import { Clock } from '../common/clock.js';
 
-/** The shared Redis connection; closed with the application. */
-@Injectable()
-export class RedisConnection extends Redis implements OnModuleDestroy {
-  constructor(@Inject(CONFIG) config: Config) {
-    super(config.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
-  }
+export { RedisConnection } from '@tally/runtime';
 
-  async onModuleDestroy(): Promise<void> {
-    await this.quit().catch(() => this.disconnect());
-  }
-}
-
-/** Adapters in front of every side effect, built once from the frozen config. */
+/** The shared runtime (config, Prisma, Redis, ledger, registry, LiveKit, clock) plus the API's own adapters. */
 @Global()
 @Module({})
 export class InfraModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: InfraModule,
+      imports: [RuntimeModule.forRoot(config)],
       providers: [
-        { provide: CONFIG, useValue: config },
-        { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
-        RedisConnection,
-        { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
-        Clock,
         { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },
         { provide: DeliveryQueue, useFactory: () => new DeliveryQueue(config.redisUrl) },
         {
@@ -40,7 +24,7 @@ export class InfraModule {
           inject: [DeliveryQueue],
         },
       ],
-      exports: [CONFIG, PrismaService, RedisConnection, LivekitRoomClient, LivekitWebhookVerifier, Clock, WebhookOutbox, AddressPolicy],
+      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy],
     };
   }
 }

@@ -1,7 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import type { Ingress } from '@tally/db';
-import type { IngressSummary } from '@tally/livekit';
+import { explainRefusal } from '@tally/capacity';
+import { type IngressSummary, LivekitRoomClient } from '@tally/livekit';
+import { roomName } from '../streams/stream.view.js';
+import { INGRESS_START_LAPSE_MS, ingressIdentity } from './ingress-identity.js';
 import { IngressesRepository } from './ingresses.repository.js';
 
 /**
@@ -16,19 +19,36 @@ export class IngressLifecycle {
     private readonly ingresses: IngressesRepository,
     private readonly ledger: CapacityLedger,
     private readonly admitter: Admitter,
+    private readonly rooms: LivekitRoomClient,
   ) {}
 
-  /** ingress_started: media flows; the reservation taken at creation is confirmed. */
+  /**
+   * ingress_started: media flows; the reservation taken at creation is confirmed. When it lapsed (nobody
+   * pushed in time) or an earlier session gave it back, the ingress is admitted again exactly like a new
+   * one, on its own node: refused, its publisher is disconnected and the app gets `ingress.refused`.
+   */
   async started(summary: IngressSummary): Promise<Ingress | undefined> {
     const ingress = await this.ingresses.findByLivekitId(summary.ingressId);
     if (!ingress) return undefined;
     if (!(await this.ingresses.transition(ingress.id, ['inactive', 'error'], { status: 'publishing', error: null }))) return ingress;
-    if (!(await this.ledger.confirm(ingress.id))) {
-      // The creation reservation lapsed (nobody pushed in time) or an earlier session gave it back:
-      // the encoder is already pushing, so it is charged to a node without a quota check.
-      const restored = await this.admitter.restore(ingress.id, ingress.appId, ingress.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip', 1);
-      if (!restored) this.logger.warn(`ingress ${ingress.id} publishes without a reservation: no node has room for it`);
+    if (await this.ledger.confirm(ingress.id)) return ingress;
+    const kind = ingress.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip';
+    const admitted = await this.admitter.admit(ingress.id, ingress.appId, kind, 1, INGRESS_START_LAPSE_MS, { nodeId: ingress.nodeId });
+    if (admitted.ok) {
+      await this.ledger.confirm(ingress.id);
+      return ingress;
     }
+    const { code, resource, limit, used, requested } = admitted.refusal;
+    await this.ingresses.markRefused(ingress.id, `refused on reconnect: ${explainRefusal(admitted.refusal)}`, {
+      code,
+      resource,
+      limit,
+      used,
+      requested,
+    });
+    await this.rooms.removeParticipant(roomName(ingress.appId, ingress.streamId), ingressIdentity(ingress.id)).catch((error: unknown) => {
+      this.logger.warn(`could not disconnect refused ingress ${ingress.id}: ${String(error)}`);
+    });
     return ingress;
   }
 

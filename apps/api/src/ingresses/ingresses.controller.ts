@@ -1,16 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   AppParams,
-  type CreatedIngress,
+  CreatedIngress,
   CreateIngressBody,
-  type IngressList,
+  ErrorBody,
+  IngressList,
   IngressListQuery,
   IngressParams,
-  type IngressView,
+  IngressView,
+  LimitRefusal,
 } from '@tally/contracts';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { IngressesService } from './ingresses.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type IngressScope = z.infer<typeof IngressParams>;
@@ -19,6 +23,12 @@ type IngressScope = z.infer<typeof IngressParams>;
 export class IngressesController {
   constructor(private readonly ingresses: IngressesService) {}
 
+  @Idempotent()
+  @ApiRoute({
+    summary:
+      "Create an RTMP or WHIP endpoint publishing into a stream's room (admitted against the app quota and a node budget first); the stream key is in this response only",
+    responses: { 201: CreatedIngress, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+  })
   @Post()
   create(
     @Param(new ZodPipe(AppParams)) p: AppScope,
@@ -27,16 +37,28 @@ export class IngressesController {
     return this.ingresses.create(p.appId, body);
   }
 
+  @ApiRoute({
+    summary: "List the app's ingresses, newest first (no stream keys)",
+    responses: { 200: IngressList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope, @Query(new ZodPipe(IngressListQuery)) q: IngressListQuery): Promise<IngressList> {
     return { items: await this.ingresses.list(p.appId, q) };
   }
 
+  @ApiRoute({
+    summary: 'Get an ingress: kind, URL, status (no stream key)',
+    responses: { 200: IngressView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get(':ingressId')
   get(@Param(new ZodPipe(IngressParams)) p: IngressScope): Promise<IngressView> {
     return this.ingresses.get(p.appId, p.ingressId);
   }
 
+  @ApiRoute({
+    summary: 'Delete an ingress: removes it from LiveKit (cutting off a publisher) and releases its reservation',
+    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+  })
   @Delete(':ingressId')
   @HttpCode(204)
   delete(@Param(new ZodPipe(IngressParams)) p: IngressScope): Promise<void> {

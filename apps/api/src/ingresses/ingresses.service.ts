@@ -17,14 +17,9 @@ import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
 import { StreamsService } from '../streams/streams.service.js';
+import { INGRESS_START_LAPSE_MS, ingressIdentity } from './ingress-identity.js';
 import { toIngressView } from './ingress.view.js';
 import { IngressesRepository } from './ingresses.repository.js';
-
-/**
- * An encoder has this long after creation to start pushing before the ingress's reservation lapses;
- * ingress_started confirms it (or takes it back, see IngressLifecycle).
- */
-export const INGRESS_START_LAPSE_MS = 10 * 60_000;
 
 /** How long creating an ingress waits for the node's ingress worker when it is not running yet. */
 const WORKER_READY_TIMEOUT_MS = 60_000;
@@ -76,7 +71,7 @@ export class IngressesService {
         kind: body.kind,
         name: id,
         room: stream.room,
-        participantIdentity: `ingress-${id}`,
+        participantIdentity: ingressIdentity(id),
         participantName: `${body.kind.toUpperCase()} ingress`,
         transcode,
       });

@@ -26,7 +26,7 @@ export class AppsCollector {
 
     new Gauge({
       name: METRICS.appQuotaLimit,
-      help: "An app's effective limit per quota class: explicit, or its derived share of the pool",
+      help: "An app's effective limit (cap) per quota class: explicit, or the default cap sized on one node",
       labelNames: ['app', 'quota'] as const,
       registers,
       async collect() {

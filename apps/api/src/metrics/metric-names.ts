@@ -18,6 +18,7 @@ export const METRICS = {
   poolReserved: 'tally_pool_reserved',
   poolFree: 'tally_pool_free',
   poolFits: 'tally_pool_fits',
+  poolGuaranteed: 'tally_pool_guaranteed',
   nodes: 'tally_nodes',
   nodeHeartbeatAge: 'tally_node_heartbeat_age_seconds',
   nodeUsedCpu: 'tally_node_used_cpu_millicores',

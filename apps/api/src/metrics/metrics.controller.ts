@@ -3,6 +3,8 @@ import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/principal.js';
 import { MetricsAccessGuard } from './metrics-access.js';
 import { MetricsRegistry } from './metrics.registry.js';
+import { ErrorBody } from '@tally/contracts';
+import { ApiRoute } from '../openapi/api-route.js';
 
 @Controller('metrics')
 @Public()
@@ -11,6 +13,10 @@ export class MetricsController {
   constructor(private readonly metrics: MetricsRegistry) {}
 
   /** Prometheus text format; gauges are computed from Postgres, Redis and BullMQ during the scrape. */
+  @ApiRoute({
+    summary: 'Prometheus metrics (text format): Bearer TALLY_METRICS_TOKEN, or loopback clients when no token is set',
+    responses: { 200: null, 401: ErrorBody, 403: ErrorBody },
+  })
   @Get()
   @Header('cache-control', 'no-store')
   async scrape(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

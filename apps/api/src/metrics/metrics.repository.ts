@@ -57,7 +57,7 @@ export class MetricsRepository {
   }
 
   appIds(): Promise<string[]> {
-    return this.prisma.app.findMany({ select: { id: true } }).then((rows) => rows.map((r) => r.id));
+    return this.prisma.app.findMany({ where: { deletedAt: null }, select: { id: true } }).then((rows) => rows.map((r) => r.id));
   }
 
   /** Every camera that is not deleted (ids only: their presence keys are looked up in Redis). */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { QUEUES, type QueueName } from '@tally/contracts';
 import { Queue } from 'bullmq';
@@ -9,7 +9,7 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 
 /** The Redis side of the metrics: the worker's repair totals and the BullMQ queue depths. */
 @Injectable()
-export class MetricsStore implements OnModuleDestroy {
+export class MetricsStore implements OnApplicationShutdown {
   private readonly queues: readonly Queue[];
 
   constructor(
@@ -35,7 +35,7 @@ export class MetricsStore implements OnModuleDestroy {
     return perQueue.flat();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.queues.map((q) => q.close()));
   }
 }

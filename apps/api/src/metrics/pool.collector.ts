@@ -39,6 +39,20 @@ export class PoolCollector {
     perResource(METRICS.poolBudget, 'What admitted work may use on each schedulable node (budget minus base load)', (h) => h.allocatable);
     perResource(METRICS.poolReserved, 'What admitted work holds on each schedulable node', (h) => h.used);
     perResource(METRICS.poolFree, 'Free capacity on each schedulable node', (h) => h.free);
+    const partition = metrics.perScrape(() => admitter.guaranteeHeadroom());
+    new Gauge({
+      name: METRICS.poolGuaranteed,
+      help: 'The live pool as guarantees partition it: promised (all guarantees), unused (kept free for their apps), free (left for work outside guarantees)',
+      labelNames: ['state', 'resource'] as const,
+      registers,
+      async collect() {
+        const p = await partition();
+        this.reset();
+        for (const state of ['promised', 'unused', 'free'] as const) {
+          for (const [key, resource] of Object.entries(RESOURCES) as [keyof Load, string][]) this.set({ state, resource }, p[state][key]);
+        }
+      },
+    });
     new Gauge({
       name: METRICS.poolFits,
       help: 'How many more of each workload kind fit on each schedulable node now, each kind on its own',

@@ -1,13 +1,21 @@
 import { z } from 'zod';
-import type { RouteSpec } from './route-spec.js';
-import { ROUTES } from './routes.js';
+import { ErrorBody } from '@tally/contracts';
+import type { NestRoute } from './nest-routes.js';
+
+type DocumentedRoute = NestRoute & Readonly<{ spec: NonNullable<NestRoute['spec']> }>;
 
 type JsonSchema = Record<string, unknown>;
 
-/** OpenAPI 3.1 built from the route table; schemas with an id become shared components. */
-export function buildOpenApiDocument(version: string): JsonSchema {
+/**
+ * OpenAPI 3.1 from the controllers' own routes: Nest's method and path, the `ZodPipe` schemas of
+ * their params, query and body, their access decorator, and `@ApiRoute`'s summary and responses.
+ * Schemas with an id become shared components. Routes without `@ApiRoute` are left out (a test
+ * fails on any that should not be).
+ */
+export function buildOpenApiDocument(version: string, routes: readonly NestRoute[]): JsonSchema {
+  const documented = routes.filter((r): r is DocumentedRoute => r.spec !== undefined);
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of ROUTES) {
+  for (const route of documented) {
     (paths[route.path] ??= {})[route.method] = operation(route);
   }
   return {
@@ -15,29 +23,41 @@ export function buildOpenApiDocument(version: string): JsonSchema {
     info: { title: 'Tally', version, description: 'Self-hosted streaming platform with capacity-aware quotas.' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The admin key or an app key' } },
-      schemas: components(),
+      schemas: Object.fromEntries(Object.entries(components(documented)).map(([id, schema]) => [id, relink(schema, 'output')])),
     },
     paths,
   };
 }
 
-function operation(route: RouteSpec): JsonSchema {
-  const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query')];
+function operation(route: DocumentedRoute): JsonSchema {
+  const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query'), ...(route.idempotent ? [IDEMPOTENCY_KEY] : [])];
   const responses: Record<string, JsonSchema> = {};
-  for (const [status, schema] of Object.entries(route.responses)) {
+  const auth = route.spec.auth ?? route.access;
+  for (const [status, schema] of Object.entries({ ...route.spec.responses, ...(route.idempotent ? { 409: ErrorBody } : {}) })) {
     responses[status] = schema
       ? { description: describeStatus(Number(status)), content: { 'application/json': { schema: ref(schema) } } }
       : { description: describeStatus(Number(status)) };
   }
   return {
-    summary: route.summary,
-    'x-tally-auth': route.auth,
-    ...(route.auth === 'admin' || route.auth === 'app' ? { security: [{ bearer: [] }] } : {}),
+    summary: route.spec.summary,
+    'x-tally-auth': auth,
+    ...(auth === 'admin' || auth === 'app' ? { security: [{ bearer: [] }] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body, 'input') } } } } : {}),
     responses,
   };
 }
+
+const IDEMPOTENCY_KEY: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe (Stripe’s convention): the same key with the same body within 24 h returns the first response ' +
+    '(header `idempotent-replayed: true`) and creates nothing; the same key with a different body, or while the first ' +
+    'request still runs, is a 409. A failed request keeps nothing. Keys are per caller (the admin key, or one app).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
 
 function fields(shape: z.ZodObject | undefined, where: 'path' | 'query'): JsonSchema[] {
   if (!shape) return [];
@@ -45,19 +65,77 @@ function fields(shape: z.ZodObject | undefined, where: 'path' | 'query'): JsonSc
     name,
     in: where,
     required: where === 'path' || !(schema as z.ZodType).safeParse(undefined).success,
-    schema: strip(z.toJSONSchema(schema as z.ZodType, { io: 'input' })),
+    schema: inline(schema as z.ZodType, 'input'),
   }));
 }
 
+/**
+ * A response points at its shared component; a request body at the component's input form (which
+ * differs where defaults make a field optional to send). Schemas without an id are inlined.
+ */
 function ref(schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema {
   const id = z.globalRegistry.get(schema)?.id;
-  if (id && io === 'output') return { $ref: `#/components/schemas/${id}` };
-  return strip(z.toJSONSchema(schema, { io, unrepresentable: 'any' }));
+  if (id) return { $ref: `#/components/schemas/${io === 'input' ? inputName(id) : id}` };
+  return inline(schema, io);
 }
 
-function components(): Record<string, JsonSchema> {
-  const all = z.toJSONSchema(z.globalRegistry, { uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' });
-  return Object.fromEntries(Object.entries(all.schemas).map(([id, schema]) => [id, strip(schema as JsonSchema)]));
+/** zod puts id'd sub-schemas of an inline schema in its own `$defs`; they are components here. */
+function inline(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $defs: _defs, ...rest } = strip(z.toJSONSchema(schema, { io, unrepresentable: 'any' }));
+  return relink(rest, io) as JsonSchema;
+}
+
+let registry: Readonly<{ output: Record<string, JsonSchema>; input: Record<string, JsonSchema> }> | undefined;
+
+/** Every registered schema in both forms, linked to each other by component refs. */
+function registered(): NonNullable<typeof registry> {
+  if (registry) return registry;
+  const convert = (io: 'input' | 'output') => {
+    const all = z.toJSONSchema(z.globalRegistry, { io, uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' });
+    return Object.fromEntries(Object.entries(all.schemas).map(([id, schema]) => [id, strip(schema as JsonSchema)]));
+  };
+  registry = { output: convert('output'), input: convert('input') };
+  return registry;
+}
+
+/** The component a request body of schema `id` uses: its own input form only where that differs. */
+function inputName(id: string): string {
+  const { input, output } = registered();
+  return JSON.stringify(input[id]) === JSON.stringify(output[id]) ? id : `${id}Input`;
+}
+
+/** Output forms of every registered schema, plus the input forms request bodies reach. */
+function components(routes: readonly DocumentedRoute[]): Record<string, JsonSchema> {
+  const { input, output } = registered();
+  const schemas: Record<string, JsonSchema> = { ...output };
+  const pending = routes.flatMap((route) => {
+    const id = route.body ? z.globalRegistry.get(route.body)?.id : undefined;
+    return id ? [id] : [];
+  });
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    const name = inputName(id);
+    if (name === id || schemas[name] || !input[id]) continue;
+    schemas[name] = relink(input[id], 'input') as JsonSchema;
+    for (const match of JSON.stringify(input[id]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) if (match[1]) pending.push(match[1]);
+  }
+  return schemas;
+}
+
+/** Points `$ref`s at components (input forms for request bodies) and drops zod's `$id`s, which OpenAPI does not resolve. */
+function relink(value: unknown, io: 'input' | 'output'): unknown {
+  if (Array.isArray(value)) return value.map((v) => relink(v, io));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === '$id') continue;
+    if (key === '$ref' && typeof child === 'string') {
+      const id = /^#\/(?:\$defs|components\/schemas)\/(.+)$/.exec(child)?.[1];
+      out[key] = id === undefined ? child : `#/components/schemas/${io === 'input' ? inputName(id) : id}`;
+      continue;
+    }
+    out[key] = relink(child, io);
+  }
+  return out;
 }
 
 function strip(schema: JsonSchema): JsonSchema {

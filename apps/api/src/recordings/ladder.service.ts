@@ -1,16 +1,14 @@
-import { createReadStream, type ReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import type { RecordingView } from '@tally/contracts';
 import { ladderDirOf, LadderLifecycle, toRecordingView } from '@tally/recordings';
 import { LADDER_CONTENT_TYPES } from '@tally/transcode';
 import { refusalError } from '../capacity/refusal.js';
 import { DomainError } from '../common/domain-error.js';
+import { isFile, type StaticFileHeaders } from '../common/static-files.js';
 import { RecordingStorage } from './recording-storage.js';
 import { RecordingsService } from './recordings.service.js';
 
-export type LadderFile = Readonly<{ headers: Record<string, string>; body: ReadStream }>;
+export type LadderFile = Readonly<{ root: string; file: string; headers: StaticFileHeaders }>;
 
 /** A recording's VOD ladder: asked for here, admitted and run by the node agents, served from the recordings directory. */
 @Injectable()
@@ -40,18 +38,17 @@ export class LadderService {
         },
       );
     }
-    const path = join(this.storage.files.finalPath(ladderDirOf(recording.location)), file);
-    const size = (await stat(path).catch(() => undefined))?.size;
-    if (size === undefined) throw new DomainError('not_found', `${file} is not part of this ladder`);
+    const root = this.storage.files.finalPath(ladderDirOf(recording.location));
+    if (!(await isFile(root, file))) throw new DomainError('not_found', `${file} is not part of this ladder`);
     const extension = file.split('.').pop() ?? '';
     return {
+      root,
+      file,
       headers: {
         'content-type': LADDER_CONTENT_TYPES[extension] ?? 'application/octet-stream',
-        'content-length': String(size),
         // Segments never change once the ladder is ready; a remade ladder keeps the names, so playlists are revalidated.
         'cache-control': extension === 'ts' ? 'private, max-age=3600' : 'private, no-cache',
       },
-      body: createReadStream(path),
     };
   }
 }

@@ -1,18 +1,23 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   AppParams,
-  type RecordingList,
+  ErrorBody,
+  LimitRefusal,
+  RecordingList,
   RecordingListQuery,
   RecordingParams,
-  type RecordingView,
+  RecordingView,
   StartRecordingBody,
   StreamParams,
 } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
+import { sendStaticFile } from '../common/static-files.js';
 import { RecordingFileService } from './recording-file.service.js';
 import { RecordingsService } from './recordings.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;
@@ -25,6 +30,12 @@ export class RecordingsController {
     private readonly files: RecordingFileService,
   ) {}
 
+  @Idempotent()
+  @ApiRoute({
+    summary:
+      "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called",
+    responses: { 201: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+  })
   @Post('streams/:streamId/recordings')
   start(
     @Param(new ZodPipe(StreamParams)) p: StreamScope,
@@ -33,6 +44,10 @@ export class RecordingsController {
     return this.recordings.start(p.appId, p.streamId, body);
   }
 
+  @ApiRoute({
+    summary: "List the app's recordings, newest first",
+    responses: { 200: RecordingList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get('recordings')
   async list(
     @Param(new ZodPipe(AppParams)) p: AppScope,
@@ -41,33 +56,33 @@ export class RecordingsController {
     return { items: await this.recordings.list(p.appId, q) };
   }
 
+  @ApiRoute({
+    summary: 'Get a recording: status, mode and why, duration, size, checksum, codecs, error',
+    responses: { 200: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+  })
   @Get('recordings/:recordingId')
   get(@Param(new ZodPipe(RecordingParams)) p: RecordingScope): Promise<RecordingView> {
     return this.recordings.get(p.appId, p.recordingId);
   }
 
+  @ApiRoute({
+    summary: 'Stop a recording; it turns complete once egress has closed the file and Tally has checked it',
+    responses: { 200: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+  })
   @Post('recordings/:recordingId/stop')
   @HttpCode(200)
   stop(@Param(new ZodPipe(RecordingParams)) p: RecordingScope): Promise<RecordingView> {
     return this.recordings.stop(p.appId, p.recordingId);
   }
 
+  @ApiRoute({
+    summary: 'Download a complete recording (HTTP range requests supported); on S3 storage, a redirect to a short-lived signed URL',
+    responses: { 200: null, 206: null, 302: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 416: null },
+  })
   @Get('recordings/:recordingId/file')
-  async file(
-    @Param(new ZodPipe(RecordingParams)) p: RecordingScope,
-    @Headers('range') range: string | undefined,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    const file = await this.files.open(p.appId, p.recordingId, range);
-    switch (file.kind) {
-      case 'redirect':
-        await reply.redirect(file.url, 302);
-        return;
-      case 'unsatisfiable':
-        await reply.code(416).header('content-range', `bytes */${file.size}`).send();
-        return;
-      case 'stream':
-        await reply.code(file.status).headers(file.headers).send(file.body);
-    }
+  async file(@Param(new ZodPipe(RecordingParams)) p: RecordingScope, @Res() reply: FastifyReply): Promise<void> {
+    const file = await this.files.open(p.appId, p.recordingId);
+    if (file.kind === 'redirect') await reply.redirect(file.url, 302);
+    else await sendStaticFile(reply, file.root, file.file, file.headers);
   }
 }

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
+import { PassthroughEgresses, RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { StreamsModule } from '../streams/streams.module.js';
 import { LadderController } from './ladder.controller.js';
 import { LadderService } from './ladder.service.js';
@@ -13,6 +13,6 @@ import { RecordingsService } from './recordings.service.js';
   imports: [StreamsModule],
   controllers: [RecordingsController, LadderController],
   providers: [...RECORDING_PROVIDERS, RecordingStorage, RecordingsRepository, RecordingsService, RecordingFileService, LadderService],
-  exports: [RecordingLifecycle],
+  exports: [RecordingLifecycle, PassthroughEgresses],
 })
 export class RecordingsModule {}

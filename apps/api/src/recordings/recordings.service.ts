@@ -117,7 +117,10 @@ export class RecordingsService {
   async stop(appId: string, recordingId: string): Promise<RecordingView> {
     const recording = await this.require(appId, recordingId);
     if (recording.mode === 'passthrough') {
-      if (recording.status === 'starting' || recording.status === 'active') await this.passthrough.stopAll(recording.id, this.clock.now());
+      if (recording.status === 'starting' || recording.status === 'active') {
+        await this.lifecycle.stopRequested(recording.id, this.clock.now());
+        await this.passthrough.stopAll(recording.id, this.clock.now());
+      }
     } else if (recording.status === 'starting' || recording.status === 'active') {
       if (!recording.egressId) {
         await this.lifecycle.fail(recording.id, 'stopped before egress started', this.clock.now());

@@ -3,16 +3,20 @@ import {
   AppParams,
   CreateStreamBody,
   CreateTokenBody,
-  type StreamList,
+  ErrorBody,
+  LimitRefusal,
+  StreamList,
   StreamListQuery,
   StreamParams,
-  type StreamToken,
-  type StreamView,
+  StreamToken,
+  StreamView,
 } from '@tally/contracts';
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { StreamsService } from './streams.service.js';
 import { TokensService } from './tokens.service.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { ApiRoute } from '../openapi/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;
@@ -24,26 +28,44 @@ export class StreamsController {
     private readonly tokens: TokensService,
   ) {}
 
+  @Idempotent()
+  @ApiRoute({
+    summary:
+      "Create a stream (admitted against the app's cap, other apps' unused guarantees and a node budget first). A 429 names the " +
+      'resource: `app.streams` (the cap), `pool.guaranteed` (the rest of the pool is guaranteed to other apps; `heldResource` says ' +
+      'which node resource), or `node.ram` / `node.cpu` / `node.nic`.',
+    responses: { 201: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+  })
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateStreamBody)) body: CreateStreamBody): Promise<StreamView> {
     return this.streams.create(p.appId, body);
   }
 
+  @ApiRoute({ summary: 'List streams', responses: { 200: StreamList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope, @Query(new ZodPipe(StreamListQuery)) q: StreamListQuery): Promise<StreamList> {
     return { items: await this.streams.list(p.appId, q.status) };
   }
 
+  @ApiRoute({ summary: 'Get a stream', responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
   @Get(':streamId')
   get(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<StreamView> {
     return this.streams.get(p.appId, p.streamId);
   }
 
+  @ApiRoute({
+    summary: 'End a stream: removes its LiveKit room and releases its reservation',
+    responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+  })
   @Delete(':streamId')
   end(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<StreamView> {
     return this.streams.end(p.appId, p.streamId);
   }
 
+  @ApiRoute({
+    summary: 'Mint a LiveKit join token for this stream',
+    responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+  })
   @Post(':streamId/tokens')
   token(@Param(new ZodPipe(StreamParams)) p: StreamScope, @Body(new ZodPipe(CreateTokenBody)) body: CreateTokenBody): Promise<StreamToken> {
     return this.tokens.mint(p.appId, p.streamId, body);

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type IngressSummary, InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
-import { RecordingLifecycle } from '@tally/recordings';
+import { PassthroughEgresses, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
@@ -16,6 +16,7 @@ export class LivekitWebhookService {
     private readonly events: LivekitEventsRepository,
     private readonly presence: StreamPresenceService,
     private readonly recordings: RecordingLifecycle,
+    private readonly passthrough: PassthroughEgresses,
     private readonly ingresses: IngressLifecycle,
     private readonly clock: Clock,
   ) {}
@@ -38,6 +39,7 @@ export class LivekitWebhookService {
     if (event.egress) {
       const recording = await this.recordings.applyEgress(event.egress, this.clock.now());
       if (!recording) this.logger.warn(`${event.event} for egress ${event.egress.egressId}, which no recording started`);
+      await this.passthrough.stopSurvivor(recording, this.clock.now());
       return;
     }
     if (event.ingress) {

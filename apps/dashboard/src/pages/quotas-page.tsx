@@ -87,7 +87,9 @@ function SetQuotaForm({ app, kind }: { app: AppView; kind: 'limit' | 'guarantee'
     });
 
   const now = (f: QuotaField): string =>
-    kind === 'limit' ? `now ${app.quotas[f]}${typeof app.explicitQuotas[f] === 'number' ? ', set' : ', default'}` : `now ${app.guarantees[f]}`;
+    kind === 'limit'
+      ? `now ${app.quotas[f]}${typeof app.explicitQuotas[f] === 'number' ? ', set' : ', default'}`
+      : `now ${app.guarantees[f]}`;
   const options = QUOTA_FIELD_NAMES.map((f) => ({ value: f, label: `${QUOTA_LABELS[f]} (${now(f)})` }));
   return (
     <FormPanel label={text.label} onSubmit={submit}>

@@ -1,4 +1,4 @@
-import type { AppView, WebhookDeliveryList, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
+import type { AppView, WebhookDeliveryList, WebhookDeliveryView, WebhookEndpointView, WebhookSecretView } from '@tally/contracts';
 import { type ReactNode, useState } from 'react';
 import { isRouteMissing } from '../api/errors.js';
 import { useAction, useApi, useApiQuery } from '../api/queries.js';
@@ -18,8 +18,51 @@ export function WebhooksPage({ appId }: PageProps): ReactNode {
       <Loaded query={app} what="settings" action="Loading the app">
         {(data) => <SettingsForm key={data.id} app={data} />}
       </Loaded>
+      <EndpointPanel appId={appId} />
       <SecretPanel appId={appId} secretSet={app.data?.webhookSecretSet} />
       <Deliveries appId={appId} />
+    </section>
+  );
+}
+
+const DISABLED_REASONS = {
+  gone: 'the receiver answered 410 Gone',
+  failing: 'every attempt failed for too long',
+} as const;
+
+function EndpointPanel({ appId }: { appId: string }): ReactNode {
+  const api = useApi();
+  const endpoint = useApiQuery<WebhookEndpointView>(appPath(appId, '/webhook-endpoint'));
+  const action = useAction();
+  const enable = (): Promise<void> =>
+    action.run('Re-enabling the endpoint', async () => {
+      await api.post<WebhookEndpointView>(appPath(appId, '/webhook-endpoint/enable'));
+      return undefined;
+    });
+  if (isRouteMissing(endpoint.error)) return null;
+  const e = endpoint.data;
+  return (
+    <section className="panel" aria-labelledby="endpoint-heading">
+      <h3 id="endpoint-heading">Endpoint</h3>
+      <ErrorMessage error={endpoint.error ?? action.error} action={endpoint.error ? 'Loading the endpoint' : action.action} />
+      {e === undefined ? null : (
+        <div role="status" aria-label="Endpoint state" data-endpoint-status={e.status}>
+          <StatusBadge status={e.status} />{' '}
+          {e.status === 'disabled' ? (
+            <>
+              Disabled {e.disabledAt ? formatTime(e.disabledAt) : ''}: {e.disabledReason ? DISABLED_REASONS[e.disabledReason] : ''}.
+              Deliveries are not attempted until you re-enable it.{' '}
+              <button type="button" onClick={() => void enable()}>
+                Re-enable endpoint
+              </button>
+            </>
+          ) : e.failingSince ? (
+            `Failing since ${formatTime(e.failingSince)}; it is disabled if that goes on.`
+          ) : (
+            'Healthy.'
+          )}
+        </div>
+      )}
     </section>
   );
 }

@@ -9,6 +9,6 @@ import { IngressReconciler } from './ingress-reconciler.service.js';
     { provide: LivekitIngressClient, useFactory: (config: Config) => new LivekitIngressClient(config.livekit), inject: [CONFIG] },
     IngressReconciler,
   ],
-  exports: [IngressReconciler],
+  exports: [IngressReconciler, LivekitIngressClient],
 })
 export class IngressesWorkerModule {}

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { Queue, Worker } from 'bullmq';
@@ -7,7 +8,9 @@ import { Clock } from '../clock.js';
 import { IngressReconciler } from '../ingresses/ingress-reconciler.service.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
+import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
+import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -15,7 +18,7 @@ import { RepairCounter } from './repair-counter.js';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
-export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MaintenanceRunner.name);
   private readonly handlers: JobHandlers<typeof QUEUES.maintenance>;
   private queue: Queue | undefined;
@@ -30,6 +33,9 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     departures: NodeDepartures,
     ingresses: IngressReconciler,
     cameras: CamerasReconciler,
+    apps: AppTeardown,
+    audit: ReservationAuditor,
+    admitter: Admitter,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -37,10 +43,21 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
       reconcileStreams: async (payload: unknown) => {
         JOBS.reconcileStreams.payload.parse(payload);
         const now = clock.now();
+        // Deleted apps first: what they ran is stopped and released before anything is judged or restored.
+        const deletedApps = await apps.run(now);
         const streams = await reconciler.run(now);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
-        const report = { streams, recordings, ingresses: await ingresses.run(now), cameras: await cameras.run(now) };
+        const report = {
+          apps: deletedApps,
+          streams,
+          recordings,
+          ingresses: await ingresses.run(now),
+          cameras: await cameras.run(now),
+          quotas: { guaranteesRestored: await admitter.restoreGuaranteePolicies() },
+          // Last: what the reconcilers above left held for an owner that is gone or finished.
+          reservations: await audit.run(now),
+        };
         await this.repairs?.add(report);
         return report;
       },
@@ -70,7 +87,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     this.worker.on('failed', (job, error) => this.logger.error(`job ${job?.name ?? '?'} failed: ${error.message}`));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
     await this.queue?.close();
     await this.redis?.quit().catch(() => this.redis?.disconnect());

@@ -39,11 +39,11 @@ export class ReconcileRepository {
   }
 
   async appPolicies(): Promise<AppQuotaPolicy[]> {
-    return (await this.prisma.app.findMany({ select: POLICY_COLUMNS })).map(toAppPolicy);
+    return (await this.prisma.app.findMany({ where: { deletedAt: null }, select: POLICY_COLUMNS })).map(toAppPolicy);
   }
 
   async appPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
-    const row = await this.prisma.app.findUnique({ where: { id: appId }, select: POLICY_COLUMNS });
+    const row = await this.prisma.app.findFirst({ where: { id: appId, deletedAt: null }, select: POLICY_COLUMNS });
     return row ? toAppPolicy(row) : undefined;
   }
 }

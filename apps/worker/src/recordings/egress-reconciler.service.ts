@@ -71,7 +71,9 @@ export class EgressReconciler {
         if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
         if (after && after.status !== 'complete' && after.status !== 'failed') stillOpen.add(recording.id);
         if (after?.status === 'active' && !(await this.ledger.held(recording.id))) {
-          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1)) report.reservationsRestored += 1;
+          const pinned = { nodeId: recording.nodeId };
+          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1, pinned))
+            report.reservationsRestored += 1;
         }
       } else if (recording.status === 'ending') {
         // Egress finished with the file (LiveKit may have forgotten it since): the finaliser decides.
@@ -89,8 +91,10 @@ export class EgressReconciler {
     for (const part of current) if (part.egressId) owned.add(part.egressId);
     for (const egress of egresses) {
       if (!RUNNING.has(egress.state) || owned.has(egress.egressId)) continue;
-      // Live HLS egresses belong to the API's HLS sessions, which stop them themselves.
-      if (hlsSessionIdInPath(egress.requestedPath)) continue;
+      // Live HLS egresses belong to the API's HLS sessions, which stop them themselves; one whose
+      // session is no longer open (or never was a row) runs unreserved, and is stopped here.
+      const hlsSessionId = hlsSessionIdInPath(egress.requestedPath);
+      if (hlsSessionId && (await this.hlsSessionOpen(hlsSessionId))) continue;
       // A passthrough egress is claimed only by the attempt its recording still runs (a replaced one is a ghost).
       const part = partInPath(egress.requestedPath);
       const claimedBy = part ? undefined : recordingIdInPath(egress.requestedPath);
@@ -144,6 +148,7 @@ export class EgressReconciler {
       }
     }
     if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
+    await this.passthrough.stopSurvivor(after, now);
     const status = after?.status ?? recording.status;
     if (status === 'complete' || status === 'failed') return false;
     if (missing.length > 0 && status !== 'ending' && now.getTime() - recording.createdAt.getTime() > SETTLE_MS) {
@@ -163,5 +168,11 @@ export class EgressReconciler {
       if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1)) report.reservationsRestored += 1;
     }
     return true;
+  }
+
+  /** Read per egress, after the list: a session created meanwhile writes its row before it asks for its egress. */
+  private async hlsSessionOpen(id: string): Promise<boolean> {
+    const session = await this.prisma.hlsSession.findUnique({ where: { id }, select: { status: true } });
+    return session !== null && (session.status === 'starting' || session.status === 'live');
   }
 }

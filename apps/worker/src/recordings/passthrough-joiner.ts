@@ -26,7 +26,12 @@ export class PassthroughJoiner {
     const unreadable: string[] = [];
     for (const part of parts) {
       const path = this.files.incomingPath(part.location);
-      if (!part.startedAt || !(await isFile(path))) continue;
+      if (!part.startedAt) continue;
+      if (!(await isFile(path))) {
+        // Egress writes through a 64 KB buffer: a process killed before its first flush leaves nothing.
+        unreadable.push(part.track);
+        continue;
+      }
       const probe = await ffprobe(path).catch(() => undefined);
       const codec = probe?.codecs.find((c) => c.type === part.track)?.codec;
       if (!codec) {
@@ -41,7 +46,7 @@ export class PassthroughJoiner {
         reason: unreadable.length > 0 ? `the ${unreadable.join(' and ')} file is unreadable` : 'egress produced no file',
       };
     }
-    if (unreadable.length > 0) return { ok: false, reason: `the ${unreadable.join(' and ')} file is unreadable (cut short?)` };
+    if (unreadable.length > 0) return { ok: false, reason: `the ${unreadable.join(' and ')} file is empty or unreadable (cut short?)` };
 
     const plan = planJoin(inputs, recording.endedAt ?? undefined, keepOpusInMp4);
     const target = this.files.incomingPath(recording.location);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { RECORDING_PROVIDERS } from '@tally/recordings';
+import { LivekitEgressClient } from '@tally/livekit';
+import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
@@ -18,6 +19,6 @@ import { TranscodesRunner } from './transcodes.runner.js';
     WorkerExits,
     NodeDepartures,
   ],
-  exports: [EgressReconciler, WorkerExits, NodeDepartures],
+  exports: [EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, LivekitEgressClient],
 })
 export class RecordingsWorkerModule {}

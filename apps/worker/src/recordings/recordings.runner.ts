@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { type Job, Worker } from 'bullmq';
@@ -10,7 +10,7 @@ const CONCURRENCY = 2;
 
 /** Consumes the recordings queue. A finalisation that keeps failing fails its recording, so nothing stays "ending". */
 @Injectable()
-export class RecordingsRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RecordingsRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(RecordingsRunner.name);
   private readonly handlers: JobHandlers<typeof QUEUES.recordings>;
   private worker: Worker | undefined;
@@ -45,7 +45,8 @@ export class RecordingsRunner implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, QUEUES } from '@tally/contracts';
 import { NodeRegistry } from '@tally/nodes';
@@ -8,7 +8,7 @@ import { assertEveryJobHandled, handlerFor, type JobHandlers } from '../jobs/job
 
 /** Consumes the agents' ladder reports (each moves a ladder and its reservation along) and sweeps stuck ladders. */
 @Injectable()
-export class TranscodesRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TranscodesRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(TranscodesRunner.name);
   private readonly handlers: JobHandlers<typeof QUEUES.transcodes>;
   private worker: Worker | undefined;
@@ -48,7 +48,8 @@ export class TranscodesRunner implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.worker?.close();
     await this.queue?.close();
   }

@@ -33,7 +33,7 @@ export class OutboxSweeper {
       const page = await this.deliveries.overdue(dueBy, PAGE, cursor);
       if (page.length === 0) break;
       seen += page.length;
-      requeued += (await this.queue.ensureQueued(page.map((d) => d.id))).length;
+      requeued += (await this.queue.ensureQueued(page.map((d) => ({ appId: d.appId, deliveryId: d.id })))).length;
       cursor = page[page.length - 1];
       if (page.length < PAGE) break;
     }

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { type AttemptResult, backoffDelayMs, openSecret, SecretBoxError, secretKey, WebhookSender } from '@tally/webhooks';
+import { type AttemptResult, openSecret, retryDelayMs, SecretBoxError, secretKey, WebhookSender } from '@tally/webhooks';
 import { Clock } from '../clock.js';
+import { EndpointHealthRepository } from './endpoint-health.repository.js';
 import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 
 export type DeliveryOutcome =
@@ -9,18 +10,24 @@ export type DeliveryOutcome =
   /** Failed; the next attempt is due at `at`. */
   | Readonly<{ kind: 'retry'; at: Date }>;
 
-/**
- * One attempt of one delivery. The row decides: a delivery that is not pending is never sent
- * again, its attempt count drives the backoff, and the last allowed failure makes it dead.
- */
 const KEY_CACHE_SIZE = 1_000;
 
+/** An attempt that never left (no secret to sign with): the app's configuration, not its endpoint, failed. */
+type Unsent = Readonly<{ ok: false; statusCode: null; error: string; unsent: true }>;
+
+/**
+ * One attempt of one delivery. The row decides: a delivery that is not pending is never sent
+ * again, its attempt count walks the retry schedule, and the last allowed failure makes it dead.
+ * The app's endpoint health follows: a success clears it; failures with no success in between for
+ * TALLY_WEBHOOK_DISABLE_AFTER_DAYS, or one 410 Gone, disable the endpoint until the app re-enables it.
+ */
 @Injectable()
 export class WebhookDeliverer {
   private readonly keys = new Map<string, Buffer>();
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly health: EndpointHealthRepository,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -29,24 +36,45 @@ export class WebhookDeliverer {
   async deliver(deliveryId: string): Promise<DeliveryOutcome> {
     const delivery = await this.deliveries.load(deliveryId);
     if (!delivery || delivery.status !== 'pending') return { kind: 'skipped' };
+    if (delivery.disabledAt !== null) {
+      await this.deliveries.recordAbandoned(delivery.id, this.clock.now(), 'endpoint disabled');
+      return { kind: 'dead' };
+    }
 
     const result = await this.attempt(delivery);
     const at = this.clock.now();
     if (result.ok) {
       await this.deliveries.recordDelivered(delivery.id, { at, statusCode: result.statusCode, error: null });
+      if (delivery.failingSince !== null) await this.health.markHealthy(delivery.appId);
       return { kind: 'delivered' };
     }
-    const attempts = delivery.attempts + 1;
-    const { webhooks } = this.config;
-    const next = attempts >= webhooks.maxAttempts ? null : new Date(at.getTime() + backoffDelayMs(attempts, webhooks));
-    await this.deliveries.recordFailed(delivery.id, { at, statusCode: result.statusCode, error: result.error }, next);
+    const failed = { at, statusCode: result.statusCode, error: result.error };
+    const disabled = 'unsent' in result ? undefined : await this.endpointFailed(delivery, result.statusCode, at);
+    const wait = disabled ? null : retryDelayMs(delivery.attempts + 1, this.config.webhooks.retryScheduleMs);
+    const next = wait === null ? null : new Date(at.getTime() + wait);
+    await this.deliveries.recordFailed(delivery.id, failed, next);
     return next === null ? { kind: 'dead' } : { kind: 'retry', at: next };
   }
 
+  /** Records the endpoint's failure; true when that disabled it (410 Gone, or failing for too long). */
+  private async endpointFailed(delivery: DeliveryToSend, statusCode: number | null, at: Date): Promise<boolean> {
+    if (statusCode === 410) {
+      await this.health.disable(delivery.appId, at, 'gone');
+      return true;
+    }
+    if (delivery.failingSince === null) {
+      await this.health.markFailing(delivery.appId, at);
+      return false;
+    }
+    if (at.getTime() - delivery.failingSince.getTime() < this.config.webhooks.disableAfterMs) return false;
+    await this.health.disable(delivery.appId, at, 'failing');
+    return true;
+  }
+
   /** Signed at attempt time with the app's current secrets, so a rotation applies to the next attempt. */
-  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult | Readonly<{ ok: false; statusCode: null; error: string }>> {
+  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult | Unsent> {
     const keys = this.keysOf(delivery);
-    if (!Array.isArray(keys)) return { ok: false, statusCode: null, error: keys.error };
+    if (!Array.isArray(keys)) return { ok: false, statusCode: null, error: keys.error, unsent: true };
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
     return this.sender.attempt({
       url: delivery.url,

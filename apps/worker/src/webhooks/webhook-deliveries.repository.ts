@@ -15,7 +15,26 @@ export type DeliveryToSend = Readonly<{
   /** The previous secret while a rotation's grace period lasts, else null. */
   sealedPreviousSecret: string | null;
   previousSecretUntil: Date | null;
+  /** The app endpoint's health when loaded. */
+  failingSince: Date | null;
+  disabledAt: Date | null;
 }>;
+
+type LoadedRow = {
+  id: string;
+  appId: string;
+  url: string;
+  status: DeliveryToSend['status'];
+  attempts: number;
+  eventId: string;
+  eventType: string;
+  payload: unknown;
+  webhookSecret: string | null;
+  webhookSecretPrevious: string | null;
+  webhookSecretPreviousUntil: Date | null;
+  webhookFailingSince: Date | null;
+  webhookDisabledAt: Date | null;
+};
 
 export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; error: string | null }>;
 
@@ -23,19 +42,15 @@ export type AttemptRecord = Readonly<{ at: Date; statusCode: number | null; erro
 export class WebhookDeliveriesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** One query (the hot path of every attempt): the delivery, its event's body and type, the app's secrets and health. */
   async load(deliveryId: string): Promise<DeliveryToSend | undefined> {
-    const row = await this.prisma.webhookDelivery.findUnique({
-      where: { id: deliveryId },
-      include: {
-        event: {
-          select: {
-            type: true,
-            payload: true,
-            app: { select: { webhookSecret: true, webhookSecretPrevious: true, webhookSecretPreviousUntil: true } },
-          },
-        },
-      },
-    });
+    const [row] = await this.prisma.$queryRaw<LoadedRow[]>`
+      SELECT d.id, d."appId", d.url, d.status::text AS status, d.attempts, d."eventId", e.type AS "eventType", e.payload,
+             a."webhookSecret", a."webhookSecretPrevious", a."webhookSecretPreviousUntil", a."webhookFailingSince", a."webhookDisabledAt"
+      FROM "WebhookDelivery" d
+      JOIN "WebhookEvent" e ON e.id = d."eventId"
+      JOIN "App" a ON a.id = e."appId"
+      WHERE d.id = ${deliveryId}`;
     if (!row) return undefined;
     return {
       id: row.id,
@@ -44,12 +59,15 @@ export class WebhookDeliveriesRepository {
       status: row.status,
       attempts: row.attempts,
       eventId: row.eventId,
-      eventType: row.event.type,
-      // The payload was written as the exact event body; every attempt sends the same bytes.
-      body: JSON.stringify(row.event.payload),
-      sealedSecret: row.event.app.webhookSecret,
-      sealedPreviousSecret: row.event.app.webhookSecretPrevious,
-      previousSecretUntil: row.event.app.webhookSecretPreviousUntil,
+      eventType: row.eventType,
+      // The payload was written as the exact event body; every attempt sends the same bytes (JSON.stringify
+      // of the stored jsonb, whether the driver hands it parsed or as text).
+      body: JSON.stringify(typeof row.payload === 'string' ? (JSON.parse(row.payload) as unknown) : row.payload),
+      sealedSecret: row.webhookSecret,
+      sealedPreviousSecret: row.webhookSecretPrevious,
+      previousSecretUntil: row.webhookSecretPreviousUntil,
+      failingSince: row.webhookFailingSince,
+      disabledAt: row.webhookDisabledAt,
     };
   }
 
@@ -84,8 +102,20 @@ export class WebhookDeliveriesRepository {
     });
   }
 
+  /** A pending delivery that will not be attempted (its endpoint is disabled): dead, with the reason. */
+  async recordAbandoned(deliveryId: string, at: Date, error: string): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: 'pending' },
+      data: { status: 'dead', lastError: error, lastAttemptAt: at, nextAttemptAt: null },
+    });
+  }
+
   /** Pending deliveries due at or before `dueBy`, oldest first, after the `after` id of the same due time. */
-  async overdue(dueBy: Date, limit: number, cursor?: { nextAttemptAt: Date; id: string }): Promise<{ id: string; nextAttemptAt: Date }[]> {
+  async overdue(
+    dueBy: Date,
+    limit: number,
+    cursor?: { nextAttemptAt: Date; id: string },
+  ): Promise<{ id: string; appId: string; nextAttemptAt: Date }[]> {
     const rows = await this.prisma.webhookDelivery.findMany({
       where: {
         status: 'pending',
@@ -96,8 +126,8 @@ export class WebhookDeliveriesRepository {
       },
       orderBy: [{ nextAttemptAt: 'asc' }, { id: 'asc' }],
       take: limit,
-      select: { id: true, nextAttemptAt: true },
+      select: { id: true, appId: true, nextAttemptAt: true },
     });
-    return rows.flatMap((r) => (r.nextAttemptAt ? [{ id: r.id, nextAttemptAt: r.nextAttemptAt }] : []));
+    return rows.flatMap((r) => (r.nextAttemptAt ? [{ id: r.id, appId: r.appId, nextAttemptAt: r.nextAttemptAt }] : []));
   }
 }

@@ -52,7 +52,7 @@ describe(LadderLifecycle.name, () => {
   /** A complete recording with video, in a fresh app. */
   async function completeRecording(
     overrides: { status?: Recording['status']; codecs?: { type: string; codec: string }[] } = {},
-    // Explicit, so that the many apps these tests create do not shrink each other's derived share.
+    // Explicit: the default transcode cap follows the test node's size.
     limits: Record<string, number> = { transcodes: 4 },
   ): Promise<Recording> {
     const suffix = randomBytes(8).toString('hex');

@@ -32,8 +32,8 @@ export class LadderQueue {
     this.queues.clear();
   }
 
-  /** Closed with the application that holds it (Nest calls this by name). */
-  async onModuleDestroy(): Promise<void> {
+  /** Closed in the last shutdown phase, after in-flight requests and jobs that add to it (Nest calls this by name). */
+  async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
 }

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
+import { AppsService } from '../apps/apps.service.js';
+import { LimitRefusedError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { StreamsService } from './streams.service.js';
+
+describe(StreamsService.name, () => {
+  let api: MediumApi;
+  let sut: StreamsService;
+
+  beforeAll(async () => {
+    api = await startMediumApi();
+    sut = api.get(StreamsService);
+  });
+  afterAll(() => api?.stop());
+
+  const newApp = async (maxStreams?: number) => {
+    const apps = api.get(AppsService);
+    const app = await apps.create({ name: 'streams' });
+    return maxStreams === undefined ? app : apps.update(app.id, { quotas: { maxStreams } }, { kind: 'admin' });
+  };
+
+  it('creates the LiveKit room and refuses the stream over the app’s limit, naming it', async () => {
+    const app = await newApp(1);
+
+    const first = await sut.create(app.id, { name: 'one' });
+    const refused = await sut.create(app.id, { name: 'two' }).catch((e: unknown) => e);
+
+    expect(first).toMatchObject({ status: 'created', appId: app.id });
+    expect(api.livekit.rooms.has(first.room)).toBe(true);
+    expect(refused).toBeInstanceOf(LimitRefusedError);
+    expect((refused as LimitRefusedError).limit).toMatchObject({ resource: 'app.streams', limit: 1, used: 1 });
+    expect((await sut.list(app.id, undefined)).map((s) => s.name)).toEqual(['one']);
+  });
+
+  it('gives the place back when a stream ends, so the next one fits', async () => {
+    const app = await newApp(1);
+    const first = await sut.create(app.id, { name: 'morning' });
+
+    const ended = await sut.end(app.id, first.id);
+    const next = await sut.create(app.id, { name: 'evening' });
+
+    expect(ended.status).toBe('ended');
+    expect(api.livekit.rooms.has(first.room)).toBe(false);
+    expect(next.status).toBe('created');
+  });
+
+  it('answers 503 when LiveKit is down and keeps no reservation for the failed stream', async () => {
+    const app = await newApp(1);
+    api.livekit.failNext('rooms');
+
+    const failed = await sut.create(app.id, { name: 'unlucky' }).catch((e: unknown) => e);
+    const retried = await sut.create(app.id, { name: 'lucky' });
+
+    expect(failed).toBeInstanceOf(UpstreamUnavailableError);
+    expect(retried.status).toBe('created');
+  });
+
+  it('hides another app’s stream as not found', async () => {
+    const mine = await newApp();
+    const theirs = await newApp();
+    const stream = await sut.create(theirs.id, { name: 'secret' });
+
+    await expect(sut.get(mine.id, stream.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});

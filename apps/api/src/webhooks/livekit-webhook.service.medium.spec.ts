@@ -1,0 +1,79 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AccessToken } from 'livekit-server-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIVEKIT_KEY, LIVEKIT_SECRET, type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
+import { AppWebhooksService } from '../app-webhooks/app-webhooks.service.js';
+import { AppsService } from '../apps/apps.service.js';
+import { DomainError } from '../common/domain-error.js';
+import { StreamsService } from '../streams/streams.service.js';
+import { LivekitWebhookService } from './livekit-webhook.service.js';
+
+/** A LiveKit webhook as livekit-server sends it: JSON body, a JWT over its sha256 in Authorization. */
+async function signed(event: Record<string, unknown>): Promise<{ body: string; authorization: string }> {
+  const body = JSON.stringify({ id: `EV_${randomBytes(6).toString('hex')}`, createdAt: String(Math.floor(Date.now() / 1000)), ...event });
+  const token = new AccessToken(LIVEKIT_KEY, LIVEKIT_SECRET);
+  token.sha256 = createHash('sha256').update(body).digest('base64');
+  return { body, authorization: await token.toJwt() };
+}
+
+describe(LivekitWebhookService.name, () => {
+  let api: MediumApi;
+  let sut: LivekitWebhookService;
+
+  beforeAll(async () => {
+    api = await startMediumApi();
+    sut = api.get(LivekitWebhookService);
+  });
+  afterAll(() => api?.stop());
+
+  const appWithStream = async () => {
+    const apps = api.get(AppsService);
+    const app = await apps.update((await apps.create({ name: 'events' })).id, { webhookUrl: 'http://127.0.0.1:9/hook' }, { kind: 'admin' });
+    return { appId: app.id, stream: await api.get(StreamsService).create(app.id, { name: 'show' }) };
+  };
+
+  it('turns the stream live on a signed participant_joined and queues the app’s stream.live event once', async () => {
+    const { appId, stream } = await appWithStream();
+    api.livekit.publish(stream.room);
+    const joined = await signed({ event: 'participant_joined', room: { name: stream.room }, participant: { identity: 'publisher' } });
+
+    await sut.receive(joined.body, joined.authorization);
+    await sut.receive(joined.body, joined.authorization);
+
+    expect(await api.get(StreamsService).get(appId, stream.id)).toMatchObject({ status: 'live', publishers: 1 });
+    const deliveries = await api.get(AppWebhooksService).listDeliveries(appId, { limit: 100 });
+    expect(deliveries.map((d) => d.eventType)).toEqual(['stream.live']);
+    expect(deliveries[0]).toMatchObject({ url: 'http://127.0.0.1:9/hook' });
+  });
+
+  it('refuses an unsigned or tampered body before reading it', async () => {
+    const { appId, stream } = await appWithStream();
+    api.livekit.publish(stream.room);
+    const joined = await signed({ event: 'participant_joined', room: { name: stream.room } });
+
+    const unsigned = await sut.receive(joined.body, undefined).catch((e: unknown) => e);
+    const tampered = await sut
+      .receive(joined.body.replace('participant_joined', 'room_finished'), joined.authorization)
+      .catch((e: unknown) => e);
+
+    expect(unsigned).toBeInstanceOf(DomainError);
+    expect(unsigned).toMatchObject({ code: 'unauthorized' });
+    expect(tampered).toMatchObject({ code: 'unauthorized' });
+    expect((await api.get(StreamsService).get(appId, stream.id)).status).toBe('created');
+  });
+
+  it('ends the stream and gives its place back on room_finished', async () => {
+    const { appId, stream } = await appWithStream();
+    api.livekit.publish(stream.room);
+    const joined = await signed({ event: 'participant_joined', room: { name: stream.room } });
+    await sut.receive(joined.body, joined.authorization);
+    api.livekit.rooms.delete(stream.room);
+    const finished = await signed({ event: 'room_finished', room: { name: stream.room } });
+
+    await sut.receive(finished.body, finished.authorization);
+
+    expect((await api.get(StreamsService).get(appId, stream.id)).status).toBe('ended');
+    const events = (await api.get(AppWebhooksService).listDeliveries(appId, { limit: 100 })).map((d) => d.eventType);
+    expect(events.sort()).toEqual(['stream.ended', 'stream.live']);
+  });
+});

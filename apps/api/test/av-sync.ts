@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Where the white flashes start in a file's video, in seconds of its own timeline (signalstats, frame by frame). */
+export async function flashOnsets(path: string): Promise<number[]> {
+  const { stdout } = await run(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-copyts',
+      '-i',
+      path,
+      '-an',
+      '-vf',
+      'signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-',
+      '-f',
+      'null',
+      '-',
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const onsets: number[] = [];
+  let time: number | undefined;
+  let bright = false;
+  for (const line of stdout.split('\n')) {
+    const frame = /pts_time:([-\d.]+)/.exec(line);
+    if (frame?.[1]) time = Number(frame[1]);
+    const luma = /YAVG=([\d.]+)/.exec(line);
+    if (luma?.[1] === undefined || time === undefined) continue;
+    const white = Number(luma[1]) > 128;
+    if (white && !bright) onsets.push(time);
+    bright = white;
+  }
+  return onsets;
+}
+
+/** Where the beeps start in a file's audio: the ends of silences (silencedetect), in seconds of its own timeline. */
+export async function beepOnsets(path: string): Promise<number[]> {
+  const { stderr } = await run(
+    'ffmpeg',
+    ['-hide_banner', '-copyts', '-i', path, '-vn', '-af', 'silencedetect=noise=-30dB:d=0.1', '-f', 'null', '-'],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  return [...stderr.matchAll(/silence_end: ([-\d.]+)/g)].map((m) => Number(m[1]));
+}
+
+export type SyncReport = Readonly<{
+  /** Audio minus video for each flash that has a beep within half a period, in ms (positive: sound late). */
+  offsetsMs: number[];
+  p50Ms: number;
+  maxAbsMs: number;
+}>;
+
+/** Pairs every flash with the nearest beep onset and measures how far apart they are. */
+export function matchOnsets(flashes: readonly number[], beeps: readonly number[], periodS: number): SyncReport {
+  const offsetsMs = flashes.flatMap((flash) => {
+    const nearest = beeps.reduce<number | undefined>(
+      (best, beep) => (best === undefined || Math.abs(beep - flash) < Math.abs(best - flash) ? beep : best),
+      undefined,
+    );
+    return nearest !== undefined && Math.abs(nearest - flash) < periodS / 2 ? [Math.round((nearest - flash) * 1000)] : [];
+  });
+  const sorted = offsetsMs.map(Math.abs).sort((a, b) => a - b);
+  return {
+    offsetsMs,
+    p50Ms: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+    maxAbsMs: sorted[sorted.length - 1] ?? Number.NaN,
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * Webhook delivery through the real outbox: N events staged in Postgres transactions by
+ * WebhookOutbox, queued per app, delivered by the worker process to a loopback receiver that verifies
+ * every signature with the `standardwebhooks` library. The worker is killed with SIGKILL once
+ * mid-run and started again. Reports deliveries/s, event→receipt latency, duplicates and lost
+ * events, next to a bare loop of signed POSTs from Node to the same receiver (the baseline).
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPrismaClient, runMigrations } from '@tally/db';
+import { type Child, createDatabase, startAppProcess, startPostgres, startStack, TEMPLATE_DATABASE } from '@tally/testing';
+import { DeliveryQueue, newWebhookSecret, sealSecret, type StagedEvent, WebhookOutbox } from '@tally/webhooks';
+import { benchArgs } from '../lib/args.js';
+import { progress } from '../lib/progress.js';
+import { writeResult } from '../lib/results.js';
+import { quantile } from '../lib/stats.js';
+import { fixed, markdownTable, ratio } from '../lib/table.js';
+import { bareLoop } from './bare-loop.js';
+import { VerifyingReceiver } from './receiver.js';
+
+const args = benchArgs({
+  events: 20_000,
+  apps: 4,
+  appConcurrency: 32,
+  batch: 100,
+  killAt: 0.4,
+  drainTimeoutS: 180,
+  paced: 500,
+  pacedPerSecond: 50,
+});
+const log = (message: string) => progress('webhooks', message);
+
+const postgres = await startPostgres();
+await runMigrations(await createDatabase(postgres.url, TEMPLATE_DATABASE));
+const stack = await startStack({ postgresUrl: postgres.url });
+const receiver = new VerifyingReceiver();
+await receiver.start();
+const prisma = createPrismaClient(stack.config.databaseUrl);
+const queue = new DeliveryQueue(stack.config.redisUrl);
+let worker: Child | undefined;
+const workerEnv = { ...stack.env, TALLY_WEBHOOK_APP_CONCURRENCY: String(args.appConcurrency) };
+const startWorker = async (n: number) =>
+  startAppProcess('worker', workerEnv, join(tmpdir(), `tally-bench-webhooks-worker-${stack.nodeId}-${n}.log`));
+
+try {
+  const sample = (i: number) => ({
+    id: `str_${String(i).padStart(16, '0')}`,
+    appId: 'app_benchbenchbench0',
+    name: 'bench',
+    room: 'bench',
+    status: 'ended' as const,
+    publishers: 0,
+    participants: 0,
+    createdAt: new Date().toISOString(),
+    startedAt: new Date().toISOString(),
+    endedAt: new Date().toISOString(),
+    endReason: 'ended_by_api',
+  });
+  const concurrency = args.apps * args.appConcurrency;
+
+  log(`bare loop: ${args.events} signed POSTs, ${concurrency} at a time`);
+  const bare = await bareLoop(
+    receiver,
+    JSON.stringify({ id: 'evt_0000000000000000', type: 'stream.ended', data: sample(0) }),
+    args.events,
+    concurrency,
+  );
+  receiver.reset();
+
+  const apps: string[] = [];
+  for (let a = 0; a < args.apps; a += 1) {
+    const appId = `app_bench${String(a).padStart(11, '0')}`;
+    const secret = newWebhookSecret();
+    await prisma.app.create({
+      data: {
+        id: appId,
+        name: `bench ${a}`,
+        webhookUrl: receiver.url(`/${appId}`, secret),
+        webhookSecret: sealSecret(stack.config.secretsKey!, secret, appId),
+      },
+    });
+    apps.push(appId);
+  }
+
+  // Throughput: the backlog is staged through the outbox (N events, each in the same kind of
+  // transaction a state change uses, several transactions at once) while no worker runs, then one
+  // worker drains it and is SIGKILLed part way. Latency: events staged one per transaction at a
+  // steady pace while the worker runs, as production produces them.
+  const outbox = new WebhookOutbox(queue);
+  const stagedAt = new Map<string, number>();
+  const stageBatch = async (from: number, to: number) => {
+    const at = Date.now();
+    const staged = await prisma.$transaction(
+      async (tx) => {
+        const out: (StagedEvent | undefined)[] = [];
+        for (let j = from; j < to; j += 1) out.push(await outbox.stage(tx, apps[j % apps.length]!, 'stream.ended', sample(j)));
+        return out;
+      },
+      { timeout: 120_000 },
+    );
+    for (const s of staged) if (s) stagedAt.set(s.eventId, at);
+    await outbox.flush(staged);
+  };
+  log(`staging ${args.events} events over ${args.apps} apps through the outbox`);
+  const stagingStarted = Date.now();
+  let nextBatch = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (nextBatch < args.events) {
+        const from = nextBatch;
+        nextBatch += args.batch;
+        await stageBatch(from, Math.min(args.events, from + args.batch));
+      }
+    }),
+  );
+  const producedS = (Date.now() - stagingStarted) / 1000;
+  const backlog = new Set(stagedAt.keys());
+
+  log(`draining with one worker, SIGKILLed at ${args.killAt * 100} % received`);
+  let killedAt: number | undefined;
+  let receivedAtKill = 0;
+  let restarted: Promise<void> | undefined;
+  const started = Date.now();
+  worker = await startWorker(0);
+  const killer = setInterval(() => {
+    if (killedAt !== undefined || receiver.firstSeen.size < args.events * args.killAt) return;
+    killedAt = Date.now();
+    receivedAtKill = receiver.firstSeen.size;
+    const dying = worker!;
+    restarted = dying.stop('SIGKILL').then(async () => {
+      log(`worker killed at ${receiver.firstSeen.size} received; starting another`);
+      worker = await startWorker(1);
+    });
+  }, 20);
+  const deadline = Date.now() + args.drainTimeoutS * 1000;
+  const missing = () => [...backlog].some((id) => !receiver.firstSeen.has(id));
+  while (Date.now() < deadline && missing()) await new Promise((r) => setTimeout(r, 200));
+  clearInterval(killer);
+  await restarted;
+
+  log(`latency: ${args.paced} events, one per transaction, ${args.pacedPerSecond}/s`);
+  const paced = new Set<string>();
+  for (let i = 0; i < args.paced; i += 1) {
+    const due = Date.now() + 1000 / args.pacedPerSecond;
+    const before = stagedAt.size;
+    await stageBatch(args.events + i, args.events + i + 1);
+    for (const id of [...stagedAt.keys()].slice(before)) paced.add(id);
+    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+  }
+  const pacedDeadline = Date.now() + 60_000;
+  while (Date.now() < pacedDeadline && [...paced].some((id) => !receiver.firstSeen.has(id))) await new Promise((r) => setTimeout(r, 100));
+
+  const received = [...backlog].filter((id) => receiver.firstSeen.has(id));
+  const lost = stagedAt.size - [...stagedAt.keys()].filter((id) => receiver.firstSeen.has(id)).length;
+  const lastReceipt = Math.max(...received.map((id) => receiver.firstSeen.get(id)!));
+  const perSecond = received.length / ((lastReceipt - started) / 1000);
+  // The rate while a worker ran (first receipt to the kill), and how long the kill stopped deliveries.
+  const receipts = received.map((id) => receiver.firstSeen.get(id)!).sort((a, b) => a - b);
+  const firstReceipt = receipts[0] ?? started;
+  const runningPerSecond = killedAt === undefined ? undefined : receivedAtKill / ((killedAt - firstReceipt) / 1000);
+  const resumedAt = killedAt === undefined ? undefined : receipts.find((t) => t > killedAt!);
+  const gapS = killedAt === undefined || resumedAt === undefined ? undefined : (resumedAt - killedAt) / 1000;
+  const latencies = [...paced].filter((id) => receiver.firstSeen.has(id)).map((id) => receiver.firstSeen.get(id)! - stagedAt.get(id)!);
+  const delivered = await prisma.webhookDelivery.count({ where: { status: 'delivered' } });
+  const p50 = quantile(latencies, 0.5);
+  const p99 = quantile(latencies, 0.99);
+
+  const rows: (string | number)[][] = [
+    [
+      'outbox → worker → receiver',
+      args.events,
+      fixed(perSecond),
+      fixed(p50),
+      fixed(p99),
+      receiver.duplicates,
+      lost,
+      ratio(perSecond, bare.perSecond),
+    ],
+    ['bare loop of signed POSTs (baseline)', args.events, fixed(bare.perSecond), '–', '–', '–', '–', '1×'],
+  ];
+  const table = markdownTable(
+    ['path', 'events', 'deliveries/s', 'p50 event→receipt ms', 'p99 ms', 'duplicates', 'lost', 'vs bare loop'],
+    rows,
+  );
+  process.stdout.write(`${table}\n\n`);
+  process.stdout.write(
+    `Drain: ${fixed(perSecond)} deliveries/s from the worker's start to the last receipt (boots, the SIGKILL and the restart included); ` +
+      `${fixed(runningPerSecond)} deliveries/s while the first worker ran (first receipt to the kill); ` +
+      `deliveries stopped for ${fixed(gapS, 1)} s after the kill (a new worker's boot, then BullMQ's stalled-job recovery).\n`,
+  );
+  process.stdout.write(
+    `${args.apps} apps × ${args.appConcurrency} attempts in flight; backlog staged in transactions of ${args.batch} at ${fixed(backlog.size / producedS)} events/s; ` +
+      `latency from ${paced.size} events staged one per transaction at ${args.pacedPerSecond}/s; ` +
+      `worker SIGKILLed ${killedAt === undefined ? 'never (finished first)' : `${((killedAt - started) / 1000).toFixed(1)} s in`}; ` +
+      `${receiver.refused} requests refused by the verifier; ${delivered} deliveries recorded delivered.\n`,
+  );
+  const path = writeResult('webhooks', {
+    args,
+    outbox: {
+      perSecond,
+      p50Ms: p50,
+      p99Ms: p99,
+      duplicates: receiver.duplicates,
+      lost,
+      refused: receiver.refused,
+      stagedPerSecond: backlog.size / producedS,
+      killedAfterMs: killedAt === undefined ? null : killedAt - started,
+      deliveredRows: delivered,
+    },
+    bare,
+    ratio: perSecond / bare.perSecond,
+  });
+  log(`wrote ${path}`);
+  if (lost > 0) process.exitCode = 1;
+} finally {
+  await worker?.stop();
+  await queue.close();
+  await prisma.$disconnect();
+  await receiver.stop();
+  await stack.stop();
+  await postgres.stop();
+}

@@ -1,0 +1,40 @@
+import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
+import { CapacityLedger } from '@tally/admission';
+import { CONFIG, type Config } from '@tally/config';
+import { PrismaService } from '@tally/db';
+import { LivekitRoomClient } from '@tally/livekit';
+import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { LoggerModule } from 'nestjs-pino';
+import { Clock } from './clock.js';
+import { loggerModule } from './logging.js';
+import { RedisConnection } from './redis-connection.js';
+
+/**
+ * What every Tally Nest process (the API and the worker) runs on, wired in one place: the frozen
+ * config, Prisma, the shared Redis connection, the capacity ledger, the node registry and the
+ * nodes' worker reports, LiveKit's room service, the clock and JSON logging (nestjs-pino). Connections close in
+ * onApplicationShutdown, after the HTTP server and the queue workers have stopped.
+ */
+@Global()
+@Module({})
+export class RuntimeModule {
+  static forRoot(config: Config): DynamicModule {
+    const providers: Provider[] = [
+      { provide: CONFIG, useValue: config },
+      { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
+      RedisConnection,
+      { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
+      { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
+      { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
+      { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
+      Clock,
+    ];
+    return {
+      global: true,
+      module: RuntimeModule,
+      imports: [loggerModule(config)],
+      providers,
+      exports: [LoggerModule, CONFIG, PrismaService, RedisConnection, CapacityLedger, NodeRegistry, NodeWorkers, LivekitRoomClient, Clock],
+    };
+  }
+}
