@@ -75,7 +75,11 @@ export const EnvSchema = z.object({
   TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),
   TALLY_HLS_DIR: z.string().min(1).optional(),
   TALLY_HLS_RETENTION_S: z.coerce.number().int().min(1).default(300),
-  TALLY_APP_RETENTION_S: z.coerce.number().int().min(0).default(7 * 86_400),
+  TALLY_APP_RETENTION_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(7 * 86_400),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
