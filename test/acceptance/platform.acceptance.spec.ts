@@ -133,7 +133,8 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       ...['--max-examples', '10', '--seed', '1', '--workers', '1', '--no-shrink'],
       ...['--generation-database', 'none', '--request-timeout', '30', '--no-color'],
     ];
-    const result = await run(schemathesis(), args, { timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }).then(
+    // Its cwd gets a cache directory: not the checkout.
+    const result = await run(schemathesis(), args, { cwd: tmpdir(), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }).then(
       (r) => ({ code: 0, output: r.stdout + r.stderr }),
       (error: { code?: number; stdout?: string; stderr?: string }) => ({
         code: error.code ?? -1,

@@ -64,6 +64,13 @@ export class FakeLivekit {
           publishers: people.filter((p) => p.publishedTracks > 0).length,
         }));
     },
+    removeParticipant: async (room, identity) => {
+      this.check('rooms');
+      this.rooms.set(
+        room,
+        (this.rooms.get(room) ?? []).filter((p) => p.identity !== identity),
+      );
+    },
     listParticipants: async (room) => {
       this.check('rooms');
       return this.rooms.get(room) ?? [];
