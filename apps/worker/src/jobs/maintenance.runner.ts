@@ -10,6 +10,7 @@ import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
 import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
+import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -33,6 +34,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     ingresses: IngressReconciler,
     cameras: CamerasReconciler,
     apps: AppTeardown,
+    hls: HlsReconciler,
     audit: ReservationAuditor,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -50,6 +52,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
           apps: deletedApps,
           streams,
           recordings,
+          hls: await hls.run(now),
           ingresses: await ingresses.run(now),
           cameras: await cameras.run(now),
           // Last: what the reconcilers above left held for an owner that is gone or finished.
