@@ -11,6 +11,7 @@ import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
 import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
 import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
+import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -35,6 +36,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
     cameras: CamerasReconciler,
     apps: AppTeardown,
     hls: HlsReconciler,
+    ladders: LadderRestorer,
     audit: ReservationAuditor,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -53,6 +55,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, OnApplicationS
           streams,
           recordings,
           hls: await hls.run(now),
+          ladders: await ladders.run(),
           ingresses: await ingresses.run(now),
           cameras: await cameras.run(now),
           // Last: what the reconcilers above left held for an owner that is gone or finished.

@@ -3,6 +3,7 @@ import { LivekitEgressClient } from '@tally/livekit';
 import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
+import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsRunner } from './recordings.runner.js';
@@ -20,7 +21,8 @@ import { TranscodesRunner } from './transcodes.runner.js';
     WorkerExits,
     NodeDepartures,
     HlsReconciler,
+    LadderRestorer,
   ],
-  exports: [HlsReconciler, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, LivekitEgressClient],
+  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, LivekitEgressClient],
 })
 export class RecordingsWorkerModule {}
