@@ -51,7 +51,7 @@ export class IngressReconciler {
         report.ingressesEndedVanished += count;
       } else if (ingress.status === 'publishing' && FLOWING.has(summary.state) && !(await this.ledger.held(ingress.id))) {
         const kind = ingress.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip';
-        if (await this.admitter.restore(ingress.id, ingress.appId, kind, 1)) report.reservationsRestored += 1;
+        if (await this.admitter.restore(ingress.id, ingress.appId, kind, 1, { nodeId: ingress.nodeId })) report.reservationsRestored += 1;
       }
     }
 

@@ -11,6 +11,8 @@ import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
 import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
+import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
+import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
@@ -34,6 +36,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     ingresses: IngressReconciler,
     cameras: CamerasReconciler,
     apps: AppTeardown,
+    hls: HlsReconciler,
+    ladders: LadderRestorer,
     audit: ReservationAuditor,
     admitter: Admitter,
     clock: Clock,
@@ -52,6 +56,8 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
           apps: deletedApps,
           streams,
           recordings,
+          hls: await hls.run(now),
+          ladders: await ladders.run(),
           ingresses: await ingresses.run(now),
           cameras: await cameras.run(now),
           quotas: { guaranteesRestored: await admitter.restoreGuaranteePolicies() },

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { LivekitEgressClient } from '@tally/livekit';
 import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
+import { HlsReconciler } from './hls-reconciler.service.js';
+import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsRunner } from './recordings.runner.js';
@@ -18,7 +20,9 @@ import { TranscodesRunner } from './transcodes.runner.js';
     EgressReconciler,
     WorkerExits,
     NodeDepartures,
+    HlsReconciler,
+    LadderRestorer,
   ],
-  exports: [EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, LivekitEgressClient],
+  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, LivekitEgressClient],
 })
 export class RecordingsWorkerModule {}

@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { Admitter, CapacityLedger } from '@tally/admission';
+import type { WorkloadKind } from '@tally/capacity';
+import { PrismaService } from '@tally/db';
+import { ladderReservationId } from '@tally/recordings';
+
+const KIND_OF: Readonly<Record<string, WorkloadKind>> = { nvenc: 'transcode.nvenc', x264: 'transcode.cpu' };
+
+/**
+ * A running ladder whose reservation is gone (Redis restarted without its data) gets it back on the
+ * node that runs it. Queued ladders are not restored: one that lost its reservation lost its job too,
+ * and the ladder sweep dispatches it again.
+ */
+@Injectable()
+export class LadderRestorer {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: CapacityLedger,
+    private readonly admitter: Admitter,
+  ) {}
+
+  async run(): Promise<Readonly<{ reservationsRestored: number }>> {
+    const running = await this.prisma.recording.findMany({
+      where: { ladderStatus: 'running' },
+      select: { id: true, appId: true, ladderEncoder: true, ladderNodeId: true },
+    });
+    let restored = 0;
+    for (const r of running) {
+      const kind = KIND_OF[r.ladderEncoder ?? ''];
+      if (!kind || !r.ladderNodeId || (await this.ledger.held(ladderReservationId(r.id)))) continue;
+      if (await this.admitter.restore(ladderReservationId(r.id), r.appId, kind, 1, { nodeId: r.ladderNodeId })) restored += 1;
+    }
+    return { reservationsRestored: restored };
+  }
+}
