@@ -24,10 +24,10 @@ describe(RecordingsService.name, () => {
     return { appId: app.id, stream };
   };
 
-  it('records one video and one audio track as a track composite of that room, and says why', async () => {
+  it('records the room’s video and audio track as the track composite asked for, and says why', async () => {
     const { appId, stream } = await publishedStream(1);
 
-    const started = await sut.start(appId, stream.id, { mode: 'auto' });
+    const started = await sut.start(appId, stream.id, { mode: 'track_composite' });
 
     expect(started).toMatchObject({ streamId: stream.id, mode: 'track_composite', status: 'starting' });
     expect(started.reason).not.toBe('');
