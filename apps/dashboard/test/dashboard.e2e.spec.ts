@@ -205,8 +205,11 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Switch app').selectOption(app.id);
     await page.getByRole('link', { name: 'Quotas' }).click();
     await page.getByRole('heading', { name: 'Node pool headroom' }).waitFor();
-    await page.getByRole('group', { name: 'RAM quota' }).waitFor();
-    await page.getByRole('combobox', { name: /^Quota/ }).selectOption('maxStreams');
+    await page.getByRole('group', { name: 'RAM quota', exact: true }).waitFor();
+    await page
+      .getByRole('form', { name: 'Set a quota limit' })
+      .getByRole('combobox', { name: /^Quota/ })
+      .selectOption('maxStreams');
     await page.getByLabel('Limit (empty = default cap)').fill('5');
     await page.getByRole('button', { name: 'Save limit' }).click();
     await page.getByRole('group', { name: 'Streams quota' }).getByText('0 of 5').waitFor();
