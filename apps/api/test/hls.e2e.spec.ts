@@ -159,7 +159,7 @@ describe('live HLS on a real segmented egress', () => {
       });
       expect(live.id).toBe(session.id);
       expect((await client.get<{ items: { quota: string; used: number }[] }>(`/v1/apps/${app.id}/usage`)).body.items).toEqual(
-        expect.arrayContaining([{ quota: 'maxRecordings', used: 1, limit: expect.any(Number) as number }]),
+        expect.arrayContaining([{ quota: 'maxRecordings', used: 1, limit: expect.any(Number) as number, guarantee: 0 }]),
       );
 
       const stopped = await client.delete<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`);

@@ -76,7 +76,8 @@ describe('VOD ladders made by the node agents', () => {
       async () => ((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.publishers === 1 ? true : undefined),
       30_000,
     );
-    const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, {});
+    // Track-composite: egress encodes a 720p source, so the ladder's top rendition is known.
+    const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
     expect(started.status).toBe(201);
     const active = await recordingIn(client, app.id, started.body.id, (r) => r.status === 'active');
     await whileActive(active);
