@@ -50,7 +50,7 @@ export default tseslint.config(
     },
   },
   {
-    // Module boundaries (docs/adr/0011-module-boundaries-in-eslint.md): apps import libs, libs never
+    // Module boundaries (docs/adr/0014-module-boundaries-in-eslint.md): apps import libs, libs never
     // import apps.
     files: ['libs/**/*.ts'],
     rules: {
