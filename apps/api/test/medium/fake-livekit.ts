@@ -47,13 +47,6 @@ export class FakeLivekit {
       this.check('rooms');
       this.rooms.delete(name);
     },
-    removeParticipant: async (room, identity) => {
-      this.check('rooms');
-      this.rooms.set(
-        room,
-        (this.rooms.get(room) ?? []).filter((p) => p.identity !== identity),
-      );
-    },
     listRooms: async (names) => {
       this.check('rooms');
       return [...this.rooms]
