@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { dispose } from '@livekit/rtc-node';
-import type { CapacityView, CreatedIngress, JoinTokenView, RecordingView } from '@tally/contracts';
+import type { AppList, CapacityView, CreatedIngress, JoinTokenView, NodeList, RecordingView } from '@tally/contracts';
 import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
@@ -133,14 +133,31 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       ...['--max-examples', '10', '--seed', '1', '--workers', '1', '--no-shrink'],
       ...['--generation-database', 'none', '--request-timeout', '30', '--no-color'],
     ];
+    const appsBefore = new Set((await node.admin.get<AppList>('/v1/apps')).body.items.map((a) => a.id));
     // Its cwd gets a cache directory: not the checkout.
-    const result = await run(schemathesis(), args, { cwd: tmpdir(), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }).then(
-      (r) => ({ code: 0, output: r.stdout + r.stderr }),
-      (error: { code?: number; stdout?: string; stderr?: string }) => ({
-        code: error.code ?? -1,
-        output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
-      }),
-    );
+    const result = await run(schemathesis(), args, { cwd: tmpdir(), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 })
+      .then(
+        (r) => ({ code: 0, output: r.stdout + r.stderr }),
+        (error: { code?: number; stdout?: string; stderr?: string }) => ({
+          code: error.code ?? -1,
+          output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+        }),
+      )
+      .finally(() => undoFuzzing(node, appsBefore));
     expect(result.code, result.output.slice(-8_000)).toBe(0);
   });
 });
+
+/**
+ * The fuzzer speaks with the admin key: it may drain or disable this node and create apps with
+ * guarantees. The suites after it (and the same suite after the upgrade) need the node as it was.
+ */
+async function undoFuzzing(node: Installed, appsBefore: ReadonlySet<string>): Promise<void> {
+  for (const n of (await node.admin.get<NodeList>('/v1/nodes')).body.items) {
+    if (n.status !== 'active') await node.admin.patch(`/v1/nodes/${n.nodeId}`, { status: 'active' });
+  }
+  for (const app of (await node.admin.get<AppList>('/v1/apps')).body.items) {
+    if (!appsBefore.has(app.id)) await node.admin.delete(`/v1/apps/${app.id}`);
+  }
+  await node.admin.post('/v1/reconcile');
+}
