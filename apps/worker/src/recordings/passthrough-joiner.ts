@@ -26,8 +26,10 @@ export class PassthroughJoiner {
     const unreadable: string[] = [];
     for (const part of parts) {
       const path = this.files.incomingPath(part.location);
-      if (!part.startedAt) continue;
-      if (!(await isFile(path))) {
+      const written = await isFile(path);
+      // An egress that never started wrote nothing: the recording is what the other track holds.
+      if (!part.startedAt && !written) continue;
+      if (!written) {
         // Egress writes through a 64 KB buffer: a process killed before its first flush leaves nothing.
         unreadable.push(part.track);
         continue;
@@ -38,7 +40,9 @@ export class PassthroughJoiner {
         unreadable.push(part.track);
         continue;
       }
-      inputs.push({ track: part.track, path, startedAt: part.startedAt, durationS: probe?.durationS, codec });
+      // LiveKit may never have said when this egress started (a dropped egress_started webhook, an end
+      // event without it): its file is still the track, aligned on when it was asked for.
+      inputs.push({ track: part.track, path, startedAt: part.startedAt ?? part.requestedAt, durationS: probe?.durationS, codec });
     }
     if (inputs.length === 0) {
       return {
