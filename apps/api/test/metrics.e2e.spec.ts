@@ -1,3 +1,4 @@
+import { EGRESS_MODES } from '@tally/capacity';
 import type { CameraView, CapacityView, CreatedCamera } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
@@ -113,7 +114,8 @@ describe(MetricsController.name, () => {
     for (const queue of ['tally-maintenance', 'tally-webhooks', 'tally-recordings']) {
       expect(samples.some((s) => s.name === 'tally_queue_jobs' && s.labels['queue'] === queue)).toBe(true);
     }
-    expect(samples.filter((s) => s.name === 'tally_recordings_finished_total')).toHaveLength(6);
+    // Every egress mode by both outcomes, zero or not.
+    expect(samples.filter((s) => s.name === 'tally_recordings_finished_total')).toHaveLength(EGRESS_MODES.length * 2);
   });
 
   it("follows an app's cameras as one connects and a viewer watches, and counts frames over maxFps as dropped", async () => {
