@@ -49,7 +49,7 @@ describe('an ingress pushed to again after its reservation lapsed', () => {
     );
     expect(refused.error).toContain('app.ingresses');
     const usage = (await client.get<AppUsageView>(`/v1/apps/${app.id}/usage`)).body.items.find((i) => i.quota === 'maxIngresses');
-    expect(usage).toEqual({ quota: 'maxIngresses', used: 1, limit: 1 });
+    expect(usage).toEqual({ quota: 'maxIngresses', used: 1, limit: 1, guarantee: 0 });
     expect(await new CapacityLedger(redis).held(first.id)).toBeUndefined();
     await waitFor(
       'its publisher to be gone from the room',

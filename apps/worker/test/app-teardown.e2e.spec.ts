@@ -90,7 +90,9 @@ describe('deleting an app', () => {
     expect((await new CapacityLedger(redis).list()).filter((r) => r.appId === app.id)).toEqual([]);
     // The ingress at least was left for the worker (the API ends streams and cameras itself), and counted.
     expect(Number(await redis.hget('tally:metrics:repairs', 'apps.workStopped'))).toBeGreaterThanOrEqual(1);
-    expect(await new LivekitRoomClient(sut.stack.config.livekit).listRooms([stream.room])).toEqual([]);
+    // LiveKit drops a deleted room once its last participant (an egress leaving) is gone.
+    const rooms = new LivekitRoomClient(sut.stack.config.livekit);
+    await waitFor('the room to be gone', async () => ((await rooms.listRooms([stream.room])).length === 0 ? true : undefined), 30_000);
     expect(await new LivekitIngressClient(sut.stack.config.livekit).list({ room: stream.room })).toEqual([]);
     await waitFor(
       'both egresses to end',
