@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +12,7 @@ import { type ApiHarness, createStream, createTenant } from './api-harness.js';
 import { startApiHarness } from './api-harness.js';
 import type { Publisher } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
+import { download, recordingIn } from './recording-client.js';
 import { joinAndPublishSync } from './sync-publisher.js';
 
 const run = promisify(execFile);
@@ -53,25 +54,6 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
       30_000,
     );
     return { appId: app.id, client, stream };
-  }
-
-  async function recordingIn(client: ApiClient, appId: string, id: string, statuses: RecordingView['status'][]): Promise<RecordingView> {
-    return waitFor(
-      `recording ${id} to be ${statuses.join(' or ')}`,
-      async () => {
-        const r = (await client.get<RecordingView>(`/v1/apps/${appId}/recordings/${id}`)).body;
-        return statuses.includes(r.status) ? r : undefined;
-      },
-      120_000,
-    );
-  }
-
-  async function download(client: ApiClient, appId: string, recording: RecordingView): Promise<string> {
-    const response = await client.raw(`/v1/apps/${appId}/recordings/${recording.id}/file`);
-    expect(response.status).toBe(200);
-    const path = join(tmpdir(), `${recording.id}.${recording.location.split('.').pop() ?? 'bin'}`);
-    writeFileSync(path, Buffer.from(await response.arrayBuffer()));
-    return path;
   }
 
   async function probe(path: string): Promise<{ durationS: number; streams: string[] }> {

@@ -8,6 +8,7 @@ import { LivekitEgressClient } from '@tally/livekit';
 import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { download, recordingIn } from './recording-client.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 
@@ -58,25 +59,6 @@ describe('recordings on real LiveKit egress', () => {
       },
       30_000,
     );
-  }
-
-  async function recordingIn(client: ApiClient, appId: string, id: string, statuses: RecordingView['status'][]): Promise<RecordingView> {
-    return waitFor(
-      `recording ${id} to be ${statuses.join(' or ')}`,
-      async () => {
-        const r = (await client.get<RecordingView>(`/v1/apps/${appId}/recordings/${id}`)).body;
-        return statuses.includes(r.status) ? r : undefined;
-      },
-      90_000,
-    );
-  }
-
-  async function download(client: ApiClient, appId: string, recording: RecordingView): Promise<string> {
-    const response = await client.raw(`/v1/apps/${appId}/recordings/${recording.id}/file`);
-    expect(response.status).toBe(200);
-    const path = join(tmpdir(), `${recording.id}.${recording.location.split('.').pop() ?? 'bin'}`);
-    writeFileSync(path, Buffer.from(await response.arrayBuffer()));
-    return path;
   }
 
   async function probe(path: string): Promise<{ durationS: number; streams: string[] }> {
