@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { PrincipalResolver } from './principal-resolver.js';
 import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
@@ -17,7 +17,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly principals: PrincipalResolver,
     private readonly usage: KeyUsageRecorder,
-    private readonly apps: AppsRepository,
+    private readonly apps: LiveApps,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,7 +32,7 @@ export class AuthGuard implements CanActivate {
     if (principal.kind === 'admin') {
       // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
       // A malformed id is left to the route's validation (400 naming the field).
-      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.find(params.appId))) {
+      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.exists(params.appId))) {
         throw new NotFoundError('app');
       }
       return true;
