@@ -5,11 +5,13 @@ import { ConsoleLogger, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { type Config, loadConfig } from '@tally/config';
 import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
-import { HandlesJob } from '@tally/runtime';
+import { PrismaService } from '@tally/db';
+import { HandlesJob, RedisConnection } from '@tally/runtime';
 import { createTestDatabase, dropDatabase, startRedis, type TestRedis, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorker } from './bootstrap.js';
+import { RecordingFinaliser } from './recordings/recording-finaliser.service.js';
 import { WorkerModule } from './worker.module.js';
 
 /** A second handler for a job the worker already handles, as a careless change would add one. */
@@ -19,6 +21,26 @@ class SecondFinaliser {
   @HandlesJob('finaliseRecording')
   finalise(_payload: JobPayload<'finaliseRecording'>): Promise<void> {
     return Promise.resolve();
+  }
+}
+
+/** A finalisation that waits to be released, then uses Prisma and Redis, as a real one does at its end. */
+class HeldFinaliser {
+  private markStarted = () => {};
+  release = () => {};
+  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
+  private readonly released = new Promise<void>((resolve) => (this.release = resolve));
+
+  using(prisma: PrismaService, redis: RedisConnection) {
+    return {
+      finalise: async (recordingId: string) => {
+        this.markStarted();
+        await this.released;
+        const rows = await prisma.$queryRaw<{ one: number }[]>`SELECT 1 AS one`;
+        return { recordingId, databaseAnswered: rows[0]?.one === 1, redisAnswered: await redis.ping() };
+      },
+      fail: () => Promise.resolve(),
+    };
   }
 }
 
@@ -69,6 +91,38 @@ describe(WorkerModule.name, () => {
     }
     await sut.close();
     sut = undefined;
+  });
+
+  it('on shutdown finishes the job it holds, with Prisma and Redis still open, before they close', async () => {
+    const held = new HeldFinaliser();
+    const module = await Test.createTestingModule({ imports: [WorkerModule.forRoot({ ...config, logLevel: 'silent' })] })
+      .overrideProvider(RecordingFinaliser)
+      .useFactory({
+        factory: (prisma: PrismaService, redis: RedisConnection) => held.using(prisma, redis),
+        inject: [PrismaService, RedisConnection],
+      })
+      .setLogger(new ConsoleLogger({ logLevels: [] }))
+      .compile();
+    const app = await module.init();
+    const recordings = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
+    try {
+      const job = await recordings.add(JOBS.finaliseRecording.name, { recordingId: 'rec_held' }, { jobId: 'rec_held' });
+      await held.started;
+
+      let closed = false;
+      const closing = app.close().then(() => (closed = true));
+      // Shutdown waits for the job: nothing has closed yet.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(closed).toBe(false);
+      held.release();
+      await closing;
+
+      const finished = await recordings.getJob(job.id ?? '');
+      expect(finished?.failedReason).toBeUndefined();
+      expect(finished?.returnvalue).toEqual({ recordingId: 'rec_held', databaseAnswered: true, redisAnswered: 'PONG' });
+    } finally {
+      await recordings.close();
+    }
   });
 
   it('refuses to start when a job has a second handler, naming the job and both handlers', async () => {

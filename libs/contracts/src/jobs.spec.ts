@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { JOBS, jobKeyByName, QUEUES, STATIC_QUEUES, transcodeQueueOf, webhookQueueOf } from './jobs.js';
+import { JOBS, QUEUES, STATIC_QUEUES, transcodeQueueOf, webhookQueueOf } from './jobs.js';
 
 describe('JOBS', () => {
   it('gives every job its own name, so a job is found by name alone', () => {
     const names = Object.values(JOBS).map((job) => job.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(jobKeyByName('streams.reconcile')).toBe('reconcileStreams');
-    expect(jobKeyByName('nothing')).toBeUndefined();
   });
 
   it('builds per-app and per-node queue names inside their families, never as a fixed queue', () => {

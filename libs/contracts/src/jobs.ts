@@ -92,11 +92,6 @@ export const JOBS = {
 export type JobKey = keyof typeof JOBS;
 export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['payload']>;
 
-/** The job of that name, if the registry has one. */
-export function jobKeyByName(name: string): JobKey | undefined {
-  return (Object.keys(JOBS) as JobKey[]).find((key) => JOBS[key].name === name);
-}
-
 /** A node's ladder queue: only that node's agent consumes it. */
 export function transcodeQueueOf(nodeId: string): string {
   return `${QUEUES.transcodeNode}.${nodeId}`;
