@@ -7,6 +7,7 @@ import { NodeRegistry } from '@tally/nodes';
 import { ApiClient, type Child, startAppProcess, startStack, TEST_NODE_BUDGET, type TestStack, waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepOnce } from '../../worker/test/sweep.js';
 import { createTenant } from './api-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -69,6 +70,12 @@ describe('the built runtime (npm run build, node dist/*.js)', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  it('runs a sweep an operator asks for on the bundled worker (its @nestjs/bullmq processor and handlers survived the build)', async () => {
+    const admin = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
+    const report = await sweepOnce(admin, stack.env['REDIS_URL']!);
+    expect(Object.keys(report)).toEqual(expect.arrayContaining(['streams', 'recordings', 'reservations']));
   });
 
   it('loads no TypeScript compiler in any service process', () => {
