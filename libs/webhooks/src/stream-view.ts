@@ -14,6 +14,7 @@ export function toStreamView(stream: Stream): StreamView {
     createdAt: stream.createdAt.toISOString(),
     startedAt: stream.startedAt?.toISOString() ?? null,
     endedAt: stream.endedAt?.toISOString() ?? null,
-    endReason: stream.endReason,
+    // Set just before an open stream ends (the reason it is about to end with): shown once it has.
+    endReason: stream.status === 'ended' ? stream.endReason : null,
   };
 }

@@ -48,6 +48,15 @@ export class StreamsRepository {
   }
 
   /** True when this call ended the stream (it was not ended before); the app's stream.ended event is staged with it. */
+  /**
+   * Records why an open stream is about to end, before LiveKit is asked to remove its room: the
+   * room_finished webhook that may arrive before that call returns then ends it with this reason.
+   * Null takes the intent back (LiveKit could not remove the room).
+   */
+  async intendEnd(id: string, reason: string | null): Promise<void> {
+    await this.prisma.stream.updateMany({ where: { id, status: { not: 'ended' } }, data: { endReason: reason } });
+  }
+
   async markEnded(id: string, at: Date, reason: string): Promise<boolean> {
     const ended = await this.transition(
       {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { AppsService } from '../apps/apps.service.js';
 import { LimitRefusedError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { StreamPresenceService } from './stream-presence.service.js';
 import { StreamsService } from './streams.service.js';
 
 describe(StreamsService.name, () => {
@@ -43,6 +44,33 @@ describe(StreamsService.name, () => {
     expect(ended.status).toBe('ended');
     expect(api.livekit.rooms.has(first.room)).toBe(false);
     expect(next.status).toBe('created');
+  });
+
+  it('ends a stream on DELETE with ended_by_api even when LiveKit’s room_finished arrives before deleteRoom returns', async () => {
+    const app = await newApp();
+    const stream = await sut.create(app.id, { name: 'raced' });
+    const presence = api.get(StreamPresenceService);
+    api.livekit.onRoomDeleted = (room) => presence.roomFinished(room);
+    try {
+      const ended = await sut.end(app.id, stream.id);
+
+      expect(ended).toMatchObject({ status: 'ended', endReason: 'ended_by_api' });
+    } finally {
+      api.livekit.onRoomDeleted = undefined;
+    }
+  });
+
+  it('keeps a stream open, with no end reason, when LiveKit cannot remove its room', async () => {
+    const app = await newApp();
+    const stream = await sut.create(app.id, { name: 'kept' });
+    api.livekit.failNext('rooms');
+
+    const failed = await sut.end(app.id, stream.id).catch((e: unknown) => e);
+
+    expect(failed).toBeInstanceOf(UpstreamUnavailableError);
+    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'created', endReason: null });
+    await api.get(StreamPresenceService).roomFinished(stream.room);
+    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'room_finished' });
   });
 
   it('answers 503 when LiveKit is down and keeps no reservation for the failed stream', async () => {

@@ -72,9 +72,11 @@ export class StreamsService {
   async end(appId: string, streamId: string): Promise<StreamView> {
     const stream = await this.require(appId, streamId);
     if (stream.status !== 'ended') {
+      await this.streams.intendEnd(stream.id, 'ended_by_api');
       try {
         await this.livekit.deleteRoom(stream.room);
       } catch (error) {
+        await this.streams.intendEnd(stream.id, null);
         throw new UpstreamUnavailableError('livekit', error);
       }
       await this.finish(stream, 'ended_by_api');

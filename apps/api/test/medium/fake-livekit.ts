@@ -24,6 +24,8 @@ export class FakeLivekit {
   readonly ingresses = new Map<string, IngressRequest>();
   private failing = new Set<'rooms' | 'egress' | 'ingress'>();
   private sequence = 0;
+  /** Runs inside deleteRoom, before it returns: LiveKit's room_finished webhook may arrive that early. */
+  onRoomDeleted: ((name: string) => Promise<void>) | undefined;
 
   failNext(kind: 'rooms' | 'egress' | 'ingress'): void {
     this.failing.add(kind);
@@ -46,6 +48,7 @@ export class FakeLivekit {
     deleteRoom: async (name) => {
       this.check('rooms');
       this.rooms.delete(name);
+      await this.onRoomDeleted?.(name);
     },
     listRooms: async (names) => {
       this.check('rooms');
