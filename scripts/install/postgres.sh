@@ -49,15 +49,17 @@ EOF
 PG_AUTH_CHANGED=0
 postgres_write_auth() {
   local before after
-  before="$(cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null | sha)"
+  before="$( (cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null || true) | sha)"
   write_file "$PG_DATA_DIR/pg_hba.conf" 600 "$TALLY_PG_USER" < <(pg_hba_content)
   write_file "$PG_DATA_DIR/pg_ident.conf" 600 "$TALLY_PG_USER" < <(pg_ident_content)
-  after="$(cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null | sha)"
+  after="$( (cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null || true) | sha)"
   [[ "$before" == "$after" ]] || PG_AUTH_CHANGED=1
 }
 
+# As the cluster's user: a probe is a connection attempt, which would log a failed peer
+# authentication for any other user.
 postgres_ready() {
-  "$PG_BIN/pg_isready" -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres
+  as_pg_user "$PG_BIN/pg_isready" -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres
 }
 
 # postgres_setup_database: role `tally` with the password from tally.env (set on every run,
