@@ -393,7 +393,8 @@ check "the app survived stop/start" app_listed
 # 8b. A home from the previous layout (every service as tally, PostgreSQL trusting local
 # connections, tally.env root-only, no agent.env) is migrated by a re-run: each tree goes to its
 # service's user, the cluster gets password authentication (the tally role's password set again
-# where it had none), and data and recordings stay.
+# where it had none), and data and recordings stay; while a media worker of that layout still
+# records, the agent stays on the old user (a later run finishes the switch).
 tally_role_password_null() { psql_as tally-postgres "" -h "$home/postgres" -p "$pg_port" -U postgres -d postgres -c 'ALTER ROLE tally PASSWORD NULL'; }
 tally_role_password_null >/dev/null
 ./install.sh --stop --home "$home" >/dev/null || fail "--stop before the layout migration exited non-zero"
@@ -409,6 +410,23 @@ chown tally:tally "$home/postgres/data/pg_hba.conf"
 mkdir -p "$home/recordings/$app_id" && echo finished >"$home/recordings/$app_id/old.mp4"
 chown -R tally:tally "$home/recordings/$app_id" && chmod 750 "$home/recordings/$app_id" && chmod 640 "$home/recordings/$app_id/old.mp4"
 db_url="$(env_value DATABASE_URL)"
+# A media worker that agent started is still recording (a process as tally, its pid file in the
+# workers directory): the agent and the shared directories stay on tally until it ends.
+setsid setpriv --reuid=tally --regid=tally --init-groups -- sleep 600 </dev/null >/dev/null 2>&1 &
+previous_worker=$!
+echo "$previous_worker" >"$home/workers/previous-layout-egress.pid"
+chown tally:tally "$home/workers/previous-layout-egress.pid"
+./install.sh "${install_args[@]}" >"$home.out.deferred" 2>&1 || { cat "$home.out.deferred" >&2; fail "install.sh (deferred) exited non-zero"; }
+check "it said the agent stays tally while that worker runs" grep -q "media workers started as tally .* are running (pid $previous_worker): the agent stays tally" "$home.out.deferred"
+rm -f "$home.out.deferred"
+check "healthz 200 with the switch deferred" healthz_is_200
+check "ps: the agent still runs as tally" test "$(user_of agent)" == tally
+check "... the worker still writes its recordings directory as before" test "$(stat -c '%U:%G' "$home/recordings")" == tally:tally
+check "... and it still runs" alive "$previous_worker"
+check "ps: postgres already runs as tally-postgres" test "$(user_of postgres)" == tally-postgres
+check "the role's password works again" test "$(psql_as tally "$(db_password)" -h 127.0.0.1 -p "$pg_port" -U tally -d tally -c 'SELECT 1')" == 1
+kill "$previous_worker"
+rm -f "$home/workers/previous-layout-egress.pid"
 timed_install migrate "${install_args[@]}"
 check "healthz 200 after the layout migration" healthz_is_200
 check "the app survived the migration" app_listed
