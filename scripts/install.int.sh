@@ -201,7 +201,7 @@ service_runs_build() {
   local pid argv
   pid="$(cat "$home/run/$1.child.pid")"
   argv="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
-  [[ "$argv" =~ ^/[^\ ]*/node\ dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
+  [[ "$argv" =~ ^/[^\ ]*/node\ (--[^\ ]+\ )*dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
   ! grep -qE 'swc|esbuild|typescript' "/proc/$pid/maps"
 }
 alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state" != Z* ]]; }
@@ -265,7 +265,7 @@ timed_install first "${install_args[@]}"
 check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
 for service in api worker agent; do
-  check "$service runs its build (node dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+  check "$service runs its build (node [flags] dist/$service.js), no TypeScript compiler" service_runs_build "$service"
 done
 check "tally.env is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/tally.env")" == "root:tally 640"
 check "admin.key is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/admin.key")" == "root:tally 640"
