@@ -13,7 +13,7 @@ source "$here/scripts/install/lib.sh"      # logging, dry-run, files, ports
 # shellcheck source=scripts/install/args.sh
 source "$here/scripts/install/args.sh"     # command line
 # shellcheck source=scripts/install/host.sh
-source "$here/scripts/install/host.sh"     # preflight, provision, npm, service user, sysctl
+source "$here/scripts/install/host.sh"     # preflight, provision, npm, service users, sysctl
 # shellcheck source=scripts/install/config.sh
 source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
 # shellcheck source=scripts/install/features.sh
@@ -67,12 +67,13 @@ main() {
   step "node dependencies and Prisma client"
   install_node_deps
 
-  step "service user"
-  ensure_service_user
+  step "service users"
+  ensure_service_users
 
   step "configuration in $HOME_DIR"
   load_existing_env
   select_service_mode
+  resolve_agent_user
   select_pg_bin
   resolve_ports
   resolve_network

@@ -17,7 +17,7 @@
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
 # Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing, the
-# system user `tally`, /etc/sysctl.d/60-tally.conf, Debian's caddy package; a network namespace,
+# system users tally, tally-media, tally-livekit, tally-postgres, tally-redis, /etc/sysctl.d/60-tally.conf, Debian's caddy package; a network namespace,
 # removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -143,22 +143,38 @@ check "livekit.yaml: no public STUN handed to clients" yaml_has '^    - 127\.0\.
 check "GET /healthz answers 200" healthz_is_200
 
 # Least privilege: the systemd units this home would get (rendered as install.sh renders them)
-# pass `systemd-analyze verify`, each with its hardening.
+# pass `systemd-analyze verify`, each with its own user, its hardening and exactly the paths it writes.
 if command -v systemd-analyze >/dev/null 2>&1; then
   units="$home.units"
   mkdir -p "$units"
+  declare -A unit_user=([postgres]=tally-postgres [redis]=tally-redis [livekit]=tally-livekit [agent]=tally-media
+    [api]=tally [worker]=tally [caddy]=caddy)
+  declare -A unit_writes=([postgres]="$home/postgres" [redis]="$home/redis" [livekit]=""
+    [agent]="$home/workers $home/recordings $home/hls -/home/egress/tmp" [api]="$home/recordings $home/hls"
+    [worker]="$home/recordings $home/hls" [caddy]="$home/caddy")
+  unit_has() { grep -qxF -- "$2" "$units/tally-$1.service" || fail "tally-$1.service lacks the line $2"; }
   for name in postgres redis livekit agent api worker caddy; do
     # shellcheck disable=SC2016 # expanded by the inner shell
     bash -c 'source scripts/install/lib.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
       PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin | sort -V | tail -n1)" && declare -A PORT=([pg]=5432) &&
       render_unit "$2"' _ "$home" "$name" >"$units/tally-$name.service"
-    grep -q '^NoNewPrivileges=yes$' "$units/tally-$name.service" || fail "tally-$name.service lacks NoNewPrivileges=yes"
-    grep -q '^CapabilityBoundingSet=' "$units/tally-$name.service" || fail "tally-$name.service has no capability bounding set"
+    for line in "User=${unit_user[$name]}" NoNewPrivileges=yes PrivateTmp=yes ProtectSystem=strict; do unit_has "$name" "$line"; done
+    grep -qE '^ProtectHome=(yes|read-only)$' "$units/tally-$name.service" || fail "tally-$name.service does not protect /home"
+    if [[ -n "${unit_writes[$name]}" ]]; then
+      unit_has "$name" "ReadWritePaths=${unit_writes[$name]}"
+    else
+      ! grep -q '^ReadWritePaths=' "$units/tally-$name.service" || fail "tally-$name.service may write somewhere"
+    fi
+    if [[ "$name" == caddy ]]; then
+      unit_has caddy CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+    else
+      unit_has "$name" CapabilityBoundingSet=
+    fi
   done
   verify="$(cd "$units" && systemd-analyze verify ./*.service 2>&1 || true)"
   [[ -z "$verify" ]] || fail "systemd-analyze verify: $verify"
   rm -rf "$units"
-  say "ok: every unit passes systemd-analyze verify, with NoNewPrivileges and a capability bounding set"
+  say "ok: every unit passes systemd-analyze verify: its own user, NoNewPrivileges, ProtectSystem=strict with exactly its write paths, PrivateTmp, ProtectHome, minimal capabilities"
 fi
 
 # 2. A STUN server answers (a responder on loopback stands in for a public one): use_external_ip.
@@ -194,6 +210,7 @@ client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null |
 check "a recording is active (published with @livekit/rtc-node)" eventually 240 client_waiting
 egress_before="$(egress_pid)" agent_before="$(cat "$home/run/agent.child.pid")"
 [[ -n "$egress_before" ]] || fail "no egress runs for the active recording"
+check "the recording's egress runs as tally-media" test "$(ps -o user:32= -p "$egress_before" | tr -d ' ')" == tally-media
 install upgrade
 check "it said the agent hands its media workers over" said "hands its running media workers \([1-9][0-9]*\) over"
 check "the agent was restarted (new code)" test "$(cat "$home/run/agent.child.pid")" != "$agent_before"
@@ -213,6 +230,7 @@ rm -rf "$state"
 install tls --domain "$domain" --tls internal
 ca="$home/caddy/data/pki/authorities/local/root.crt"
 check "it printed where the CA certificate is" said "CA cert: +$ca"
+check "Caddy runs as caddy (Debian's user), not tally" test "$(ps -o user:32= -p "$(cat "$home/run/caddy.child.pid")" | tr -d ' ')" == caddy
 check "the CA certificate exists" test -s "$ca"
 https_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' --cacert "$ca" "$@" || true; }
 check "curl --cacert reaches /healthz over HTTPS" test "$(https_code "https://$domain/healthz")" == 200

@@ -6,14 +6,17 @@
 #   the capacity model and reports it; a re-run keeps secrets, data and unchanged services; the
 #   supervisor restarts a killed api, and the agent an egress that exited by itself;
 #   --stop leaves no process and frees every port; install after --stop brings back the
-#   same data and keys; --cluster-bind on the address of a veth pair to a namespace standing in for a
+#   same data and keys; least privilege: each service runs as its own user, secrets are readable
+#   by their service only, PostgreSQL wants the tally role's password (no trust), and a home from
+#   the previous layout (one user for everything, local trust) is migrated keeping its data;
+#   --cluster-bind on the address of a veth pair to a namespace standing in for a
 #   node's host: Redis answers the node there (password required), join tokens are issued and the
 #   join hands out a Redis URL that works from the node; a re-run remembers the address.
 # Exits non-zero on the first failed check (logs of the home are printed). Takes ~2-3 min.
 #
 # Usage: bash scripts/install.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
 # Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing,
-# the system user `tally`, net.core.{r,w}mem_max = 16 MB and /etc/sysctl.d/60-tally.conf; for the
+# the system users tally, tally-media, tally-livekit, tally-postgres, tally-redis, net.core.{r,w}mem_max = 16 MB and /etc/sysctl.d/60-tally.conf; for the
 # --cluster-bind check, a network namespace and veth pair (10.233.x.0/24), removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -198,12 +201,57 @@ service_runs_build() {
   local pid argv
   pid="$(cat "$home/run/$1.child.pid")"
   argv="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
-  [[ "$argv" =~ ^/[^\ ]*/node\ dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
+  [[ "$argv" =~ ^/[^\ ]*/node\ (--[^\ ]+\ )*dist/$1\.js\ $ ]] || { say "$1 command line: $argv"; return 1; }
   ! grep -qE 'swc|esbuild|typescript' "/proc/$pid/maps"
 }
 alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [[ "$state" != Z* ]]; }
 # shellcheck disable=SC2009 # ps, not pgrep: the process states are needed
 no_process_mentions_home() { [[ "$(ps -eo stat=,args= | grep -v '^Z' | grep -F -- "$home" | grep -v grep || true)" == "" ]]; }
+
+# ------------------------------------------------------------------ least privilege
+user_of_pid() { ps -o user:32= -p "$1" | tr -d ' '; }
+user_of() { user_of_pid "$(cat "$home/run/$1.child.pid")"; }
+reads() { setpriv --reuid="$1" --regid="$1" --init-groups -- head -c1 "$2" >/dev/null 2>&1; }
+cannot_read() { ! reads "$@"; }
+lacks() { ! grep -qE "$1" "$2"; }
+psql_bin="$(find /usr/lib/postgresql -mindepth 3 -maxdepth 3 -path '*/bin/psql' | sort -V | tail -n1)"
+db_password() { sed -n 's|^DATABASE_URL=postgresql://tally:\([^@]*\)@.*|\1|p' "$home/tally.env"; }
+# psql_as USER PASSWORD ARGS...: psql as a system user, with PASSWORD ("" = none), never prompting.
+psql_as() {
+  local user="$1" password="$2"
+  shift 2
+  (cd / && setpriv --reuid="$user" --regid="$user" --init-groups -- env PGPASSWORD="$password" PGCONNECT_TIMEOUT=5 \
+    "$psql_bin" -X -w -qtA "$@" 2>&1)
+}
+least_privilege_checks() {
+  local pair service user
+  for pair in postgres:tally-postgres redis:tally-redis livekit:tally-livekit agent:tally-media api:tally worker:tally; do
+    service="${pair%%:*}" user="${pair#*:}"
+    check "ps: $service runs as $user" test "$(user_of "$service")" == "$user"
+  done
+  check "the tally user is in the group tally-media (recordings, live HLS)" grep -qE '^tally-media:[^:]*:[0-9]+:(.*,)?tally(,|$)' /etc/group
+  check "recordings directory is tally-media:tally-media 2770" test "$(stat -c '%U:%G %a' "$home/recordings")" == "tally-media:tally-media 2770"
+  for user in tally-media tally-livekit tally-redis tally-postgres; do
+    check "tally.env is not readable by $user" cannot_read $user "$home/tally.env"
+    check "admin.key is not readable by $user" cannot_read $user "$home/admin.key"
+  done
+  check "tally.env is readable by tally" reads tally "$home/tally.env"
+  check "agent.env is readable by tally-media" reads tally-media "$home/agent.env"
+  check "agent.env holds no database URL and no sealing key" lacks '^(DATABASE_URL|TALLY_SECRETS_KEY)=' "$home/agent.env"
+  check "livekit.yaml is readable by tally-livekit" reads tally-livekit "$home/livekit.yaml"
+  check "livekit.yaml is not readable by tally-media" cannot_read tally-media "$home/livekit.yaml"
+  check "redis.conf is not readable by tally-media" cannot_read tally-media "$home/redis/redis.conf"
+  check "the cluster's files are tally-postgres's only" test "$(stat -c '%U %a' "$home/postgres")" == "tally-postgres 700"
+  check "pg_hba.conf trusts nobody" lacks '^[^#]*[[:space:]]trust([[:space:]]|$)' "$home/postgres/data/pg_hba.conf"
+  local tcp=(-h 127.0.0.1 -p "$pg_port" -U tally -d tally -c 'SELECT 1')
+  check "psql as tally without the password is refused" bash -c "[[ \"\$1\" == *'password'* ]]" _ "$(psql_as tally "" "${tcp[@]}")"
+  check "psql as tally with a wrong password is refused" bash -c "[[ \"\$1\" == *'password authentication failed'* ]]" _ "$(psql_as tally wrong "${tcp[@]}")"
+  check "psql as tally with the password from tally.env works" test "$(psql_as tally "$(db_password)" "${tcp[@]}")" == 1
+  check "the superuser is not reachable over TCP" bash -c "[[ \"\$1\" == *'no pg_hba.conf entry'* ]]" _ \
+    "$(psql_as tally "$(db_password)" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c 'SELECT 1')"
+  check "the socket is out of the tally user's reach" bash -c "[[ \"\$1\" != 1 ]]" _ \
+    "$(psql_as tally "" -h "$home/postgres" -p "$pg_port" -U postgres -d postgres -c 'SELECT 1')"
+}
 
 say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port egress $egress_port/$egress_template_port"
 
@@ -217,10 +265,10 @@ timed_install first "${install_args[@]}"
 check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
 for service in api worker agent; do
-  check "$service runs its build (node dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+  check "$service runs its build (node [flags] dist/$service.js), no TypeScript compiler" service_runs_build "$service"
 done
-check "tally.env has mode 600" file_mode "$home/tally.env" 600
-check "admin.key has mode 600" file_mode "$home/admin.key" 600
+check "tally.env is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/tally.env")" == "root:tally 640"
+check "admin.key is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/admin.key")" == "root:tally 640"
 for key in TALLY_HOME TALLY_PORT TALLY_HOST DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY; do
   [[ -n "$(env_value "$key")" ]] || fail "tally.env lacks $key"
 done
@@ -235,9 +283,12 @@ check "livekit.yaml: local STUN only" yaml_has '^    - 127\.0\.0\.1:3478$'
 check "livekit.yaml: webhook to the api" yaml_has "^    - http://127\.0\.0\.1:$api_port/webhooks/livekit\$"
 check "livekit.yaml: redis address" yaml_has "^  address: 127\.0\.0\.1:$redis_port\$"
 check "livekit.yaml: ingress URLs on the node's RTMP port" yaml_has "^  rtmp_base_url: rtmp://.*:${ingress_ports[1]}/x\$"
-service_user_writes() { setpriv --reuid=tally --regid=tally --init-groups -- test -w "$1" -a -x "$1"; }
-check "recordings directory writable by the service user" service_user_writes "$home/recordings"
-check "live HLS directory writable by the service user" service_user_writes "$home/hls"
+writes() { setpriv --reuid="$1" --regid="$1" --init-groups -- test -w "$2" -a -x "$2"; }
+for user in tally-media tally; do
+  check "recordings directory writable by $user" writes "$user" "$home/recordings"
+  check "live HLS directory writable by $user" writes "$user" "$home/hls"
+done
+least_privilege_checks
 check "ingress binary installed next to egress" test -x "$home/bin/ingress"
 check "tally.env: TALLY_INGRESS_BIN" test "$(env_value TALLY_INGRESS_BIN)" == "$home/bin/ingress"
 check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.conf"
@@ -250,6 +301,7 @@ demand_egress
 check "the agent starts egress on demand" eventually 60 egress_reported_ready
 check "egress answers on its health port" egress_is_up
 check "egress.yaml has mode 600" file_mode "$egress_yaml" 600
+check "egress runs as tally-media" test "$(user_of_pid "$(egress_pid)")" == tally-media
 check "egress.yaml: livekit-server through its Redis" egress_yaml_has "\"address\": \"127\\.0\\.0\\.1:$redis_port\""
 check "egress.yaml: admission from the capacity model" egress_yaml_has '"track_composite_cpu_cost": [0-9.e-]+,'
 check "egress.yaml: the chosen health port" egress_yaml_has "\"health_port\": $egress_port,"
@@ -325,8 +377,8 @@ if ./install.sh "${install_args[@]}" >"$home.out.private" 2>&1; then
   fail "install.sh succeeded with a recordings directory the service user cannot write"
 fi
 check "the feature check names the unwritable recordings directory and its fix" \
-  grep -q "FAILED: recordings directory: $private_dir is not writable by tally" "$home.out.private"
-check "... with the fix" grep -q "fix: chown tally:tally $private_dir" "$home.out.private"
+  grep -q "FAILED: recordings directory: $private_dir is not writable by tally-media" "$home.out.private"
+check "... with the fix" grep -q "fix: chown tally-media:tally-media $private_dir && chmod 2770 $private_dir" "$home.out.private"
 rm -f "$home.out.private"
 sed -i "s|^TALLY_RECORDINGS_DIR=.*|TALLY_RECORDINGS_DIR=$home/recordings|" "$home/tally.env"
 rmdir "$private_dir"
@@ -337,6 +389,54 @@ check "healthz 200 after restart" healthz_is_200
 check "the agent reports its workers after restart" eventually 15 workers_native
 check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"
 check "the app survived stop/start" app_listed
+
+# 8b. A home from the previous layout (every service as tally, PostgreSQL trusting local
+# connections, tally.env root-only, no agent.env) is migrated by a re-run: each tree goes to its
+# service's user, the cluster gets password authentication (the tally role's password set again
+# where it had none), and data and recordings stay; while a media worker of that layout still
+# records, the agent stays on the old user (a later run finishes the switch).
+tally_role_password_null() { psql_as tally-postgres "" -h "$home/postgres" -p "$pg_port" -U postgres -d postgres -c 'ALTER ROLE tally PASSWORD NULL'; }
+tally_role_password_null >/dev/null
+./install.sh --stop --home "$home" >/dev/null || fail "--stop before the layout migration exited non-zero"
+chown -R tally:tally "$home/postgres" "$home/redis" "$home/workers" "$home/recordings" "$home/hls"
+chmod 750 "$home/recordings" "$home/hls"
+chmod 700 "$home/postgres" "$home/redis" "$home/workers"
+chown root:root "$home/tally.env" && chmod 600 "$home/tally.env"
+chown tally:tally "$home/admin.key" "$home/livekit.yaml" "$home/redis/redis.conf" && chmod 600 "$home/admin.key" "$home/livekit.yaml"
+rm -f "$home/agent.env"
+printf 'local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n' >"$home/postgres/data/pg_hba.conf"
+rm -f "$home/postgres/data/pg_ident.conf"
+chown tally:tally "$home/postgres/data/pg_hba.conf"
+mkdir -p "$home/recordings/$app_id" && echo finished >"$home/recordings/$app_id/old.mp4"
+chown -R tally:tally "$home/recordings/$app_id" && chmod 750 "$home/recordings/$app_id" && chmod 640 "$home/recordings/$app_id/old.mp4"
+db_url="$(env_value DATABASE_URL)"
+# A media worker that agent started is still recording (a process as tally, its pid file in the
+# workers directory): the agent and the shared directories stay on tally until it ends.
+setsid setpriv --reuid=tally --regid=tally --init-groups -- sleep 600 </dev/null >/dev/null 2>&1 &
+previous_worker=$!
+echo "$previous_worker" >"$home/workers/previous-layout-egress.pid"
+chown tally:tally "$home/workers/previous-layout-egress.pid"
+./install.sh "${install_args[@]}" >"$home.out.deferred" 2>&1 || { cat "$home.out.deferred" >&2; fail "install.sh (deferred) exited non-zero"; }
+check "it said the agent stays tally while that worker runs" grep -q "media workers started as tally .* are running (pid $previous_worker): the agent stays tally" "$home.out.deferred"
+rm -f "$home.out.deferred"
+check "healthz 200 with the switch deferred" healthz_is_200
+check "ps: the agent still runs as tally" test "$(user_of agent)" == tally
+check "... the worker still writes its recordings directory as before" test "$(stat -c '%U:%G' "$home/recordings")" == tally:tally
+check "... and it still runs" alive "$previous_worker"
+check "ps: postgres already runs as tally-postgres" test "$(user_of postgres)" == tally-postgres
+check "the role's password works again" test "$(psql_as tally "$(db_password)" -h 127.0.0.1 -p "$pg_port" -U tally -d tally -c 'SELECT 1')" == 1
+kill "$previous_worker"
+rm -f "$home/workers/previous-layout-egress.pid"
+timed_install migrate "${install_args[@]}"
+check "healthz 200 after the layout migration" healthz_is_200
+check "the app survived the migration" app_listed
+check "DATABASE_URL kept (same password)" test "$(env_value DATABASE_URL)" == "$db_url"
+check "the admin key still works" test "$(admin -o /dev/null -w '%{http_code}' "$base/v1/apps")" == 200
+least_privilege_checks
+check "a recording from before the migration: readable by tally" reads tally "$home/recordings/$app_id/old.mp4"
+check "... its directory writable by tally" writes tally "$home/recordings/$app_id"
+check "... and by tally-media" writes tally-media "$home/recordings/$app_id"
+check "... new files there stay the group's (setgid)" test "$(stat -c %G "$home/recordings/$app_id")" == tally-media
 
 # 9. --cluster-bind: Redis also listens on a private address the nodes reach, and joins work.
 redis_password="$(sed -n 's|^REDIS_URL=redis://:\([^@]*\)@.*|\1|p' "$home/tally.env")"
@@ -362,7 +462,7 @@ check "healthz 200 after --cluster-bind" healthz_is_200
 check "tally.env records TALLY_CLUSTER_BIND" test "$(env_value TALLY_CLUSTER_BIND)" == "$bind_ip"
 check "tally.env: TALLY_CLUSTER_REDIS_URL on the bind address, same password" \
   test "$(env_value TALLY_CLUSTER_REDIS_URL)" == "redis://:$redis_password@$bind_ip:$redis_port"
-check "tally.env still has mode 600" file_mode "$home/tally.env" 600
+check "tally.env still has mode 640" file_mode "$home/tally.env" 640
 check "the node reaches Redis on $bind_ip with the password" node_ping_ok
 check "... and is refused without it (NOAUTH)" node_ping_noauth
 redis_on() { [[ "$(redis-cli -h "$1" -p "$redis_port" -a "$redis_password" --no-auth-warning PING 2>&1)" == PONG ]]; }

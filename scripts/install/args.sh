@@ -18,8 +18,10 @@ TALLY_USAGE="Usage:
 Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
 of its own under DIR, livekit-server, the node agent, LiveKit egress (recordings), the API and
-the worker. Re-running keeps every secret, the data and the chosen ports; it restarts the
-agent, API and worker (picking up new code).
+the worker, each service as a system user of its own (tally-postgres, tally-redis,
+tally-livekit, tally-media for the agent and its workers, tally for the API and the worker).
+Re-running keeps every secret, the data and the chosen ports; it restarts the agent, API and
+worker (picking up new code).
 
 Options:
   --home DIR          where config, data and logs live (default \$TALLY_HOME or /var/lib/tally)
@@ -64,7 +66,7 @@ Joining another origin (docs/cluster.md):
   --role R            media (livekit-server, default), worker (egress, ingress) or gpu (egress)
   --name N            this node's id in the pool (default: the host name)
   --recordings-dir D  the origin's recordings directory as mounted on this host (a shared mount
-                      writable by the service user): ladders and recordings placed on this node
+                      writable by tally-media): ladders and recordings placed on this node
                       are read and written there (remembered; default DIR/recordings, which the
                       origin does not see)
   --no-provision      the tools are installed already: skip apt and the LiveKit builds

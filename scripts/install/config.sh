@@ -230,19 +230,57 @@ resolve_secrets_key() {
   log "    secrets key (TALLY_SECRETS_KEY): $SECRETS_KEY_SOURCE"
 }
 
-# prepare_home: the directory layout. DIR is root:tally 0750 so services (user tally) can
-# reach their own files while tally.env (root, 0600) stays root-only.
+# prepare_home: the directory layout, each part owned by the user of the service that writes it
+# (docs/adr/0016-one-system-user-per-service.md). DIR is root:tally 0751: every service user may
+# pass through it to its own part, only tally lists it. A home from a previous layout (one
+# user for everything) has its trees handed over to their new owners here.
 prepare_home() {
-  ensure_dir "$HOME_DIR" 750 "root:$TALLY_USER"
+  ensure_dir "$HOME_DIR" 751 "root:$TALLY_USER"
   ensure_dir "$HOME_DIR/run" 755 root
   ensure_dir "$HOME_DIR/log" 750 "root:$TALLY_USER"
   ensure_dir "$HOME_DIR/bin" 755 root
-  ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_USER"
-  ensure_dir "$HOME_DIR/redis" 700 "$TALLY_USER"
+  own_tree "$HOME_DIR/postgres" "$TALLY_PG_USER" postgres
+  ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_PG_USER"
+  own_tree "$HOME_DIR/redis" "$TALLY_REDIS_USER" redis
+  ensure_dir "$HOME_DIR/redis" 700 "$TALLY_REDIS_USER"
   # The media workers the agent runs on demand: their config, HOME, PulseAudio runtime dir and
   # scratch space (docs/workers.md).
-  ensure_dir "$HOME_DIR/workers" 700 "$TALLY_USER"
+  own_tree "$HOME_DIR/workers" "$AGENT_USER" agent
+  ensure_dir "$HOME_DIR/workers" 700 "$AGENT_USER"
   prepare_feature_dirs
+}
+
+# own_tree DIR USER[:GROUP] SERVICE: when DIR exists with another owner (a home from a previous
+# layout), SERVICE (running as that owner) is stopped - it restarts as USER later in this run -
+# and everything in DIR goes to USER. Quick when nothing changed: only DIR itself is looked at.
+own_tree() {
+  local dir="$1" owner service="$3"
+  owner="$(owner_with_group "$2")"
+  [[ -d "$dir" ]] || return 0
+  [[ "$(stat -c %U:%G "$dir")" != "$owner" ]] || return 0
+  if dry; then
+    log "    would stop $service and hand $dir over to $owner (chown -R)"
+    return 0
+  fi
+  if service_running "$service"; then service_stop "$service"; fi
+  chown -R "$owner" "$dir"
+  log "    $dir (and everything in it) now belongs to $owner"
+}
+
+# own_shared_tree DIR: recordings and live HLS: the media user's, writable by its group (which
+# tally joins) throughout, new files and directories inheriting the group (setgid).
+own_shared_tree() {
+  local dir="$1" owner="$TALLY_MEDIA_USER:$TALLY_MEDIA_USER"
+  [[ -d "$dir" ]] || return 0
+  [[ "$(stat -c '%U:%G %a' "$dir")" != "$owner 2770" ]] || return 0
+  if dry; then
+    log "    would hand $dir over to $owner (chown -R, group-writable, setgid directories)"
+    return 0
+  fi
+  chown -R "$owner" "$dir"
+  chmod -R g+rwX,o-rwx "$dir"
+  find "$dir" -type d -exec chmod g+s {} +
+  log "    $dir (and everything in it) now belongs to $owner, writable by the group"
 }
 
 tally_env_content() {
@@ -347,8 +385,8 @@ logfile ""
 EOF
 }
 
-# ensure_admin_key: DIR/admin.key (mode 600) is created once - from TALLY_ADMIN_KEY when set,
-# else generated - and never overwritten.
+# ensure_admin_key: DIR/admin.key (root:tally 0640: the api reads it, nothing else does) is
+# created once - from TALLY_ADMIN_KEY when set, else generated - and never overwritten.
 ensure_admin_key() {
   ADMIN_KEY_FILE="$HOME_DIR/admin.key"
   if [[ -s "$ADMIN_KEY_FILE" ]]; then
@@ -357,8 +395,8 @@ ensure_admin_key() {
     fi
     log "    $ADMIN_KEY_FILE: kept"
     if ! dry; then
-      chown "$TALLY_USER:$TALLY_USER" "$ADMIN_KEY_FILE"
-      chmod 600 "$ADMIN_KEY_FILE"
+      chown "root:$TALLY_USER" "$ADMIN_KEY_FILE"
+      chmod 640 "$ADMIN_KEY_FILE"
     fi
     return 0
   fi
@@ -370,9 +408,19 @@ ensure_admin_key() {
   else
     key="tally_admin_$(random_secret 24)"
   fi
-  # The api (user tally) reads it at startup.
-  write_file "$ADMIN_KEY_FILE" 600 "$TALLY_USER" <<<"$key"
+  write_file "$ADMIN_KEY_FILE" 640 "root:$TALLY_USER" <<<"$key"
   log "    admin key $source"
+}
+
+# The agent's variables (apps/agent/src/config.ts, runtime/workers-config.ts,
+# transcode/transcode-config.ts): what DIR/agent.env carries over from tally.env. The database URL,
+# TALLY_SECRETS_KEY and the metrics token stay out of the media user's reach.
+AGENT_ENV_KEYS='REDIS_URL|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
+
+agent_env_content() {
+  echo "# The node agent's environment, written by install.sh from tally.env (re-running it rewrites this"
+  echo "# file: edit tally.env). Only what the agent reads; readable by the media user."
+  grep -E "^($AGENT_ENV_KEYS)=" <(tally_env_content) || true
 }
 
 # install_tool_binary NAME: copies a provisioned binary (livekit-server, egress) into DIR/bin (the
@@ -398,9 +446,10 @@ install_tool_binary() {
 
 write_config() {
   prepare_home
-  write_file "$HOME_DIR/tally.env" 600 root < <(tally_env_content)
-  write_file "$HOME_DIR/livekit.yaml" 600 "$TALLY_USER" < <(livekit_yaml_content)
-  write_file "$HOME_DIR/redis/redis.conf" 600 "$TALLY_USER" < <(redis_conf_content)
+  write_file "$HOME_DIR/tally.env" 640 "root:$TALLY_USER" < <(tally_env_content)
+  write_file "$HOME_DIR/agent.env" 640 "root:$AGENT_USER" < <(agent_env_content)
+  write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(livekit_yaml_content)
+  write_file "$HOME_DIR/redis/redis.conf" 640 "root:$TALLY_REDIS_USER" < <(redis_conf_content)
   ensure_admin_key
   install_tool_binary livekit-server
   # The agent runs DIR/bin/egress on demand (TALLY_EGRESS_BIN); egress execs itself per recording.

@@ -9,6 +9,31 @@
 
 hand_over_file() { printf '%s/workers/hand-over' "$HOME_DIR"; }
 
+# The user the agent runs as this time: the media user, except while media workers a previous
+# layout's agent started as another user still run (a recording in progress). A new agent could
+# not adopt those (nor signal them), and they could not write into recordings directories handed
+# to the media user's group, so until they end the agent - and the recordings and live HLS
+# directories - stay as they were, and a later run finishes the switch.
+AGENT_USER=""
+MEDIA_SWITCH_DEFERRED=0
+
+# resolve_agent_user: before write_config.
+resolve_agent_user() {
+  AGENT_USER="$TALLY_MEDIA_USER" MEDIA_SWITCH_DEFERRED=0
+  local file pid owner
+  for file in "$HOME_DIR"/workers/*.pid; do
+    [[ -f "$file" ]] || continue
+    pid="$(cat "$file" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ && -d "/proc/$pid" ]] || continue
+    owner="$(stat -c %U "/proc/$pid" 2>/dev/null || true)"
+    if [[ -n "$owner" && "$owner" != "$TALLY_MEDIA_USER" ]]; then
+      AGENT_USER="$owner" MEDIA_SWITCH_DEFERRED=1
+      warn "media workers started as $owner (a previous layout) are running (pid $pid): the agent stays $owner until they end, so their recordings go on; re-run ./install.sh afterwards to move it to $TALLY_MEDIA_USER"
+      return 0
+    fi
+  done
+}
+
 # request_agent_hand_over: before start_app_services on a re-run, while the agent runs.
 request_agent_hand_over() {
   service_running agent || return 0
@@ -18,7 +43,7 @@ request_agent_hand_over() {
   fi
   local workers
   workers="$( (compgen -G "$HOME_DIR/workers/*.pid" || true) | wc -l)"
-  install -m 600 -o "$TALLY_USER" -g "$TALLY_USER" /dev/null "$(hand_over_file)"
+  install -m 600 -o "$AGENT_USER" -g "$AGENT_USER" /dev/null "$(hand_over_file)"
   log "    the agent hands its running media workers ($workers) over to the new agent: recordings go on"
 }
 

@@ -27,9 +27,10 @@ log_ingress_ports() {
 recordings_dir() { printf '%s' "${OLD[TALLY_RECORDINGS_DIR]:-$HOME_DIR/recordings}"; }
 hls_dir() { printf '%s' "${OLD[TALLY_HLS_DIR]:-$HOME_DIR/hls}"; }
 
-# prepare_feature_dirs: DIR/recordings and DIR/hls belong to the service user (DIR itself is
-# root:tally 0750, so the services could not create them). A directory configured elsewhere is
-# the operator's: it is only checked (verify_features).
+# prepare_feature_dirs: DIR/recordings and DIR/hls belong to the media user (egress writes them)
+# and its group, which the tally user joins (the worker finalises recordings, the api tidies HLS):
+# mode 2770, so what either creates stays the group's. A directory configured elsewhere is the
+# operator's: it is only checked (verify_features).
 prepare_feature_dirs() {
   local dir dirs=("$(recordings_dir)" "$(hls_dir)")
   if [[ "$ACTION" == join ]]; then
@@ -37,15 +38,21 @@ prepare_feature_dirs() {
     dirs=()
     [[ "$JOIN_ROLE" == media ]] || dirs=("$RECORDINGS_DIR")
   fi
+  # Media workers of a previous layout still write there as another user (resolve_agent_user).
+  ((MEDIA_SWITCH_DEFERRED == 0)) || dirs=()
   for dir in "${dirs[@]}"; do
-    if [[ "$dir" == "$HOME_DIR/"* ]]; then ensure_dir "$dir" 750 "$TALLY_USER"; fi
+    if [[ "$dir" == "$HOME_DIR/"* ]]; then
+      own_shared_tree "$dir"
+      ensure_dir "$dir" 2770 "$TALLY_MEDIA_USER"
+    fi
   done
 }
 
 # feature_env_lines: the tally.env lines for the directories and the ingress worker (origin).
 feature_env_lines() {
   cat <<EOF
-# Recordings and live HLS segments (written by the api, the worker and egress; user $TALLY_USER).
+# Recordings and live HLS segments (written by egress as $TALLY_MEDIA_USER, tidied by the api and the
+# worker as $TALLY_USER, a member of the group $TALLY_MEDIA_USER).
 TALLY_RECORDINGS_DIR=$(recordings_dir)
 TALLY_HLS_DIR=$(hls_dir)
 # RTMP / WHIP ingest: the agent starts ingress for the first ingress and stops it once idle.
@@ -70,25 +77,29 @@ EOF
 
 # ---------------------------------------------------------------- the check at the end
 
-as_service_user() { setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- "$@"; }
-
 problem() { FEATURE_PROBLEMS+=("$1|$2"); }
 
-check_writable_dir() { # check_writable_dir WHAT DIR
-  if [[ ! -d "$2" ]]; then
-    problem "$1: $2 does not exist" "re-run ./install.sh, or create it: install -d -o $TALLY_USER -g $TALLY_USER -m 750 $2"
-  elif ! as_service_user test -w "$2" -a -x "$2"; then
-    problem "$1: $2 is not writable by $TALLY_USER" "chown $TALLY_USER:$TALLY_USER $2 && chmod 750 $2"
-  else
-    log "    ok: $1 writable by $TALLY_USER ($2)"
+check_writable_dir() { # check_writable_dir WHAT DIR USER...
+  local what="$1" dir="$2" user
+  shift 2
+  if [[ ! -d "$dir" ]]; then
+    problem "$what: $dir does not exist" "re-run ./install.sh, or create it: install -d -o $TALLY_MEDIA_USER -g $TALLY_MEDIA_USER -m 2770 $dir"
+    return 0
   fi
+  for user in "$@"; do
+    if ! as_user "$user" test -w "$dir" -a -x "$dir"; then
+      problem "$what: $dir is not writable by $user" "chown $TALLY_MEDIA_USER:$TALLY_MEDIA_USER $dir && chmod 2770 $dir"
+      return 0
+    fi
+  done
+  log "    ok: $what writable by $* ($dir)"
 }
 
 check_binary() { # check_binary WHAT PATH FIX
   if [[ ! -e "$2" ]]; then
     problem "$1: $2 is missing" "$3"
-  elif ! as_service_user test -x "$2"; then
-    problem "$1: $2 is not executable by $TALLY_USER" "chmod 755 $2 (and make its directory readable by $TALLY_USER)"
+  elif ! as_user "$AGENT_USER" test -x "$2"; then
+    problem "$1: $2 is not executable by $AGENT_USER" "chmod 755 $2 (and make its directory readable by $AGENT_USER)"
   else
     log "    ok: $1 present ($2)"
   fi
@@ -117,18 +128,18 @@ check_ingress_config() {
 verify_features() {
   local role="${1:-origin}" env_file="$HOME_DIR/tally.env" fix_provision="bash $TALLY_REPO/scripts/provision.sh, then re-run ./install.sh"
   if dry; then
-    log "    would check: directories writable by $TALLY_USER, binaries, ffmpeg/ffprobe, Chromium/Xvfb for the $role role"
+    log "    would check: directories writable by $TALLY_MEDIA_USER and $TALLY_USER, binaries, ffmpeg/ffprobe, Chromium/Xvfb for the $role role"
     return 0
   fi
   FEATURE_PROBLEMS=()
   local recordings hls
   recordings="$(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$env_file" | tail -n1)"
   hls="$(sed -n 's/^TALLY_HLS_DIR=//p' "$env_file" | tail -n1)"
-  check_writable_dir "workers directory" "$HOME_DIR/workers"
+  check_writable_dir "workers directory" "$HOME_DIR/workers" "$AGENT_USER"
   case "$role" in
     origin)
-      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}"
-      check_writable_dir "live HLS directory" "${hls:-$HOME_DIR/hls}"
+      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}" "$AGENT_USER" "$TALLY_USER"
+      check_writable_dir "live HLS directory" "${hls:-$HOME_DIR/hls}" "$AGENT_USER" "$TALLY_USER"
       check_binary "livekit-server binary" "$HOME_DIR/bin/livekit-server" "$fix_provision"
       check_binary "egress binary (recordings, HLS)" "$HOME_DIR/bin/egress" "$fix_provision"
       check_binary "ingress binary (RTMP / WHIP)" "$HOME_DIR/bin/ingress" "$fix_provision"
@@ -138,7 +149,7 @@ verify_features() {
       check_binary "livekit-server binary" "$HOME_DIR/bin/livekit-server" "$fix_provision"
       ;;
     worker | gpu)
-      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}"
+      check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}" "$AGENT_USER"
       check_binary "egress binary (recordings)" "$HOME_DIR/bin/egress" "bash $TALLY_REPO/scripts/provision/egress.sh, then re-run ./install.sh --join"
       if [[ "$role" == worker ]]; then
         check_binary "ingress binary (RTMP / WHIP)" "$HOME_DIR/bin/ingress" "bash $TALLY_REPO/scripts/provision/ingress.sh, then re-run ./install.sh --join"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Host preparation: preflight checks, packages and binaries (scripts/provision.sh), npm
-# dependencies, the service user, kernel UDP buffers. Source it; do not execute it.
+# dependencies, the service users, kernel UDP buffers. Source it; do not execute it.
 
 MIN_NODE_VERSION="20.19"
 SYSCTL_CONF="${TALLY_SYSCTL_CONF:-/etc/sysctl.d/60-tally.conf}"
@@ -8,7 +8,7 @@ UDP_BUFFER_BYTES=16777216
 
 preflight() {
   if ! dry && [[ "$(id -u)" -ne 0 ]]; then
-    die "run as root (it installs packages, creates the user '$TALLY_USER' and starts services); --dry-run works without"
+    die "run as root (it installs packages, creates the service users and starts services); --dry-run works without"
   fi
   command -v dpkg-query >/dev/null 2>&1 || die "this installer supports Debian 12 / Ubuntu hosts only"
   NODE_BIN="$(command -v node || true)"
@@ -61,17 +61,32 @@ install_runtime_deps() {
   run bash -c 'cd "$1/dist" && npm install --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error' _ "$TALLY_REPO"
 }
 
-ensure_service_user() {
-  if id -u "$TALLY_USER" >/dev/null 2>&1; then
-    log "    user $TALLY_USER: present"
-  else
-    log "    creating system user $TALLY_USER"
-    run useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$TALLY_USER"
+# ensure_service_users: one system user (with a group of its own) per service; the tally user
+# also joins the media user's group, which owns the recordings and live HLS directories.
+ensure_service_users() {
+  local user
+  for user in "$TALLY_USER" "$TALLY_MEDIA_USER" "$TALLY_LIVEKIT_USER" "$TALLY_PG_USER" "$TALLY_REDIS_USER"; do
+    ensure_system_user "$user"
+  done
+  if ! id -nG "$TALLY_USER" 2>/dev/null | tr ' ' '\n' | grep -qxF "$TALLY_MEDIA_USER"; then
+    log "    adding $TALLY_USER to the group $TALLY_MEDIA_USER (reads and tidies recordings, live HLS)"
+    run usermod -aG "$TALLY_MEDIA_USER" "$TALLY_USER"
   fi
   dry && return 0
-  # The services run the code from the checkout as that user.
-  setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- test -r "$TALLY_REPO/apps/api/src/main.ts" ||
-    die "user $TALLY_USER cannot read $TALLY_REPO (a parent directory is private?); put the checkout somewhere like /opt/tally"
+  # The services run the code from the checkout as these users.
+  for user in "$TALLY_USER" "$TALLY_MEDIA_USER"; do
+    as_user "$user" test -r "$TALLY_REPO/apps/api/src/main.ts" ||
+      die "user $user cannot read $TALLY_REPO (a parent directory is private?); put the checkout somewhere like /opt/tally"
+  done
+}
+
+ensure_system_user() {
+  if id -u "$1" >/dev/null 2>&1; then
+    log "    user $1: present"
+  else
+    log "    creating system user $1"
+    run useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$1"
+  fi
 }
 
 # tune_kernel: net.core.rmem_max / wmem_max >= 16 MB for WebRTC media (never lowered),

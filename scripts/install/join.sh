@@ -109,7 +109,7 @@ exchange_join_token() {
 # resolve_recordings_dir: where this node's agent reads recordings and writes ladders (and its
 # egress writes recordings): --recordings-dir, else the remembered one, else DIR/recordings. The
 # origin serves files from its own recordings directory, so a node that takes such work needs
-# that directory mounted, writable by the service user.
+# that directory mounted, writable by the media user (the agent and its egress run as it).
 resolve_recordings_dir() {
   RECORDINGS_DIR="${RECORDINGS_DIR_ARG:-${OLD[TALLY_RECORDINGS_DIR]:-}}"
   if [[ -z "$RECORDINGS_DIR" ]]; then
@@ -118,13 +118,13 @@ resolve_recordings_dir() {
     return 0
   fi
   if dry; then
-    log "    recordings directory: $RECORDINGS_DIR (must be the origin's, writable by $TALLY_USER)"
+    log "    recordings directory: $RECORDINGS_DIR (must be the origin's, writable by $AGENT_USER)"
     return 0
   fi
   [[ -d "$RECORDINGS_DIR" ]] || die "--recordings-dir $RECORDINGS_DIR does not exist: mount the origin's recordings directory there first"
-  setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- test -w "$RECORDINGS_DIR" -a -x "$RECORDINGS_DIR" ||
-    die "--recordings-dir $RECORDINGS_DIR is not writable by $TALLY_USER (uid $(id -u "$TALLY_USER")): give it the uid that owns it on the origin"
-  log "    recordings directory: $RECORDINGS_DIR (shared with the origin, writable by $TALLY_USER)"
+  as_user "$AGENT_USER" test -w "$RECORDINGS_DIR" -a -x "$RECORDINGS_DIR" ||
+    die "--recordings-dir $RECORDINGS_DIR is not writable by $AGENT_USER (uid $(id -u "$AGENT_USER")): give it the uid or gid that owns it on the origin (its $TALLY_MEDIA_USER)"
+  log "    recordings directory: $RECORDINGS_DIR (shared with the origin, writable by $AGENT_USER)"
 }
 
 # shellcheck disable=SC2153 # NODE_IP is set by resolve_network (config.sh)
@@ -133,7 +133,8 @@ join_env_content() {
   # A worker has no livekit-server: its egress talks to the origin's.
   if [[ "$JOIN_ROLE" != media ]]; then livekit_url="http${CLUSTER[LIVEKIT_WS_URL]#ws}"; fi
   cat <<EOF
-# Tally node configuration, written by install.sh --join (cluster secrets: keep it 600).
+# Tally node configuration, written by install.sh --join (cluster secrets: root and the agent's
+# user only, mode 640).
 # ./install.sh --leave drains this node and deletes this file.
 TALLY_HOME=$HOME_DIR
 TALLY_NODE_ID=$JOIN_NAME
@@ -210,9 +211,10 @@ EOF
 
 write_join_config() {
   prepare_home
-  write_file "$HOME_DIR/tally.env" 600 root < <(join_env_content)
+  # The agent is the only service reading it.
+  write_file "$HOME_DIR/tally.env" 640 "root:$AGENT_USER" < <(join_env_content)
   if [[ "$JOIN_ROLE" == media ]]; then
-    write_file "$HOME_DIR/livekit.yaml" 600 "$TALLY_USER" < <(join_livekit_yaml_content)
+    write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(join_livekit_yaml_content)
     install_tool_binary livekit-server
   else
     install_tool_binary egress
@@ -248,11 +250,12 @@ join_main() {
   provision_role
   step "node dependencies"
   install_join_deps
-  step "service user"
-  ensure_service_user
+  step "service users"
+  ensure_service_users
   step "cluster settings from the origin"
   load_existing_env
   select_service_mode
+  resolve_agent_user
   exchange_join_token
   step "configuration in $HOME_DIR"
   resolve_ports

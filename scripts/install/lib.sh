@@ -4,8 +4,17 @@
 
 TALLY_INSTALL_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TALLY_REPO="$(cd "$TALLY_INSTALL_LIB/../.." && pwd)"
-# The unprivileged system user every service runs as (initdb refuses root).
-TALLY_USER="${TALLY_USER:-tally}"
+# Each service runs as a system user of its own, none of which can read another's secrets
+# (docs/adr/0016-one-system-user-per-service.md):
+TALLY_USER="${TALLY_USER:-tally}"                   # api, worker: tally.env, admin.key
+TALLY_MEDIA_USER="${TALLY_MEDIA_USER:-tally-media}" # the agent and the egress/ingress it runs
+TALLY_LIVEKIT_USER="${TALLY_LIVEKIT_USER:-tally-livekit}"
+TALLY_PG_USER="${TALLY_PG_USER:-tally-postgres}"    # Tally's own cluster (initdb refuses root)
+TALLY_REDIS_USER="${TALLY_REDIS_USER:-tally-redis}"
+TALLY_CADDY_USER="${TALLY_CADDY_USER:-caddy}"       # Debian's caddy package's user (--domain)
+# Recordings and live HLS are shared: the media user's group, which the tally user joins; shared
+# files are created group-writable (this umask) so either side can move or delete them.
+TALLY_SHARED_UMASK=0007
 # What a service's environment starts from (services never inherit the installer's environment).
 TALLY_SERVICE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Services in start order; stop goes in reverse.
@@ -91,6 +100,13 @@ ensure_dir() {
   mkdir -p "$path"
   chmod "$mode" "$path"
   chown "$(owner_with_group "$owner")" "$path"
+}
+
+# as_user USER CMD...: CMD as USER (with its supplementary groups), from /.
+as_user() {
+  local user="$1"
+  shift
+  (cd / && setpriv --reuid="$user" --regid="$user" --init-groups -- "$@")
 }
 
 # random_secret BYTES -> 2*BYTES hex characters from /dev/urandom.

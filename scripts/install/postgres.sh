@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Tally's own PostgreSQL cluster in DIR/postgres/data (socket in DIR/postgres), owned by the
-# service user (initdb refuses root), listening on 127.0.0.1 only. Source it; do not execute it.
+# Tally's own PostgreSQL cluster in DIR/postgres/data (socket in DIR/postgres), owned by its own
+# system user (initdb refuses root), listening on 127.0.0.1 only. Source it; do not execute it.
 #
-# Authentication: the socket directory is private to the service user, so local connections
-# (superuser `postgres`, used by this script only) are trusted; TCP needs the password of the
-# role `tally` (scram-sha-256), which owns the database `tally`.
+# Authentication (DIR/postgres/data/pg_hba.conf, rewritten on every run): the superuser `postgres`
+# only over the socket and only for the cluster's system user (peer, mapped in pg_ident.conf; this
+# script uses it); the role `tally`, which owns the database `tally`, only over TCP with its
+# password (scram-sha-256); nothing else.
 
 PG_DATA_DIR=""
 
-as_service_user() {
-  (cd / && setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- "$@")
-}
+as_pg_user() { as_user "$TALLY_PG_USER" "$@"; }
 
 postgres_init_cluster() {
   PG_DATA_DIR="$HOME_DIR/postgres/data"
@@ -19,16 +18,48 @@ postgres_init_cluster() {
     return 0
   fi
   if dry; then
-    log "    would run initdb -D $PG_DATA_DIR (as $TALLY_USER)"
+    log "    would run initdb -D $PG_DATA_DIR (as $TALLY_PG_USER)"
     return 0
   fi
-  log "    initdb -D $PG_DATA_DIR (as $TALLY_USER)"
-  as_service_user "$PG_BIN/initdb" -D "$PG_DATA_DIR" -U postgres -E UTF8 --locale=C \
-    --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+  log "    initdb -D $PG_DATA_DIR (as $TALLY_PG_USER)"
+  as_pg_user "$PG_BIN/initdb" -D "$PG_DATA_DIR" -U postgres -E UTF8 --locale=C \
+    --auth-local=peer --auth-host=scram-sha-256 >/dev/null
 }
 
+pg_hba_content() {
+  cat <<EOF
+# Written by Tally's install.sh (re-running it rewrites this file).
+# TYPE  DATABASE  USER      ADDRESS        METHOD
+local   all       postgres                 peer map=tally
+host    tally     tally     127.0.0.1/32   scram-sha-256
+host    tally     tally     ::1/128        scram-sha-256
+EOF
+}
+
+pg_ident_content() {
+  cat <<EOF
+# Written by Tally's install.sh: the cluster's system user is its superuser.
+# MAPNAME  SYSTEM-USERNAME  PG-USERNAME
+tally      $TALLY_PG_USER  postgres
+EOF
+}
+
+# postgres_write_auth: pg_hba.conf and pg_ident.conf. A running cluster reloads them after
+# postgres_setup_database (one from a previous layout trusted local connections until then).
+PG_AUTH_CHANGED=0
+postgres_write_auth() {
+  local before after
+  before="$( (cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null || true) | sha)"
+  write_file "$PG_DATA_DIR/pg_hba.conf" 600 "$TALLY_PG_USER" < <(pg_hba_content)
+  write_file "$PG_DATA_DIR/pg_ident.conf" 600 "$TALLY_PG_USER" < <(pg_ident_content)
+  after="$( (cat "$PG_DATA_DIR/pg_hba.conf" "$PG_DATA_DIR/pg_ident.conf" 2>/dev/null || true) | sha)"
+  [[ "$before" == "$after" ]] || PG_AUTH_CHANGED=1
+}
+
+# As the cluster's user: a probe is a connection attempt, which would log a failed peer
+# authentication for any other user.
 postgres_ready() {
-  "$PG_BIN/pg_isready" -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres
+  as_pg_user "$PG_BIN/pg_isready" -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres
 }
 
 # postgres_setup_database: role `tally` with the password from tally.env (set on every run,
@@ -38,7 +69,7 @@ postgres_setup_database() {
     log "    would ensure role tally (password from tally.env) and database tally"
     return 0
   fi
-  as_service_user "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$HOME_DIR/postgres" -p "${PORT[pg]}" \
+  as_pg_user "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$HOME_DIR/postgres" -p "${PORT[pg]}" \
     -U postgres -d postgres >/dev/null <<SQL
 SELECT 'CREATE ROLE tally LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tally') \gexec
 ALTER ROLE tally WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '$DB_PASSWORD';
@@ -49,12 +80,18 @@ SQL
 
 start_postgres() {
   postgres_init_cluster
+  PG_DATA_DIR="$HOME_DIR/postgres/data"
+  dry || postgres_write_auth
   service_start postgres
   if ! dry; then
     wait_until 60 postgres postgres_ready || service_fail postgres
     log "    postgres: accepting connections on 127.0.0.1:${PORT[pg]}"
   fi
   postgres_setup_database
+  if ((PG_AUTH_CHANGED)); then
+    as_pg_user "$PG_BIN/psql" -X -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres -c 'SELECT pg_reload_conf()' >/dev/null
+    log "    pg_hba.conf: role tally by password (scram-sha-256) over TCP only, the superuser only as $TALLY_PG_USER (reloaded)"
+  fi
 }
 
 migrate_db() {

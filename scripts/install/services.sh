@@ -61,8 +61,14 @@ check_units_belong_here() {
   done
 }
 
-# service_spec NAME: the command line and how to run/stop it (background mode; the systemd
-# templates in deploy/systemd say the same).
+# agent_env_file: an origin's agent reads DIR/agent.env (the part of tally.env it needs, readable
+# by the media user); a joined node's tally.env holds nothing more than that, so it reads that.
+agent_env_file() {
+  if [[ "$ACTION" == join ]]; then printf '%s/tally.env' "$HOME_DIR"; else printf '%s/agent.env' "$HOME_DIR"; fi
+}
+
+# service_spec NAME: the command line, its user and how to run/stop it (background mode; the
+# systemd templates in deploy/systemd say the same).
 service_spec() {
   SPEC_CWD="$HOME_DIR" SPEC_ENV_FILE="-" SPEC_STOP_SIGNAL=TERM SPEC_STOP_TIMEOUT=30 SPEC_ALWAYS_RESTART=0
   SPEC_USER="$TALLY_USER"
@@ -72,27 +78,33 @@ service_spec() {
       # SIGINT = PostgreSQL's "fast" shutdown (SIGTERM would wait for every client to leave).
       SPEC_CMD=("$PG_BIN/postgres" -D "$HOME_DIR/postgres/data" -p "${PORT[pg]:-}" -k "$HOME_DIR/postgres"
         -c listen_addresses=127.0.0.1)
-      SPEC_STOP_SIGNAL=INT SPEC_STOP_TIMEOUT=60
+      SPEC_STOP_SIGNAL=INT SPEC_STOP_TIMEOUT=60 SPEC_USER="$TALLY_PG_USER"
       ;;
     redis)
       SPEC_CMD=("$(command -v redis-server || echo /usr/bin/redis-server)" "$HOME_DIR/redis/redis.conf")
       SPEC_CONFIG=("$HOME_DIR/redis/redis.conf")
+      SPEC_USER="$TALLY_REDIS_USER"
       ;;
     livekit)
       # livekit-server drains on SIGTERM (waits for participants to leave).
       SPEC_CMD=("$HOME_DIR/bin/livekit-server" --config "$HOME_DIR/livekit.yaml")
       SPEC_CONFIG=("$HOME_DIR/livekit.yaml" "$HOME_DIR/bin/livekit-server")
-      SPEC_STOP_TIMEOUT=60
+      SPEC_STOP_TIMEOUT=60 SPEC_USER="$TALLY_LIVEKIT_USER"
       ;;
-    api | worker | agent)
+    api | worker)
       # A young generation capped at 2 MB: the services idle ~30 MB smaller each, for a scavenge every
       # few dozen requests (docs/capacity.md, bench:base-load). libs/testing's appCommand matches.
       SPEC_CMD=("$NODE_BIN" --max-semi-space-size=2 "dist/$1.js")
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
       ;;
+    agent)
+      SPEC_CMD=("$NODE_BIN" --max-semi-space-size=2 dist/agent.js)
+      SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$(agent_env_file)" SPEC_ALWAYS_RESTART=1
+      SPEC_USER="${AGENT_USER:-$TALLY_MEDIA_USER}"
+      ;;
     caddy)
-      # Started as root only to hand the service user the one capability it needs (ports 443/80).
-      SPEC_CMD=(setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups --inh-caps=+net_bind_service
+      # Started as root only to hand Caddy's user the one capability it needs (ports 443/80).
+      SPEC_CMD=(setpriv --reuid="$TALLY_CADDY_USER" --regid="$TALLY_CADDY_USER" --init-groups --inh-caps=+net_bind_service
         --ambient-caps=+net_bind_service -- env XDG_CONFIG_HOME="$HOME_DIR/caddy/config" XDG_DATA_HOME="$HOME_DIR/caddy/data"
         "$(command -v caddy || echo /usr/bin/caddy)" run --adapter caddyfile
         --config "$HOME_DIR/caddy/Caddyfile")
@@ -106,7 +118,7 @@ service_spec() {
 service_fingerprint() {
   service_spec "$1"
   {
-    printf '%s\n' "$SERVICE_MODE" "${SPEC_CMD[@]}"
+    printf '%s\n' "$SERVICE_MODE" "$SPEC_USER" "${SPEC_CMD[@]}"
     if [[ "$SERVICE_MODE" == systemd ]]; then render_unit "$1"; fi
     local file
     for file in "${SPEC_CONFIG[@]}"; do cat "$file" 2>/dev/null || true; done
@@ -141,7 +153,7 @@ bg_start() {
   log="$(log_file "$name")"
   service_spec "$name"
   if dry; then
-    log "    would start $name: ${SPEC_CMD[*]} (as $TALLY_USER, log $log)"
+    log "    would start $name: ${SPEC_CMD[*]} (as $SPEC_USER, log $log)"
     return 0
   fi
   touch "$log"
@@ -189,11 +201,22 @@ bg_stop() {
 
 # render_unit NAME -> the unit text from deploy/systemd/tally-NAME.service.
 render_unit() {
-  local template="$TALLY_REPO/deploy/systemd/tally-$1.service" text key
+  local template="$TALLY_REPO/deploy/systemd/tally-$1.service" text key recordings hls protect_home=yes dir
   [[ -f "$template" ]] || die "missing template $template"
   text="$(<"$template")"
+  recordings="$(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$HOME_DIR/tally.env" 2>/dev/null | tail -n1)"
+  hls="$(sed -n 's/^TALLY_HLS_DIR=//p' "$HOME_DIR/tally.env" 2>/dev/null | tail -n1)"
+  # ProtectHome=yes hides /home, /root and /run/user; a checkout or data directory there stays
+  # visible (read-only unless listed in ReadWritePaths=).
+  for dir in "$TALLY_REPO" "$HOME_DIR" "${recordings:-$HOME_DIR}" "${hls:-$HOME_DIR}"; do
+    [[ "$dir/" != /home/* && "$dir/" != /root/* && "$dir/" != /run/user/* ]] || protect_home=read-only
+  done
   declare -A values=(
     [TALLY_HOME]="$HOME_DIR" [TALLY_USER]="$TALLY_USER" [TALLY_REPO]="$TALLY_REPO"
+    [MEDIA_USER]="${AGENT_USER:-$TALLY_MEDIA_USER}" [LIVEKIT_USER]="$TALLY_LIVEKIT_USER"
+    [PG_USER]="$TALLY_PG_USER" [REDIS_USER]="$TALLY_REDIS_USER" [CADDY_USER]="$TALLY_CADDY_USER"
+    [AGENT_ENV]="$(agent_env_file)" [RECORDINGS_DIR]="${recordings:-$HOME_DIR/recordings}"
+    [HLS_DIR]="${hls:-$HOME_DIR/hls}" [PROTECT_HOME]="$protect_home" [UMASK]="$TALLY_SHARED_UMASK"
     [NODE_BIN]="$NODE_BIN" [PG_BIN]="$PG_BIN" [PG_PORT]="${PORT[pg]:-}"
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
     [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"

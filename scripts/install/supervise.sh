@@ -43,6 +43,9 @@ main() {
   [[ "$env_file" == "-" ]] || load_env_file "$env_file"
   cd "$cwd" || exit 1
   ulimit -n 65536 2>/dev/null || true
+  # Files the services create are their group's too (as UMask= in the systemd units): recordings
+  # and live HLS are shared between the media user and tally through the media user's group.
+  umask 0007
 
   child=0 stopping=0
   trap on_stop TERM INT

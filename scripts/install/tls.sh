@@ -7,9 +7,9 @@
 # /metrics would otherwise trust). Without --domain nothing changes and the summary says how to
 # enable TLS. Source it; do not execute it.
 #
-# Caddy: DIR/caddy/Caddyfile, its certificates, keys and CA in DIR/caddy/data (the service user
-# owns them), ports 443 and 80 (TALLY_HTTPS_PORT / TALLY_HTTP_PORT override them), binding them as
-# the service user with CAP_NET_BIND_SERVICE only.
+# Caddy: DIR/caddy/Caddyfile, its certificates, keys and CA in DIR/caddy/data (owned by the user
+# Debian's caddy package creates, which reads none of Tally's secrets), ports 443 and 80
+# (TALLY_HTTPS_PORT / TALLY_HTTP_PORT override them), bound with CAP_NET_BIND_SERVICE only.
 
 TALLY_SERVICES+=(caddy)
 DOMAIN=""   # "" = no TLS proxy
@@ -93,11 +93,15 @@ EOF
 
 # ensure_caddy: Debian's caddy package, installed when --domain asks for it.
 ensure_caddy() {
-  if command -v caddy >/dev/null 2>&1; then return 0; fi
+  if command -v caddy >/dev/null 2>&1; then
+    ensure_system_user "$TALLY_CADDY_USER"
+    return 0
+  fi
   log "    apt-get install caddy"
   run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q caddy >/dev/null
   # The package's own caddy.service would take ports 80/443: Tally runs its own instance.
   if ! dry && systemd_is_init; then systemctl disable --now caddy.service >/dev/null 2>&1 || true; fi
+  ensure_system_user "$TALLY_CADDY_USER"
 }
 
 caddy_ready() {
@@ -111,17 +115,18 @@ start_tls_proxy() {
     return 0
   fi
   ensure_caddy
-  ensure_dir "$HOME_DIR/caddy" 700 "$TALLY_USER"
-  ensure_dir "$HOME_DIR/caddy/data" 700 "$TALLY_USER"
-  write_file "$HOME_DIR/caddy/Caddyfile" 600 "$TALLY_USER" < <(caddyfile_content)
+  own_tree "$HOME_DIR/caddy" "$TALLY_CADDY_USER" caddy
+  ensure_dir "$HOME_DIR/caddy" 700 "$TALLY_CADDY_USER"
+  ensure_dir "$HOME_DIR/caddy/data" 700 "$TALLY_CADDY_USER"
+  write_file "$HOME_DIR/caddy/Caddyfile" 600 "$TALLY_CADDY_USER" < <(caddyfile_content)
   if ! dry; then
-    # As the service user: validating provisions the local CA, whose files Caddy must read later.
-    local validate=(setpriv --reuid="$TALLY_USER" --regid="$TALLY_USER" --init-groups -- env
+    # As Caddy's user: validating provisions the local CA, whose files Caddy must read later.
+    local validate=(setpriv --reuid="$TALLY_CADDY_USER" --regid="$TALLY_CADDY_USER" --init-groups -- env
       XDG_CONFIG_HOME="$HOME_DIR/caddy/config" XDG_DATA_HOME="$HOME_DIR/caddy/data"
       "$(command -v caddy)" validate --adapter caddyfile --config "$HOME_DIR/caddy/Caddyfile")
     (cd / && "${validate[@]}" >/dev/null 2>&1) ||
       die "Caddy refused $HOME_DIR/caddy/Caddyfile: $(cd / && "${validate[@]}" 2>&1 | tail -n 3)"
-    chown -R "$TALLY_USER:$TALLY_USER" "$HOME_DIR/caddy"
+    chown -R "$TALLY_CADDY_USER:$TALLY_CADDY_USER" "$HOME_DIR/caddy"
   fi
   service_start caddy
   dry && return 0

@@ -9,7 +9,8 @@ export function egressDestination(recordings: Config['recordings'], location: st
   const s3 = recordings.s3;
   if (!s3) {
     const path = new RecordingFiles(recordings.dir).incomingPath(location);
-    // Egress runs on this host and writes as the same user; it does not create directories.
+    // Egress does not create directories. Made here, in the shared recordings directory, they stay
+    // writable by its group: egress (the media user) writes into them, the worker moves files out.
     mkdirSync(dirname(path), { recursive: true });
     return { kind: 'file', path };
   }

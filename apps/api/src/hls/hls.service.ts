@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
@@ -61,6 +62,9 @@ export class HlsService {
       dir,
     });
     try {
+      // Made here, not by egress: in the shared HLS directory what tally creates stays writable by
+      // the group, so the janitor can delete the segments egress (the media user) writes into it.
+      await mkdir(dir, { recursive: true });
       const egress = await this.egress.startSegments(request, { dir, segmentS });
       await this.sessions.update(id, { egressId: egress.egressId });
       await this.ledger.confirm(id);
