@@ -231,7 +231,7 @@ resolve_secrets_key() {
 }
 
 # prepare_home: the directory layout, each part owned by the user of the service that writes it
-# (docs/adr/0016-one-system-user-per-service.md). DIR is root:tally 0751: every service user may
+# (docs/adr/0017-one-system-user-per-service.md). DIR is root:tally 0751: every service user may
 # pass through it to its own part, only tally lists it. A home from a previous layout (one
 # user for everything) has its trees handed over to their new owners here.
 prepare_home() {

@@ -5,7 +5,7 @@
 TALLY_INSTALL_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TALLY_REPO="$(cd "$TALLY_INSTALL_LIB/../.." && pwd)"
 # Each service runs as a system user of its own, none of which can read another's secrets
-# (docs/adr/0016-one-system-user-per-service.md):
+# (docs/adr/0017-one-system-user-per-service.md):
 TALLY_USER="${TALLY_USER:-tally}"                   # api, worker: tally.env, admin.key
 TALLY_MEDIA_USER="${TALLY_MEDIA_USER:-tally-media}" # the agent and the egress/ingress it runs
 TALLY_LIVEKIT_USER="${TALLY_LIVEKIT_USER:-tally-livekit}"
