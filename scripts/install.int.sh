@@ -46,31 +46,38 @@ check() { # check DESCRIPTION CMD...
 [[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
 
 declare -A used_ports=()
-# free_port -> a port with no TCP or UDP listener, not handed out before (20000-59999).
+# free_port VAR: sets VAR to a port with no TCP or UDP listener, not handed out before (20000-59999).
+# It assigns rather than prints: in a $(...) subshell the record of ports handed out would be lost.
 free_port() {
+  local -n assigned="$1"
   local port tries=0
   while ((tries++ < 500)); do
     port=$((20000 + RANDOM % 40000))
     [[ -z "${used_ports[$port]:-}" ]] || continue
     [[ -z "$(ss -Htuln "sport = :$port")" ]] || continue
     used_ports[$port]=1
-    printf '%s' "$port"
+    assigned="$port"
     return 0
   done
   fail "no free port found"
 }
 
 home="$(mktemp -d /tmp/tally-install-int.XXXXXX)"
-api_port="$(free_port)"
-pg_port="$(free_port)"
-redis_port="$(free_port)"
-lk_port="$(free_port)"
-rtc_tcp_port="$(free_port)"
-rtc_udp_port="$(free_port)"
-egress_port="$(free_port)"
-egress_template_port="$(free_port)"
-ingress_ports=(--ingress-rtmp-port "$(free_port)" --ingress-whip-port "$(free_port)" --ingress-health-port "$(free_port)"
-  --ingress-relay-port "$(free_port)" --ingress-udp-port "$(free_port)")
+free_port api_port
+free_port pg_port
+free_port redis_port
+free_port lk_port
+free_port rtc_tcp_port
+free_port rtc_udp_port
+free_port egress_port
+free_port egress_template_port
+free_port ingress_rtmp_port
+free_port ingress_whip_port
+free_port ingress_health_port
+free_port ingress_relay_port
+free_port ingress_udp_port
+ingress_ports=(--ingress-rtmp-port "$ingress_rtmp_port" --ingress-whip-port "$ingress_whip_port" --ingress-health-port "$ingress_health_port"
+  --ingress-relay-port "$ingress_relay_port" --ingress-udp-port "$ingress_udp_port")
 tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
