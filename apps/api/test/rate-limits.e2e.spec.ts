@@ -68,6 +68,10 @@ describe('per-app rate limits across two API replicas', () => {
       expect(typeof refused.body.requestId).toBe('string');
     }
 
+    // Each replica counted the refusal it answered.
+    const metrics = await (await first.withKey(undefined).raw('/metrics')).text();
+    expect(metrics).toContain('tally_rate_limited_total{resource="app.requests"} 1');
+
     // Another app's key, the admin key and unauthenticated routes are counted apart (or not at all).
     expect((await second.withKey(other.key.key).get(`/v1/apps/${other.app.id}`)).status).toBe(200);
     expect((await second.get(`/v1/apps/${limited.app.id}`)).status).toBe(200);

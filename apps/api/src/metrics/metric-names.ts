@@ -24,6 +24,7 @@ export const METRICS = {
   nodeUsedCpu: 'tally_node_used_cpu_millicores',
   nodeUsedRam: 'tally_node_used_ram_mb',
   admissions: 'tally_admissions_total',
+  rateLimited: 'tally_rate_limited_total',
   webhookDeliveries: 'tally_webhook_deliveries',
   queueJobs: 'tally_queue_jobs',
   recordingsFinished: 'tally_recordings_finished_total',

@@ -12,15 +12,17 @@ import { MetricsRegistry } from './metrics.registry.js';
 import { MetricsRepository } from './metrics.repository.js';
 import { MetricsStore } from './metrics.store.js';
 import { PoolCollector } from './pool.collector.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { RateLimitCollector } from './rate-limit.collector.js';
 import { ReconcilerCollector } from './reconciler.collector.js';
 import { RecordingsCollector } from './recordings.collector.js';
 
 /**
  * GET /metrics (docs/observability.md). The admission counter comes from the global capacity module,
- * the camera frame counter and presence from the cameras module.
+ * the camera frame counter and presence from the cameras module, the rate limiter's refusals from its module.
  */
 @Module({
-  imports: [CamerasModule],
+  imports: [CamerasModule, RateLimitModule],
   controllers: [MetricsController],
   providers: [
     MetricsRegistry,
@@ -35,6 +37,7 @@ import { RecordingsCollector } from './recordings.collector.js';
     ReconcilerCollector,
     CamerasCollector,
     HlsCollector,
+    RateLimitCollector,
     HttpMetrics,
   ],
 })

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { AppRateLimits } from './app-rates.js';
 import { ApiRateLimiter } from './rate-limiter.js';
 
 /** Per-app request rates; the bootstrap registers ApiRateLimiter's hook on the Fastify instance. */
-@Module({ providers: [AppRateLimits, ApiRateLimiter], exports: [ApiRateLimiter] })
+@Module({ providers: [AppRateLimits, ApiRateLimiter, RateLimitMetrics], exports: [ApiRateLimiter, RateLimitMetrics] })
 export class RateLimitModule {}

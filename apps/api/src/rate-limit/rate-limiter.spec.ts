@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PrincipalResolver } from '../auth/principal-resolver.js';
 import type { AppRateLimits } from './app-rates.js';
+import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { RATE_LIMIT_CONFIG_KEY } from './rate-limit-class.js';
 import { ApiRateLimiter, perWindow } from './rate-limiter.js';
 
@@ -43,13 +44,14 @@ async function setup() {
       ),
   } as unknown as PrincipalResolver;
   const rates = { of: () => Promise.resolve({ requestsPerMinute: 12, startsPerMinute: 6 }) } as unknown as AppRateLimits;
-  const sut = new ApiRateLimiter(principals, rates, redis as unknown as RedisConnection, config);
+  const metrics = new RateLimitMetrics();
+  const sut = new ApiRateLimiter(principals, rates, redis as unknown as RedisConnection, metrics, config);
   const fastify = Fastify();
   await sut.register(fastify);
   fastify.get('/read', () => ({ ok: true }));
   fastify.post('/start', { config: { [RATE_LIMIT_CONFIG_KEY]: 'start' } as object }, () => ({ started: true }));
   await fastify.ready();
-  return { fastify, redis };
+  return { fastify, redis, metrics };
 }
 
 describe(ApiRateLimiter.name, () => {
@@ -72,6 +74,7 @@ describe(ApiRateLimiter.name, () => {
       error: { code: 'rate_limited', resource: 'app.requests', limit: 2, windowS: 10, retryAfterS: 9 },
       requestId: expect.any(String) as unknown,
     });
+    expect((await t.metrics.counter.get()).values).toEqual([{ labels: { resource: 'app.requests' }, value: 1 }]);
   });
 
   it('counts a start route against the start rate on its own counter, and requests without a key not at all', async () => {

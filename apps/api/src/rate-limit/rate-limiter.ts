@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PrincipalResolver } from '../auth/principal-resolver.js';
 import { RateLimitedError } from '../common/domain-error.js';
 import { sendError } from '../common/http-error.filter.js';
+import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { AppRateLimits } from './app-rates.js';
 import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from './rate-limit-class.js';
 
@@ -35,6 +36,7 @@ export class ApiRateLimiter {
     private readonly principals: PrincipalResolver,
     private readonly rates: AppRateLimits,
     private readonly redis: RedisConnection,
+    private readonly metrics: RateLimitMetrics,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -76,6 +78,7 @@ export class ApiRateLimiter {
     void reply.header('x-ratelimit-reset', result.ttlInSeconds);
     if (!result.isExceeded) return undefined;
     const retryAfterS = Math.max(1, result.ttlInSeconds);
+    this.metrics.refused(bucket.resource);
     sendError(
       request,
       reply,
