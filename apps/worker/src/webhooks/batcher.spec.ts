@@ -15,12 +15,39 @@ describe(Batcher.name, () => {
     expect(batches).toEqual([[1, 2, 3]]);
   });
 
+  it('collects what arrives while a batch runs into the next one', async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => undefined;
+    const sut = new Batcher<number, number>(
+      (items) => {
+        batches.push([...items]);
+        return batches.length === 1 ? new Promise((resolve) => (release = () => resolve([...items]))) : Promise.resolve([...items]);
+      },
+      500,
+      1,
+    );
+
+    const first = sut.add(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [2, 3, 4].map((i) => sut.add(i));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    release();
+
+    await expect(Promise.all([first, ...later])).resolves.toEqual([1, 2, 3, 4]);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+  });
+
   it('never puts more than max items in one batch', async () => {
     const batches: number[][] = [];
-    const sut = new Batcher<number, number>((items) => {
-      batches.push([...items]);
-      return Promise.resolve([...items]);
-    }, 2);
+    const sut = new Batcher<number, number>(
+      (items) => {
+        batches.push([...items]);
+        return Promise.resolve([...items]);
+      },
+      2,
+      1,
+    );
 
     await Promise.all([1, 2, 3, 4, 5].map((i) => sut.add(i)));
 
