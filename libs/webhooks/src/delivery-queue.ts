@@ -1,5 +1,5 @@
 import { JOBS, WEBHOOK_APPS_KEY, WEBHOOK_WAKE_CHANNEL, webhookQueueOf } from '@tally/contracts';
-import { type JobsOptions, Queue } from 'bullmq';
+import { type JobsOptions, type JobType, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 
 /**
@@ -15,7 +15,12 @@ export const DELIVERY_JOB_OPTIONS = {
   backoff: { type: 'exponential', delay: 5_000 },
 } as const satisfies JobsOptions;
 
+const BACKLOG_STATES: readonly JobType[] = ['waiting', 'prioritized', 'delayed'];
+
 export type QueuedDelivery = Readonly<{ appId: string; deliveryId: string }>;
+
+/** Delivery jobs over all apps' queues: per state, the number of apps with any, and the largest app backlog. */
+export type DeliveryJobCounts = Readonly<{ byState: Readonly<Record<string, number>>; apps: number; largestAppBacklog: number }>;
 
 /**
  * The adapter in front of the webhook queues: one BullMQ queue per app (`webhookQueueOf`), one job
@@ -78,6 +83,28 @@ export class DeliveryQueue {
     }
     await this.enqueue(requeued);
     return requeued.map((d) => d.deliveryId);
+  }
+
+  /**
+   * Sums `states` over the queues of the apps in WEBHOOK_APPS_KEY (an app leaves that set only once
+   * its queue is empty), for /metrics: one figure per state, whatever the number of apps. An app's
+   * backlog counts its jobs waiting, prioritized and delayed.
+   */
+  async jobCounts(states: readonly JobType[]): Promise<DeliveryJobCounts> {
+    const byState: Record<string, number> = Object.fromEntries(states.map((s) => [s, 0]));
+    let apps = 0;
+    let largestAppBacklog = 0;
+    const counted = [...new Set<JobType>([...states, ...BACKLOG_STATES])];
+    for (const appId of await this.redis.smembers(WEBHOOK_APPS_KEY)) {
+      const counts = await this.queueOf(appId).getJobCounts(...counted);
+      for (const state of states) byState[state] = (byState[state] ?? 0) + (counts[state] ?? 0);
+      if (Object.values(counts).some((n) => n > 0)) apps += 1;
+      largestAppBacklog = Math.max(
+        largestAppBacklog,
+        BACKLOG_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0),
+      );
+    }
+    return { byState, apps, largestAppBacklog };
   }
 
   async close(): Promise<void> {
