@@ -178,7 +178,14 @@ try {
   const resumedAt = killedAt === undefined ? undefined : receipts.find((t) => t > killedAt!);
   const gapS = killedAt === undefined || resumedAt === undefined ? undefined : (resumedAt - killedAt) / 1000;
   const latencies = [...paced].filter((id) => receiver.firstSeen.has(id)).map((id) => receiver.firstSeen.get(id)! - stagedAt.get(id)!);
-  const delivered = await prisma.webhookDelivery.count({ where: { status: 'delivered' } });
+  // A receipt precedes its row's delivered mark by up to one batch: wait for the marks (bounded).
+  const countDelivered = () => prisma.webhookDelivery.count({ where: { status: 'delivered' } });
+  const marksDeadline = Date.now() + 10_000;
+  let delivered = await countDelivered();
+  while (delivered < stagedAt.size - lost && Date.now() < marksDeadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    delivered = await countDelivered();
+  }
   const p50 = quantile(latencies, 0.5);
   const p99 = quantile(latencies, 0.99);
 

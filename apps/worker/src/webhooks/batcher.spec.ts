@@ -25,6 +25,7 @@ describe(Batcher.name, () => {
       },
       500,
       1,
+      0,
     );
 
     const first = sut.add(1);
