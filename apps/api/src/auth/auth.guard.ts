@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { CONFIG, type Config } from '@tally/config';
 import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { ApiKeyCache } from './key-cache.js';
 import { hashKey, sameSecret } from './key-hash.js';
 import { KeyUsageRecorder } from './key-usage.js';
@@ -19,7 +19,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyCache,
     private readonly usage: KeyUsageRecorder,
-    private readonly apps: AppsRepository,
+    private readonly apps: LiveApps,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -35,7 +35,7 @@ export class AuthGuard implements CanActivate {
     if (principal.kind === 'admin') {
       // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
       // A malformed id is left to the route's validation (400 naming the field).
-      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.find(params.appId))) {
+      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.exists(params.appId))) {
         throw new NotFoundError('app');
       }
       return true;
