@@ -45,6 +45,8 @@ export type StoredPolicy = Readonly<{
   /** Per guaranteed class, the load one unit keeps free (libs/capacity guaranteeUnitCosts). */
   units: Partial<Record<QuotaClass, Load>>;
   mode: EgressModeSetting;
+  /** The app's request and start rates the operator set (the API's rate limiter reads them; the scripts do not). */
+  rates?: Readonly<{ requestsPerMinute?: number; startsPerMinute?: number }>;
 }>;
 
 /** What the reserve script needs besides the placement: the default caps and the pool guarantees are shares of. */

@@ -1,8 +1,8 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
-import { QUEUES, type QueueName } from '@tally/contracts';
+import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { QUEUES } from '@tally/contracts';
 import { DeliveryQueue, type DeliveryJobCounts } from '@tally/webhooks';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { RedisConnection } from '../infra/infra.module.js';
 import { REPAIRS_KEY } from './metric-names.js';
 
@@ -10,20 +10,19 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 
 /** The Redis side of the metrics: the worker's repair totals and the BullMQ queue depths. */
 @Injectable()
-export class MetricsStore implements OnApplicationShutdown {
+export class MetricsStore {
   private readonly queues: readonly Queue[];
   private webhookCountsInFlight: Promise<DeliveryJobCounts> | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly deliveries: DeliveryQueue,
-    @Inject(CONFIG) config: Config,
+    @InjectQueue(QUEUES.maintenance) maintenance: Queue,
+    @InjectQueue(QUEUES.recordings) recordings: Queue,
+    @InjectQueue(QUEUES.transcodes) transcodes: Queue,
   ) {
-    const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
-    // Webhook deliveries are queued per app (one queue each, docs/adr/0011-fair-webhook-delivery.md): they are summed under QUEUES.webhooks.
-    this.queues = Object.values(QUEUES)
-      .filter((name) => name !== QUEUES.webhooks)
-      .map((name) => new Queue(name, { connection }));
+    // Webhook deliveries are queued per app (docs/adr/0011-fair-webhook-delivery.md): summed under QUEUES.webhooks below.
+    this.queues = [maintenance, recordings, transcodes];
   }
 
   async repairs(): Promise<Readonly<Record<string, number>>> {
@@ -31,11 +30,11 @@ export class MetricsStore implements OnApplicationShutdown {
     return Object.fromEntries(Object.entries(raw).map(([kind, n]) => [kind, Number(n)]));
   }
 
-  async queueDepths(): Promise<{ queue: QueueName; state: string; count: number }[]> {
+  async queueDepths(): Promise<{ queue: string; state: string; count: number }[]> {
     const perQueue = await Promise.all(
       this.queues.map(async (queue) => {
         const counts = await queue.getJobCounts(...JOB_STATES);
-        return JOB_STATES.map((state) => ({ queue: queue.name as QueueName, state, count: counts[state] ?? 0 }));
+        return JOB_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
       }),
     );
     const webhooks = await this.webhookCounts();
@@ -53,9 +52,5 @@ export class MetricsStore implements OnApplicationShutdown {
       this.webhookCountsInFlight = undefined;
     });
     return this.webhookCountsInFlight;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.queues.map((q) => q.close()));
   }
 }
