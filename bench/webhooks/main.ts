@@ -7,8 +7,18 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createPrismaClient, runMigrations } from '@tally/db';
-import { type Child, createDatabase, startAppProcess, startPostgres, startStack, TEMPLATE_DATABASE } from '@tally/testing';
+import {
+  appCommand,
+  type Child,
+  createDatabase,
+  startAppProcess,
+  startChild,
+  startPostgres,
+  startStack,
+  TEMPLATE_DATABASE,
+} from '@tally/testing';
 import { DeliveryQueue, newWebhookSecret, sealSecret, type StagedEvent, WebhookOutbox } from '@tally/webhooks';
 import { benchArgs } from '../lib/args.js';
 import { progress } from '../lib/progress.js';
@@ -39,8 +49,15 @@ const prisma = createPrismaClient(stack.config.databaseUrl);
 const queue = new DeliveryQueue(stack.config.redisUrl);
 let worker: Child | undefined;
 const workerEnv = { ...stack.env, TALLY_WEBHOOK_APP_CONCURRENCY: String(args.appConcurrency) };
-const startWorker = async (n: number) =>
-  startAppProcess('worker', workerEnv, join(tmpdir(), `tally-bench-webhooks-worker-${stack.nodeId}-${n}.log`));
+// TALLY_BENCH_WORKER_CPU_PROF=<dir>: the worker started after the SIGKILL (stopped gracefully at the
+// end) writes a V8 CPU profile there, for the per-delivery profile in docs/webhooks.md.
+const cpuProfDir = process.env['TALLY_BENCH_WORKER_CPU_PROF'];
+const startWorker = async (n: number) => {
+  const log = join(tmpdir(), `tally-bench-webhooks-worker-${stack.nodeId}-${n}.log`);
+  if (!cpuProfDir) return startAppProcess('worker', workerEnv, log);
+  const preload = fileURLToPath(new URL('./cpu-profile.mjs', import.meta.url));
+  return startChild(process.execPath, ['--import', preload, ...appCommand('worker')], log, { ...process.env, ...workerEnv });
+};
 
 try {
   const sample = (i: number) => ({
@@ -161,7 +178,14 @@ try {
   const resumedAt = killedAt === undefined ? undefined : receipts.find((t) => t > killedAt!);
   const gapS = killedAt === undefined || resumedAt === undefined ? undefined : (resumedAt - killedAt) / 1000;
   const latencies = [...paced].filter((id) => receiver.firstSeen.has(id)).map((id) => receiver.firstSeen.get(id)! - stagedAt.get(id)!);
-  const delivered = await prisma.webhookDelivery.count({ where: { status: 'delivered' } });
+  // A receipt precedes its row's delivered mark by up to one batch: wait for the marks (bounded).
+  const countDelivered = () => prisma.webhookDelivery.count({ where: { status: 'delivered' } });
+  const marksDeadline = Date.now() + 10_000;
+  let delivered = await countDelivered();
+  while (delivered < stagedAt.size - lost && Date.now() < marksDeadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    delivered = await countDelivered();
+  }
   const p50 = quantile(latencies, 0.5);
   const p99 = quantile(latencies, 0.99);
 

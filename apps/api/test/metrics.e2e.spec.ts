@@ -1,6 +1,7 @@
 import { EGRESS_MODES } from '@tally/capacity';
 import type { CameraView, CapacityView, CreatedCamera } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
+import { DeliveryQueue } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsController } from '../src/metrics/metrics.controller.js';
@@ -114,8 +115,30 @@ describe(MetricsController.name, () => {
     for (const queue of ['tally-maintenance', 'tally-webhooks', 'tally-recordings']) {
       expect(samples.some((s) => s.name === 'tally_queue_jobs' && s.labels['queue'] === queue)).toBe(true);
     }
+    // No app of this test has a webhook URL: nothing is queued for delivery.
+    expect(total(samples, 'tally_webhook_apps_queued')).toBe(0);
     // Every egress mode by both outcomes, zero or not.
     expect(samples.filter((s) => s.name === 'tally_recordings_finished_total')).toHaveLength(EGRESS_MODES.length * 2);
+  });
+
+  it("sums the apps' webhook queues into tally-webhooks, however many apps there are", async () => {
+    const queue = new DeliveryQueue(sut.stack.config.redisUrl);
+    try {
+      // Queued as the outbox queues them, with no worker running to take them.
+      await queue.enqueue([
+        ...['a', 'b', 'c'].map((n) => ({ appId: 'app_metricsbusy00000', deliveryId: `dlv_metrics_busy_${n}` })),
+        { appId: 'app_metricsquiet0000', deliveryId: 'dlv_metrics_quiet_a' },
+      ]);
+
+      const samples = await scrape();
+      expect(total(samples, 'tally_queue_jobs', { queue: 'tally-webhooks', state: 'waiting' })).toBe(4);
+      expect(samples.filter((s) => s.name === 'tally_queue_jobs' && s.labels['queue']?.startsWith('tally-webhooks.'))).toEqual([]);
+      expect(total(samples, 'tally_webhook_apps_queued')).toBe(2);
+      expect(total(samples, 'tally_webhook_app_backlog_max')).toBe(3);
+    } finally {
+      await Promise.all(['app_metricsbusy00000', 'app_metricsquiet0000'].map((app) => queue.queueOf(app).obliterate({ force: true })));
+      await queue.close();
+    }
   });
 
   it("follows an app's cameras as one connects and a viewer watches, and counts frames over maxFps as dropped", async () => {

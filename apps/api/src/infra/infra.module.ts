@@ -29,7 +29,7 @@ export class InfraModule {
           inject: [DeliveryQueue],
         },
       ],
-      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy],
+      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy, DeliveryQueue],
     };
   }
 }

@@ -24,9 +24,26 @@ export class DeliveriesCollector {
         for (const r of rows) this.set({ app: r.appId, status: r.status }, r.count);
       },
     });
+    // Per-app queues, summed: bounded series however many apps there are.
+    new Gauge({
+      name: METRICS.webhookAppsQueued,
+      help: 'Apps with webhook deliveries in their queue (waiting, delayed or in flight)',
+      registers,
+      async collect() {
+        this.set((await store.webhookLanes()).apps);
+      },
+    });
+    new Gauge({
+      name: METRICS.webhookAppBacklogMax,
+      help: "The largest one app's webhook backlog (deliveries waiting or delayed in its queue)",
+      registers,
+      async collect() {
+        this.set((await store.webhookLanes()).largestAppBacklog);
+      },
+    });
     new Gauge({
       name: METRICS.queueJobs,
-      help: 'Jobs per BullMQ queue and state',
+      help: "Jobs per BullMQ queue and state (tally-webhooks: every app's delivery queue summed)",
       labelNames: ['queue', 'state'] as const,
       registers,
       async collect() {

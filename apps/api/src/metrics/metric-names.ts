@@ -26,6 +26,8 @@ export const METRICS = {
   admissions: 'tally_admissions_total',
   rateLimited: 'tally_rate_limited_total',
   webhookDeliveries: 'tally_webhook_deliveries',
+  webhookAppsQueued: 'tally_webhook_apps_queued',
+  webhookAppBacklogMax: 'tally_webhook_app_backlog_max',
   queueJobs: 'tally_queue_jobs',
   recordingsFinished: 'tally_recordings_finished_total',
   recordingsCompleted24h: 'tally_recordings_completed_24h',

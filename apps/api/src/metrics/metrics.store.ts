@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import { QUEUES } from '@tally/contracts';
+import { DeliveryQueue, type DeliveryJobCounts } from '@tally/webhooks';
 import type { Queue } from 'bullmq';
 import { RedisConnection } from '../infra/infra.module.js';
 import { REPAIRS_KEY } from './metric-names.js';
@@ -11,15 +12,17 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 @Injectable()
 export class MetricsStore {
   private readonly queues: readonly Queue[];
+  private webhookCountsInFlight: Promise<DeliveryJobCounts> | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
+    private readonly deliveries: DeliveryQueue,
     @InjectQueue(QUEUES.maintenance) maintenance: Queue,
-    @InjectQueue(QUEUES.webhooks) webhooks: Queue,
     @InjectQueue(QUEUES.recordings) recordings: Queue,
     @InjectQueue(QUEUES.transcodes) transcodes: Queue,
   ) {
-    this.queues = [maintenance, webhooks, recordings, transcodes];
+    // Webhook deliveries are queued per app (docs/adr/0011-fair-webhook-delivery.md): summed under QUEUES.webhooks below.
+    this.queues = [maintenance, recordings, transcodes];
   }
 
   async repairs(): Promise<Readonly<Record<string, number>>> {
@@ -34,6 +37,20 @@ export class MetricsStore {
         return JOB_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
       }),
     );
-    return perQueue.flat();
+    const webhooks = await this.webhookCounts();
+    return [...perQueue.flat(), ...JOB_STATES.map((state) => ({ queue: QUEUES.webhooks, state, count: webhooks.byState[state] ?? 0 }))];
+  }
+
+  /** The per-app webhook queues together: apps with deliveries queued, and the largest one app's backlog. */
+  async webhookLanes(): Promise<{ apps: number; largestAppBacklog: number }> {
+    return this.webhookCounts();
+  }
+
+  /** A scrape runs its collectors concurrently: one pass over the apps' queues serves them all. */
+  private webhookCounts(): Promise<DeliveryJobCounts> {
+    this.webhookCountsInFlight ??= this.deliveries.jobCounts(JOB_STATES).finally(() => {
+      this.webhookCountsInFlight = undefined;
+    });
+    return this.webhookCountsInFlight;
   }
 }

@@ -7,6 +7,8 @@ const GRACE_MS = 5_000;
 const PAGE = 500;
 /** Bounds one sweep; the next one continues with what is still overdue. */
 const MAX_PER_SWEEP = 10_000;
+/** A delivery overdue this long while its job looks live gets its job's state checked (see ensureQueued). */
+const STALE_MS = 15 * 60_000;
 
 /**
  * Crash recovery for the outbox: every pending delivery that is due gets a live job. Covers a
@@ -26,6 +28,7 @@ export class OutboxSweeper {
   /** Returns how many deliveries were (re)queued. */
   async sweep(now: Date): Promise<number> {
     const dueBy = new Date(now.getTime() - GRACE_MS);
+    const staleBy = now.getTime() - STALE_MS;
     let requeued = 0;
     let seen = 0;
     let cursor: { id: string; nextAttemptAt: Date } | undefined;
@@ -33,7 +36,8 @@ export class OutboxSweeper {
       const page = await this.deliveries.overdue(dueBy, PAGE, cursor);
       if (page.length === 0) break;
       seen += page.length;
-      requeued += (await this.queue.ensureQueued(page.map((d) => ({ appId: d.appId, deliveryId: d.id })))).length;
+      const deliveries = page.map((d) => ({ appId: d.appId, deliveryId: d.id, stale: d.nextAttemptAt.getTime() < staleBy }));
+      requeued += (await this.queue.ensureQueued(deliveries)).length;
       cursor = page[page.length - 1];
       if (page.length < PAGE) break;
     }

@@ -9,11 +9,12 @@ export type LaneProcessor = (job: Job, token: string | undefined) => Promise<unk
 
 /**
  * A worker killed mid-delivery holds its jobs' locks for at most `lockDuration`; another worker's
- * stalled check (every `stalledInterval`) then puts them back, so a crash delays deliveries by
- * seconds. An attempt that outlives the lock is no problem: the lock is renewed every
- * lockDuration / 2 while the attempt runs.
+ * stalled check (every `stalledInterval`) then puts them back, so a crash delays those deliveries
+ * by at most 9 s. An attempt that outlives the lock is no problem: the lock is renewed every
+ * lockDuration / 2 while the attempt runs. An event loop stalled for longer than that costs a
+ * duplicate delivery (at-least-once), never a lost one.
  */
-export const WEBHOOK_WORKER_OPTIONS = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 3 } as const;
+export const WEBHOOK_WORKER_OPTIONS = { lockDuration: 6_000, stalledInterval: 3_000, maxStalledCount: 3 } as const;
 
 /** How often lanes are reconciled with WEBHOOK_APPS_KEY, and how long an empty lane stays open. */
 const CHECK_MS = 5_000;
