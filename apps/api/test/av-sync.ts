@@ -53,6 +53,8 @@ export type SyncReport = Readonly<{
   offsetsMs: number[];
   p50Ms: number;
   maxAbsMs: number;
+  /** Largest minus smallest offset: how much the gap wanders along the file. */
+  spreadMs: number;
 }>;
 
 /** Pairs every flash with the nearest beep onset and measures how far apart they are. */
@@ -69,5 +71,6 @@ export function matchOnsets(flashes: readonly number[], beeps: readonly number[]
     offsetsMs,
     p50Ms: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
     maxAbsMs: sorted[sorted.length - 1] ?? Number.NaN,
+    spreadMs: offsetsMs.length > 0 ? Math.max(...offsetsMs) - Math.min(...offsetsMs) : Number.NaN,
   };
 }
