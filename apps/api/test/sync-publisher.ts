@@ -19,7 +19,11 @@ const FPS = 30;
 const SAMPLE_RATE = 48_000;
 /** 10 ms audio frames; the native source keeps at most this much queued ahead of the wire. */
 const FRAME_SAMPLES = SAMPLE_RATE / 100;
-const AUDIO_QUEUE_MS = 40;
+/**
+ * Deep enough that a busy event loop on a loaded host never lets the queue run dry: the audio's
+ * timestamps count samples, so a gap in what is fed would move the sound against the picture.
+ */
+const AUDIO_QUEUE_MS = 200;
 const BEEP_HZ = 1_000;
 
 export type SyncPublisherOptions = Readonly<{ periodMs?: number; flashMs?: number; codec?: 'vp8' | 'h264' }>;
@@ -105,8 +109,8 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
       await audio.captureFrame(new AudioFrame(pcm, SAMPLE_RATE, 1, FRAME_SAMPLES)).catch(() => undefined);
       zeroes.push(nowUs() + BigInt(AUDIO_QUEUE_MS - 10) * 1_000n - BigInt(n) * 10_000n);
       if (zeroes.length > 100) zeroes.shift();
-      // Flashes start once the estimate has a full second behind it.
-      if (n >= 200) audioZeroUs = zeroes.reduce((a, b) => (b < a ? b : a));
+      // Flashes start once the estimate has settled (a full window after the queue first filled).
+      if (n >= 300) audioZeroUs = zeroes.reduce((a, b) => (b < a ? b : a));
     }
   })();
 
