@@ -1,0 +1,54 @@
+import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { CONFIG, type Config } from '@tally/config';
+import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
+import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
+import type { Job, Queue } from 'bullmq';
+import { Clock } from '../clock.js';
+import { WorkerExits } from '../recordings/worker-exits.service.js';
+import type { SweepReport } from './repair-counter.js';
+import { Sweep } from './sweep.service.js';
+
+/** Schedules the sweep and consumes the maintenance queue, one job at a time. */
+@Processor(QUEUES.maintenance, { concurrency: 1 })
+export class MaintenanceProcessor extends WorkerHost implements JobConsumerHost, OnApplicationBootstrap {
+  readonly consumes = QUEUES.maintenance;
+  private readonly logger = new Logger(MaintenanceProcessor.name);
+
+  constructor(
+    private readonly sweep: Sweep,
+    private readonly workerExits: WorkerExits,
+    private readonly clock: Clock,
+    @InjectQueue(QUEUES.maintenance) private readonly queue: Queue,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.queue.upsertJobScheduler(
+      JOBS.reconcileStreams.name,
+      { every: this.config.sweepIntervalS * 1000 },
+      { name: JOBS.reconcileStreams.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
+    );
+  }
+
+  process(job: Job): Promise<unknown> {
+    return runJob(this, job);
+  }
+
+  @HandlesJob('reconcileStreams')
+  reconcileStreams(_payload: JobPayload<'reconcileStreams'>): Promise<SweepReport> {
+    return this.sweep.run(this.clock.now());
+  }
+
+  @HandlesJob('workerExited')
+  workerExited(payload: JobPayload<'workerExited'>): Promise<unknown> {
+    return this.workerExits.handle(payload);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job | undefined, error: Error): void {
+    this.logger.error(`job ${job?.name ?? '?'} failed: ${error.message}`);
+  }
+}
