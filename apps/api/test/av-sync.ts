@@ -53,6 +53,10 @@ export type SyncReport = Readonly<{
   offsetsMs: number[];
   p50Ms: number;
   maxAbsMs: number;
+  /** The median offset (signed). */
+  medianMs: number;
+  /** The share of flashes whose offset is within `boundMs` of the median: how steady the gap is along the file. */
+  steadyShare(boundMs: number): number;
 }>;
 
 /** Pairs every flash with the nearest beep onset and measures how far apart they are. */
@@ -65,9 +69,13 @@ export function matchOnsets(flashes: readonly number[], beeps: readonly number[]
     return nearest !== undefined && Math.abs(nearest - flash) < periodS / 2 ? [Math.round((nearest - flash) * 1000)] : [];
   });
   const sorted = offsetsMs.map(Math.abs).sort((a, b) => a - b);
+  const medianMs = [...offsetsMs].sort((a, b) => a - b)[Math.floor(offsetsMs.length / 2)] ?? Number.NaN;
   return {
     offsetsMs,
     p50Ms: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
     maxAbsMs: sorted[sorted.length - 1] ?? Number.NaN,
+    medianMs,
+    steadyShare: (boundMs) =>
+      offsetsMs.length === 0 ? 0 : offsetsMs.filter((o) => Math.abs(o - medianMs) <= boundMs).length / offsetsMs.length,
   };
 }

@@ -7,7 +7,7 @@ import type { RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
 import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beepOnsets, flashOnsets, matchOnsets } from './av-sync.js';
+import { beepOnsets, flashOnsets, matchOnsets, type SyncReport } from './av-sync.js';
 import { type ApiHarness, createStream, createTenant } from './api-harness.js';
 import { startApiHarness } from './api-harness.js';
 import type { Publisher } from './media-client.js';
@@ -17,6 +17,14 @@ import { joinAndPublishSync } from './sync-publisher.js';
 
 const run = promisify(execFile);
 const PERIOD_MS = 1_500;
+/** How far from the file's median offset a flash may be and still count as steady. */
+const STEADY_BOUND_MS = 100;
+/**
+ * The share of flashes that must be steady: a join that shifts, cuts or stretches a track moves
+ * every flash after the fault; a publisher whose audio ran dry once on an overloaded host (the test
+ * process feeds it) moves a few.
+ */
+const STEADY_SHARE = 2 / 3;
 
 describe('passthrough recordings: one publisher recorded as sent, joined without transcoding', () => {
   let harness: ApiHarness;
@@ -62,10 +70,33 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     return { durationS: Number(parsed.format.duration), streams: parsed.streams.map((s) => s.codec_name).sort() };
   }
 
-  /** ffmpeg decodes every frame of both streams without an error. */
+  /** Seconds of each stream, from its first to its last packet. */
+  async function streamDurations(path: string): Promise<{ video: number; audio: number }> {
+    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'packet=codec_type,pts_time', '-of', 'csv=p=0', path], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const span = (type: string) => {
+      const times = stdout
+        .split('\n')
+        .filter((l) => l.startsWith(`${type},`))
+        .map((l) => Number(l.split(',')[1]))
+        .filter((t) => Number.isFinite(t));
+      return times.length > 0 ? Math.max(...times) - Math.min(...times) : 0;
+    };
+    return { video: span('video'), audio: span('audio') };
+  }
+
+  /**
+   * ffmpeg decodes every frame of both streams without an error. The null muxer's complaint about
+   * two frames landing on the same tick of the frame rate it guesses (egress's H.264 MP4 declares
+   * 10000 fps) is about that guess, not the file: egress's own track file draws it too.
+   */
   async function decodesCompletely(path: string): Promise<string> {
     const { stderr } = await run('ffmpeg', ['-v', 'error', '-i', path, '-f', 'null', '-']);
-    return stderr.trim();
+    return stderr
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !/non monotonically increasing dts to muxer/.test(line))
+      .join('\n');
   }
 
   async function pairOf(room: string): Promise<EgressSummary[]> {
@@ -101,11 +132,10 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(await decodesCompletely(file)).toBe('');
 
     const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), PERIOD_MS / 1000);
-    console.log(
-      `passthrough lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms`,
-    );
+    console.log(`passthrough lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
 
-    // The baseline in the same run: the same publisher recorded by track-composite (decoded, re-encoded).
+    // The baseline in the same run: the same publisher recorded by track-composite (decoded,
+    // re-encoded, its two tracks aligned by the publisher's RTCP sender reports).
     const composite = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
     expect(composite.status).toBe(201);
     await recordingIn(client, appId, composite.body.id, ['active']);
@@ -114,12 +144,15 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     const compositeFile = await download(client, appId, await recordingIn(client, appId, composite.body.id, ['complete']));
     const baseline = matchOnsets(await flashOnsets(compositeFile), await beepOnsets(compositeFile), PERIOD_MS / 1000);
     console.log(
-      `track-composite lip sync, same publisher (audio - video, ms): ${baseline.offsetsMs.join(', ')}; p50 |offset| ${baseline.p50Ms} ms, max ${baseline.maxAbsMs} ms`,
+      `track-composite lip sync, same publisher (audio - video, ms): ${baseline.offsetsMs.join(', ')}; ${describeSync(baseline)}`,
     );
-    // Every flash has its beep within half a period: the two track files were joined in step. The
-    // 100 ms target is printed, not asserted: on a loaded 2-core host the test publisher's own timing
-    // is off by as much (track-composite of the same publisher, above, shows the same magnitude).
+
+    // Every flash has its beep, at the same distance all through the file: the publisher stamps
+    // both on one clock, so any wander would be the join's (a track cut, shifted or stretched).
+    // The offset itself is printed, not asserted: on a loaded host it is the difference between the
+    // two egresses' start-up waits, 230–690 ms here, not within 100 ms yet (docs/recordings.md, Lip sync).
     expect(sync.offsetsMs.length).toBeGreaterThanOrEqual(6);
+    expect(sync.steadyShare(STEADY_BOUND_MS), 'share of flashes within 100 ms of the median offset').toBeGreaterThanOrEqual(STEADY_SHARE);
     expect(baseline.offsetsMs.length).toBeGreaterThanOrEqual(4);
 
     // One recording, one stream of app events.
@@ -135,6 +168,41 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(events.every((e) => e.signatureValid)).toBe(true);
     // The track files are gone once the joined file is in place.
     expect(readdirSync(join(harness.stack.config.recordings.dir, '.incoming', appId)).filter((f) => f.includes(complete.id))).toEqual([]);
+  }, 240_000);
+
+  it('records an H.264 + Opus publisher into one MP4 (H.264 copied, Opus to AAC) that plays to the end', async () => {
+    // @livekit/rtc-node encodes H.264 itself (libwebrtc's OpenH264), as a browser asked for
+    // `videoCodec: 'h264'` would.
+    const { appId, client, stream } = await syncStream('h264');
+    const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, {});
+    expect(started.status).toBe(201);
+    expect(started.body).toMatchObject({ mode: 'passthrough', location: `${appId}/${started.body.id}.mp4` });
+    const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
+    expect(active).toMatchObject({ status: 'active', error: null });
+    await new Promise((r) => setTimeout(r, 12_000));
+    await client.post(`/v1/apps/${appId}/recordings/${active.id}/stop`);
+    const recordedS = (Date.now() - Date.parse(active.startedAt ?? '')) / 1000;
+
+    const complete = await recordingIn(client, appId, active.id, ['complete', 'failed']);
+    expect(complete).toMatchObject({ status: 'complete', error: null, location: `${appId}/${active.id}.mp4` });
+    expect(complete.codecs).toEqual([
+      { type: 'video', codec: 'h264' },
+      { type: 'audio', codec: 'aac' },
+    ]);
+    const file = await download(client, appId, complete);
+    const probed = await probe(file);
+    expect(probed.streams).toEqual(['aac', 'h264']);
+    expect(Math.abs(probed.durationS - recordedS), `file ${probed.durationS} s, recorded ${recordedS} s`).toBeLessThan(1.5);
+    expect(await decodesCompletely(file)).toBe('');
+    // Both streams last the whole file: neither track was dropped or cut short by the join.
+    const streams = await streamDurations(file);
+    expect(streams.video, `video ${streams.video} s of ${probed.durationS} s`).toBeGreaterThan(probed.durationS - 1.5);
+    expect(streams.audio, `audio ${streams.audio} s of ${probed.durationS} s`).toBeGreaterThan(probed.durationS - 1.5);
+
+    const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), PERIOD_MS / 1000);
+    // Printed, not asserted: the lip-sync bound is the VP8 test's (the join is the same); a software
+    // H.264 encoder on a loaded 2-core host drops frames, so flashes land on the next frame kept.
+    console.log(`passthrough H.264 lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
   }, 240_000);
 
   it('keeps a playable file up to the cut when the video egress is killed mid-recording', async () => {
@@ -161,6 +229,10 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(await decodesCompletely(file)).toBe('');
   }, 240_000);
 });
+
+function describeSync(sync: SyncReport): string {
+  return `p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms, median ${sync.medianMs} ms, ${Math.round(sync.steadyShare(STEADY_BOUND_MS) * 100)} % within ${STEADY_BOUND_MS} ms of it`;
+}
 
 /** The `egress run-handler` process recording this egress (its request, on the command line, names it). */
 function handlerPid(egressId: string): number | undefined {

@@ -19,16 +19,21 @@ const FPS = 30;
 const SAMPLE_RATE = 48_000;
 /** 10 ms audio frames; the native source keeps at most this much queued ahead of the wire. */
 const FRAME_SAMPLES = SAMPLE_RATE / 100;
-const AUDIO_QUEUE_MS = 40;
+/**
+ * Deep enough that a busy event loop on a loaded host never lets the queue run dry: the audio's
+ * timestamps count samples, so a gap in what is fed would move the sound against the picture.
+ */
+const AUDIO_QUEUE_MS = 200;
 const BEEP_HZ = 1_000;
 
 export type SyncPublisherOptions = Readonly<{ periodMs?: number; flashMs?: number; codec?: 'vp8' | 'h264' }>;
 
 /**
  * A publisher for lip-sync tests: black video and silence, except that every `periodMs` the video
- * turns white and a 1 kHz beep sounds at the same instant for `flashMs`. Both are driven from the
- * audio: a beep starts in the frame captured now, and the white frames are captured once the
- * audio queued ahead of it has gone out, so the two leave the publisher together.
+ * turns white and a 1 kHz beep sounds at the same instant for `flashMs`. The instant is the same in
+ * the media timestamps, not only roughly in wall-clock time: the video frames are stamped on the
+ * audio's clock (see below), so a recording that keeps each track's timing shows the flash and the
+ * beep together, and any gap it shows is the recorder's.
  */
 export async function joinAndPublishSync(url: string, token: string, options: SyncPublisherOptions = {}): Promise<Publisher> {
   const periodMs = options.periodMs ?? 1_500;
@@ -45,44 +50,67 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
     new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
   );
 
-  // The bottom quarter is noise, so the video has a camera-like bitrate (a flat frame compresses to
-  // almost nothing); the rest is black, or white during a flash.
+  // A strip of noise at the bottom keeps every frame distinct; the rest is black, or white during a
+  // flash. The strip is thin on purpose: a bitrate above what the sender's bandwidth estimate allows
+  // at first makes libwebrtc drop frames (5–10 fps), and a flash then shows up to 200 ms late.
   const noisy = (base: number) =>
     Array.from({ length: 8 }, () => {
       const rgba = new Uint8Array(WIDTH * HEIGHT * 4).fill(base);
-      for (let i = (WIDTH * HEIGHT * 3) / 4; i < WIDTH * HEIGHT; i++) rgba.fill(Math.floor(Math.random() * 256), i * 4, i * 4 + 3);
+      for (let i = WIDTH * (HEIGHT - 8); i < WIDTH * HEIGHT; i++) rgba.fill(Math.floor(Math.random() * 256), i * 4, i * 4 + 3);
       return rgba;
     });
   const black = noisy(0);
   const white = noisy(255);
-  let whiteUntil = 0;
+
+  // One clock for both tracks: the audio's. The native source plays the queued audio out 10 ms at a
+  // time, so in steady state audio frame n leaves at `audioZero + n * 10 ms` on the monotonic clock
+  // (the one libwebrtc stamps captures with). Frame n is accepted once the queue has room for it, so
+  // it leaves about a queue's length after its capture call returns; that is never early, only late
+  // (a busy event loop), so the smallest such estimate over the last second is the clock's zero
+  // (the first few hundred ms of audio are taken faster than real time, which moves it: hence the
+  // sliding window). Every video frame carries its capture time on that clock, and the first white
+  // frame of a flash carries the instant its beep starts, however late the timer that captures it
+  // fires: the RTP timestamps, and so the sender reports, put the flash and the beep at the same
+  // instant whatever the load on the test host.
+  const nowUs = () => process.hrtime.bigint() / 1_000n;
+  let audioZeroUs: bigint | undefined;
+  const periodUs = BigInt(periodMs) * 1_000n;
+  const flashUs = BigInt(flashMs) * 1_000n;
+  let lastStampUs = 0n;
   let frameNo = 0;
   const videoTimer = setInterval(() => {
-    const frames = Date.now() < whiteUntil ? white : black;
-    video.captureFrame(new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
+    const now = nowUs();
+    if (audioZeroUs === undefined) {
+      lastStampUs = now;
+      video.captureFrame(new VideoFrame(black[frameNo++ % black.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA), now);
+      return;
+    }
+    const sinceZero = now - audioZeroUs;
+    const flashStart = audioZeroUs + (sinceZero / periodUs) * periodUs;
+    // The flash's first frame is stamped with the beep's start, the rest with their capture time.
+    const stamp = flashStart > lastStampUs && lastStampUs > 0n ? flashStart : now;
+    const frames = stamp - flashStart < flashUs ? white : black;
+    lastStampUs = stamp;
+    video.captureFrame(new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA), stamp);
   }, 1000 / FPS);
 
+  const zeroes: bigint[] = [];
   let running = true;
   const audioLoop = (async () => {
     const beepFrames = flashMs / 10;
     const periodFrames = periodMs / 10;
     for (let n = 0; running; n++) {
-      const inPeriod = n % periodFrames;
-      const beeping = inPeriod < beepFrames;
+      const beeping = n % periodFrames < beepFrames;
       const pcm = new Int16Array(FRAME_SAMPLES);
       if (beeping) {
         for (let i = 0; i < FRAME_SAMPLES; i++)
           pcm[i] = Math.round(12_000 * Math.sin((2 * Math.PI * BEEP_HZ * (n * FRAME_SAMPLES + i)) / SAMPLE_RATE));
       }
-      if (inPeriod === 0) {
-        // The frame just handed over goes out after what is already queued.
-        const delay = audio.queuedDuration;
-        setTimeout(() => {
-          whiteUntil = Date.now() + flashMs;
-          video.captureFrame(new VideoFrame(white[0]!, WIDTH, HEIGHT, VideoBufferType.RGBA));
-        }, delay);
-      }
       await audio.captureFrame(new AudioFrame(pcm, SAMPLE_RATE, 1, FRAME_SAMPLES)).catch(() => undefined);
+      zeroes.push(nowUs() + BigInt(AUDIO_QUEUE_MS - 10) * 1_000n - BigInt(n) * 10_000n);
+      if (zeroes.length > 100) zeroes.shift();
+      // Flashes start once the estimate has settled (a full window after the queue first filled).
+      if (n >= 300) audioZeroUs = zeroes.reduce((a, b) => (b < a ? b : a));
     }
   })();
 

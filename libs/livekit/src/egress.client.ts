@@ -180,7 +180,12 @@ export function summarise(info: EgressInfo): EgressSummary {
     startedAt: fromNanos(info.startedAt),
     endedAt: fromNanos(info.endedAt),
     file: file
-      ? { location: file.location || file.filename, durationS: Number(file.duration) / 1e9, sizeBytes: Number(file.size) }
+      ? {
+          location: file.location || file.filename,
+          durationS: Number(file.duration) / 1e9,
+          sizeBytes: Number(file.size),
+          mediaStartedAt: fromNanos(file.startedAt),
+        }
       : undefined,
   };
 }

@@ -22,8 +22,12 @@ export type EgressSummary = Readonly<{
   error: string | undefined;
   startedAt: Date | undefined;
   endedAt: Date | undefined;
-  /** The output file, once egress knows it: where it is, seconds, bytes. */
-  file: Readonly<{ location: string; durationS: number; sizeBytes: number }> | undefined;
+  /**
+   * The output file, once egress knows it: where it is, seconds, bytes, and when its first sample
+   * arrived (`mediaStartedAt`, egress's clock: for a Track egress the instant its file's timestamp 0
+   * stands for; `startedAt` above is when the egress pipeline began, before any media).
+   */
+  file: Readonly<{ location: string; durationS: number; sizeBytes: number; mediaStartedAt: Date | undefined }> | undefined;
 }>;
 
 /** Where an egress writes: a path on the egress host, or an object in an S3-compatible bucket. */

@@ -57,7 +57,7 @@ export class PassthroughEgresses {
     const location = part.location.replace(/\.(video|audio)(?:-\d+)?\.([a-z0-9]+)$/, `.$1-${attempt}.$2`);
     const { count } = await this.prisma.recordingEgress.updateMany({
       where: { recordingId: part.recordingId, track: part.track, attempt: part.attempt },
-      data: { egressId: null, state: 'starting', startedAt: null, attempt, location, requestedAt: now },
+      data: { egressId: null, state: 'starting', startedAt: null, mediaStartedAt: null, attempt, location, requestedAt: now },
     });
     if (count === 1) await this.startPart({ ...part, egressId: null, attempt, location }, room, now);
   }

@@ -5,7 +5,8 @@ const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const video = (patch: Partial<JoinInput> = {}): JoinInput => ({
   track: 'video',
   path: '/in/v.webm',
-  startedAt: at(0),
+  zeroAt: at(0),
+  startS: 0,
   durationS: 10,
   codec: 'vp8',
   ...patch,
@@ -13,18 +14,27 @@ const video = (patch: Partial<JoinInput> = {}): JoinInput => ({
 const audio = (patch: Partial<JoinInput> = {}): JoinInput => ({
   track: 'audio',
   path: '/in/a.ogg',
-  startedAt: at(0),
+  zeroAt: at(0),
+  startS: 0,
   durationS: 13.8,
   codec: 'opus',
   ...patch,
 });
 
 describe(planJoin.name, () => {
-  it('delays the later track by the gap between the two egress starts (both files start at 0)', () => {
-    const sut = planJoin([video({ startedAt: at(0) }), audio({ startedAt: at(1_234) })], undefined, false);
+  it('delays the later track by the gap between the instants the two files start from', () => {
+    const sut = planJoin([video({ zeroAt: at(0) }), audio({ zeroAt: at(1_234) })], undefined, false);
     expect(sut.offsets).toEqual({ video: 0, audio: 1.234 });
-    const earlierAudio = planJoin([video({ startedAt: at(500) }), audio({ startedAt: at(0) })], undefined, false);
+    const earlierAudio = planJoin([video({ zeroAt: at(500) }), audio({ zeroAt: at(0) })], undefined, false);
     expect(earlierAudio.offsets).toEqual({ video: 0.5, audio: 0 });
+  });
+
+  it('places a file that starts after its timestamp 0 by its first sample (what egress dropped before recording)', () => {
+    // Both egresses read their first packet at the same instant; the video file's first frame is at 2.139 s.
+    const sut = planJoin([video({ zeroAt: at(0), startS: 2.139 }), audio({ zeroAt: at(0) })], undefined, false);
+    expect(sut.offsets).toEqual({ video: 2.139, audio: 0 });
+    const both = planJoin([video({ zeroAt: at(300), startS: 0.5 }), audio({ zeroAt: at(0), startS: 0.2 })], undefined, false);
+    expect(both.offsets).toEqual({ video: 0.6, audio: 0 });
   });
 
   it("ends at the recording's end, without the silence egress appends to Opus after the stop", () => {
@@ -46,7 +56,7 @@ describe(planJoin.name, () => {
 
 describe(joinArgs.name, () => {
   it('copies the video, shifts each input by its offset and ends at the planned length', () => {
-    const inputs = [audio({ startedAt: at(40) }), video({ codec: 'h264', path: '/in/v.mp4' })];
+    const inputs = [audio({ zeroAt: at(40) }), video({ codec: 'h264', path: '/in/v.mp4' })];
     const sut = joinArgs(inputs, planJoin(inputs, at(10_000), false), '/out/r.mp4.partial');
     expect(sut.join(' ')).toBe(
       '-hide_banner -loglevel error -y -itsoffset 0.000 -i /in/v.mp4 -itsoffset 0.040 -i /in/a.ogg -map 0:v:0 -map 1:a:0 ' +

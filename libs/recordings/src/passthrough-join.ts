@@ -4,9 +4,18 @@ import type { PassthroughTrack } from './passthrough.js';
 export type JoinInput = Readonly<{
   track: PassthroughTrack;
   path: string;
-  /** When its egress started: the only clock the two files share (both start at timestamp 0). */
-  startedAt: Date;
-  /** Seconds of media in the file (ffprobe), when known. */
+  /**
+   * The instant the file's timestamp 0 stands for: when its egress read the track's first packet
+   * (LiveKit's file `started_at`). Egress's own clock, which the two egresses of a pair share.
+   */
+  zeroAt: Date;
+  /**
+   * The file's first timestamp (ffprobe `start_time`), seconds: what egress wrote before it was
+   * recording is dropped, so a video file often starts later than 0 (by up to the 2 s its jitter
+   * buffer holds).
+   */
+  startS: number;
+  /** Seconds of media in the file from its first sample (ffprobe), when known. */
   durationS: number | undefined;
   /** ffprobe's codec name (vp8, vp9, h264, opus). */
   codec: string;
@@ -14,7 +23,7 @@ export type JoinInput = Readonly<{
 
 export type JoinPlan = Readonly<{
   container: 'webm' | 'mp4' | 'ogg';
-  /** Seconds each input is delayed so that both line up on the earliest start. */
+  /** Seconds each input's first sample is placed at, so that both line up on the earlier one. */
   offsets: Readonly<Partial<Record<PassthroughTrack, number>>>;
   /** The joined file's length: the recording's end, without the silence egress appends to Opus after a stop. */
   durationS: number | undefined;
@@ -22,23 +31,25 @@ export type JoinPlan = Readonly<{
 }>;
 
 /**
- * How the two files become one without touching the video: each is shifted by its egress's start
- * (relative to the earlier one), the container follows the video codec, Opus becomes AAC only in
- * an MP4 whose app did not ask to keep Opus, and the result ends where the recording ended.
+ * How the two files become one without touching the video: each file's first sample is placed at
+ * the instant it was received (its zero plus its first timestamp, relative to the earlier of the
+ * two), the container follows the video codec, Opus becomes AAC only in an MP4 whose app did not ask
+ * to keep Opus, and the result ends where the recording ended.
  *
  * @param endedAt when the recording ended (the stop, or the last track leaving)
  */
 export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined, keepOpusInMp4: boolean): JoinPlan {
   if (inputs.length === 0) throw new RangeError('nothing to join');
-  const t0 = Math.min(...inputs.map((i) => i.startedAt.getTime()));
-  const offsets = Object.fromEntries(inputs.map((i) => [i.track, (i.startedAt.getTime() - t0) / 1000]));
+  const firstSampleAt = (i: JoinInput) => i.zeroAt.getTime() / 1000 + i.startS;
+  const t0 = Math.min(...inputs.map(firstSampleAt));
+  const offsets = Object.fromEntries(inputs.map((i) => [i.track, round3(firstSampleAt(i) - t0)]));
   const video = inputs.find((i) => i.track === 'video');
   const container = video === undefined ? 'ogg' : video.codec === 'h264' ? 'mp4' : 'webm';
   // Each track lasts what its file holds, shifted by its offset; the recording's end (the stop, or
   // where the tracks ended) cuts what egress wrote after it: the Opus file's trailing silence, and
   // the video an egress kept writing while a stop reached it.
   const ends = inputs.flatMap((i) => (i.durationS === undefined ? [] : [(offsets[i.track] ?? 0) + i.durationS]));
-  const recordingEnd = endedAt === undefined ? undefined : (endedAt.getTime() - t0) / 1000;
+  const recordingEnd = endedAt === undefined ? undefined : endedAt.getTime() / 1000 - t0;
   const longest = ends.length > 0 ? Math.max(...ends) : undefined;
   const durationS =
     recordingEnd !== undefined && recordingEnd > 0 ? (longest === undefined ? recordingEnd : Math.min(longest, recordingEnd)) : longest;
@@ -46,7 +57,15 @@ export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined
   return { container, offsets, durationS, audio };
 }
 
-/** ffmpeg's arguments for a plan: stream copy (audio to AAC where planned), written to `output`. */
+function round3(s: number): number {
+  return Math.round(s * 1000) / 1000;
+}
+
+/**
+ * ffmpeg's arguments for a plan: stream copy (audio to AAC where planned), written to `output`.
+ * ffmpeg moves each input's first timestamp to 0 before `-itsoffset` applies, so the offset places
+ * each file's first sample.
+ */
 export function joinArgs(inputs: readonly JoinInput[], plan: JoinPlan, output: string): string[] {
   const ordered = [...inputs].sort((a, b) => (a.track === b.track ? 0 : a.track === 'video' ? -1 : 1));
   const args = ['-hide_banner', '-loglevel', 'error', '-y'];

@@ -106,7 +106,10 @@ describe(RecordingLifecycle.name, () => {
   it('applies a webhook and a sweep reporting the same end once: one event, capacity back, one finalise job', async () => {
     const id = await startedRecording();
     await sut.applyEgress(egress(id, 'active'), NOW);
-    const ended = egress(id, 'complete', { endedAt: NOW, file: { location: '/x.mp4', durationS: 12.5, sizeBytes: 1234 } });
+    const ended = egress(id, 'complete', {
+      endedAt: NOW,
+      file: { location: '/x.mp4', durationS: 12.5, sizeBytes: 1234, mediaStartedAt: undefined },
+    });
     const [a, b] = await Promise.all([sut.applyEgress(ended, NOW), sut.applyEgress(ended, NOW)]);
     expect(a?.status).toBe('ending');
     expect(b?.status).toBe('ending');

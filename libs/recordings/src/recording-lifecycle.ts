@@ -113,6 +113,7 @@ export class RecordingLifecycle {
       data: {
         state,
         startedAt: egress.startedAt ?? part.startedAt,
+        mediaStartedAt: egress.file?.mediaStartedAt ?? part.mediaStartedAt,
         endedAt: egress.endedAt ?? part.endedAt,
         error: egress.error ?? part.error,
         location: egress.file ? locationWritten(part.location, egress.file.location) : part.location,

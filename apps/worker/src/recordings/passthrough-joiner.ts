@@ -40,9 +40,18 @@ export class PassthroughJoiner {
         unreadable.push(part.track);
         continue;
       }
-      // LiveKit may never have said when this egress started (a dropped egress_started webhook, an end
-      // event without it): its file is still the track, aligned on when it was asked for.
-      inputs.push({ track: part.track, path, startedAt: part.startedAt ?? part.requestedAt, durationS: probe?.durationS, codec });
+      // Each file is placed by when its egress received the track's first packet. Without that
+      // (an egress older than the file result's started_at, or LiveKit never said), the egress's
+      // start is within a few ms of it; failing that (a dropped egress_started webhook, an end event
+      // without it) the file is still the track, aligned on when it was asked for.
+      inputs.push({
+        track: part.track,
+        path,
+        zeroAt: part.mediaStartedAt ?? part.startedAt ?? part.requestedAt,
+        startS: probe?.startS ?? 0,
+        durationS: probe?.durationS,
+        codec,
+      });
     }
     if (inputs.length === 0) {
       return {
@@ -66,10 +75,21 @@ export class PassthroughJoiner {
     return { ok: true, path: target };
   }
 
-  /** The track files, once the joined file is complete and in place. */
+  /**
+   * The track files, once the joined file is complete and in place, with whatever a start that was
+   * replaced (stuck waiting for a keyframe) had begun to write.
+   */
   async removeParts(parts: readonly RecordingEgress[]): Promise<void> {
-    await Promise.all(parts.map((p) => unlink(this.files.incomingPath(p.location)).catch(() => undefined)));
+    const locations = parts.flatMap((p) => [p.location, ...earlierAttempts(p.location, p.attempt)]);
+    await Promise.all(locations.map((l) => unlink(this.files.incomingPath(l)).catch(() => undefined)));
   }
+}
+
+/** `….video-2.webm` → `….video.webm`, `….video-1.webm`: the files of the attempts it replaced. */
+function earlierAttempts(location: string, attempt: number): string[] {
+  return Array.from({ length: attempt }, (_, k) =>
+    location.replace(/\.(video|audio)(?:-\d+)?\.([a-z0-9]+)$/, k === 0 ? '.$1.$2' : `.$1-${k}.$2`),
+  );
 }
 
 async function isFile(path: string): Promise<boolean> {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "RecordingEgress" ADD COLUMN     "mediaStartedAt" TIMESTAMP(3);
