@@ -15,6 +15,7 @@ import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
 import { MediaStopper } from './reconcile/media-stopper.js';
 import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
+import { RedisLossDetector } from './reconcile/redis-loss.js';
 import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
@@ -57,6 +58,7 @@ export class WorkerModule {
         AppTeardown,
         ReservationOwnersRepository,
         ReservationAuditor,
+        RedisLossDetector,
         MaintenanceRunner,
         ...webhooksProviders(config),
       ],

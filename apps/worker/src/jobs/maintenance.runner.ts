@@ -10,12 +10,14 @@ import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
+import { RedisLossDetector } from '../reconcile/redis-loss.js';
 import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
 import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
 import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { WorkerExits } from '../recordings/worker-exits.service.js';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handlers.js';
+import { keepScheduled, upsertSchedule } from './kept-schedule.js';
 import { RepairCounter } from './repair-counter.js';
 
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
@@ -27,6 +29,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
   private worker: Worker | undefined;
   private redis: Redis | undefined;
   private repairs: RepairCounter | undefined;
+  private stopKeeping: (() => void) | undefined;
 
   constructor(
     reconciler: StreamsReconciler,
@@ -39,6 +42,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     hls: HlsReconciler,
     ladders: LadderRestorer,
     audit: ReservationAuditor,
+    redisLoss: RedisLossDetector,
     admitter: Admitter,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -47,18 +51,21 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
       reconcileStreams: async (payload: unknown) => {
         JOBS.reconcileStreams.payload.parse(payload);
         const now = clock.now();
+        // First: whether Redis lost its data, so nothing below ends work for state that was lost with it.
+        const loss = await redisLoss.observe(now);
         // Deleted apps first: what they ran is stopped and released before anything is judged or restored.
         const deletedApps = await apps.run(now);
-        const streams = await reconciler.run(now);
+        const streams = await reconciler.run(now, loss);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
-        const recordings = { ...(await departures.run(now)), ...(await egresses.run(now)) };
+        const recordings = { ...(await departures.run(now)), ...(await egresses.run(now, loss)) };
         const report = {
+          redis: { dataLost: loss.detectedNow ? 1 : 0 },
           apps: deletedApps,
           streams,
           recordings,
-          hls: await hls.run(now),
+          hls: await hls.run(now, loss),
           ladders: await ladders.run(),
-          ingresses: await ingresses.run(now),
+          ingresses: await ingresses.run(now, loss),
           cameras: await cameras.run(now),
           quotas: { guaranteesRestored: await admitter.restoreGuaranteePolicies() },
           // Last: what the reconcilers above left held for an owner that is gone or finished.
@@ -78,11 +85,9 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     this.queue = new Queue(QUEUES.maintenance, { connection });
     this.redis = new Redis(this.config.redisUrl, { maxRetriesPerRequest: 3 });
     this.repairs = new RepairCounter(this.redis);
-    await this.queue.upsertJobScheduler(
-      JOBS.reconcileStreams.name,
-      { every: this.config.sweepIntervalS * 1000 },
-      { name: JOBS.reconcileStreams.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
-    );
+    const schedule = { queue: this.queue, name: JOBS.reconcileStreams.name, everyMs: this.config.sweepIntervalS * 1000 };
+    await upsertSchedule(schedule);
+    this.stopKeeping = keepScheduled(schedule, this.logger);
     this.worker = new Worker(
       QUEUES.maintenance,
       async (job) => {
@@ -95,6 +100,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
 
   /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopKeeping?.();
     await this.worker?.close();
     await this.queue?.close();
     await this.redis?.quit().catch(() => this.redis?.disconnect());

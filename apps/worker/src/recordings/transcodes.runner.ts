@@ -5,6 +5,7 @@ import { NodeRegistry } from '@tally/nodes';
 import { LadderLifecycle } from '@tally/recordings';
 import { Queue, Worker } from 'bullmq';
 import { assertEveryJobHandled, handlerFor, type JobHandlers } from '../jobs/job-handlers.js';
+import { keepScheduled, upsertSchedule } from '../jobs/kept-schedule.js';
 
 /** Consumes the agents' ladder reports (each moves a ladder and its reservation along) and sweeps stuck ladders. */
 @Injectable()
@@ -13,6 +14,7 @@ export class TranscodesRunner implements OnApplicationBootstrap, BeforeApplicati
   private readonly handlers: JobHandlers<typeof QUEUES.transcodes>;
   private worker: Worker | undefined;
   private queue: Queue | undefined;
+  private stopKeeping: (() => void) | undefined;
 
   constructor(
     ladders: LadderLifecycle,
@@ -34,11 +36,9 @@ export class TranscodesRunner implements OnApplicationBootstrap, BeforeApplicati
   async onApplicationBootstrap(): Promise<void> {
     const connection = { url: this.config.redisUrl, maxRetriesPerRequest: null };
     this.queue = new Queue(QUEUES.transcodes, { connection });
-    await this.queue.upsertJobScheduler(
-      JOBS.sweepLadders.name,
-      { every: this.config.sweepIntervalS * 1000 },
-      { name: JOBS.sweepLadders.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
-    );
+    const schedule = { queue: this.queue, name: JOBS.sweepLadders.name, everyMs: this.config.sweepIntervalS * 1000 };
+    await upsertSchedule(schedule);
+    this.stopKeeping = keepScheduled(schedule, this.logger);
     this.worker = new Worker(QUEUES.transcodes, async (job) => handlerFor(QUEUES.transcodes, this.handlers, job.name)(job.data), {
       connection,
       concurrency: 4,
@@ -50,6 +50,7 @@ export class TranscodesRunner implements OnApplicationBootstrap, BeforeApplicati
 
   /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopKeeping?.();
     await this.worker?.close();
     await this.queue?.close();
   }
