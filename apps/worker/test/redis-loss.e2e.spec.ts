@@ -16,8 +16,10 @@ import type {
   StreamToken,
   StreamView,
 } from '@tally/contracts';
-import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { QUEUES } from '@tally/contracts';
+import { NodeWorkers } from '@tally/nodes';
 import { type ApiClient, pushRtmp, stopPush, waitFor } from '@tally/testing';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
@@ -33,6 +35,7 @@ describe('Redis losing its data', () => {
   let sut: ApiHarness;
   let worker: INestApplicationContext;
   let redis: Redis;
+  let maintenance: Queue;
   const hlsDir = mkdtempSync(join(tmpdir(), 'tally-redis-loss-hls-'));
   const publishers: Publisher[] = [];
   const pushes: ChildProcess[] = [];
@@ -41,11 +44,13 @@ describe('Redis losing its data', () => {
     sut = await startApiHarness({ TALLY_SWEEP_INTERVAL_S: '3600', TALLY_HLS_DIR: hlsDir }, { egress: true, ingress: true });
     worker = await startWorker(sut.stack.config, { logger: false });
     redis = new Redis(sut.stack.redis.url);
+    maintenance = new Queue(QUEUES.maintenance, { connection: { url: sut.stack.redis.url, maxRetriesPerRequest: null } });
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all(publishers.map((p) => p.stop()));
     await Promise.all(pushes.map((p) => stopPush(p)));
+    await maintenance?.close();
     redis?.disconnect();
     await worker?.close();
     await sut?.stop();
@@ -116,9 +121,17 @@ describe('Redis losing its data', () => {
     expect(before.capacity.guarantees.guaranteed.maxStreams).toBe(1);
 
     await redis.flushall();
-    // Node registrations come back with the agents' next heartbeats.
-    await waitFor('the agent to heartbeat again', async () => ((await new NodeRegistry(redis).get(sut.stack.nodeId)) ? true : undefined));
-    const report = await sweepOnce(sut.admin, sut.stack.redis.url);
+    // Nobody asks for a sweep: the worker notices the loss and sweeps once a node heartbeats again.
+    const report = await waitFor(
+      'the sweep the worker started on noticing the loss',
+      async () => {
+        const jobs = await maintenance.getJobs(['completed', 'failed']);
+        const job = jobs.find((j) => j.id?.startsWith('redis-loss-'));
+        if (job?.failedReason) throw new Error(`sweep failed: ${job.failedReason}`);
+        return job?.returnvalue as Record<string, Record<string, number>> | undefined;
+      },
+      60_000,
+    );
 
     expect(report['redis']).toEqual({ dataLost: 1 });
     expect(await held()).toEqual(before.held);
@@ -133,11 +146,9 @@ describe('Redis losing its data', () => {
     expect(await redis.hget('tally:metrics:repairs', 'redis.dataLost')).toBe('1');
 
     // The cap came back from Postgres: a third stream is refused, naming it.
-    const third = await client.post<{ error: { code: string; details: { resource: string } } }>(`/v1/apps/${app.id}/streams`, {
-      name: 'third',
-    });
+    const third = await client.post<{ error: unknown }>(`/v1/apps/${app.id}/streams`, { name: 'third' });
     expect(third.status).toBe(429);
-    expect(third.body.error.code).toBe('quota_exceeded');
+    expect(third.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams', limit: 2, used: 2, requested: 1 });
 
     // The next sweep finds the marker: no second loss is counted, and still nothing is ended.
     expect((await sweepOnce(sut.admin, sut.stack.redis.url))['redis']).toEqual({ dataLost: 0 });

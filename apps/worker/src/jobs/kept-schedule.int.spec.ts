@@ -34,9 +34,10 @@ describe(keepScheduled.name, () => {
 
       expect(back).toMatchObject({ key: 'sweep', every: 200 });
       // And it produces jobs again.
-      await waitFor('a job of the schedule', async () =>
-        ((await queue.getJobCounts('delayed', 'waiting')).delayed ?? 0) > 0 ? true : undefined,
-      );
+      await waitFor('a job of the schedule', async () => {
+        const counts = await queue.getJobCounts('delayed', 'waiting', 'prioritized');
+        return Object.values(counts).some((n) => n > 0) ? true : undefined;
+      });
     } finally {
       stop();
     }

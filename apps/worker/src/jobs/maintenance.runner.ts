@@ -20,6 +20,9 @@ import { assertEveryJobHandled, handlerFor, type JobHandlers } from './job-handl
 import { keepScheduled, upsertSchedule } from './kept-schedule.js';
 import { RepairCounter } from './repair-counter.js';
 
+/** How often the worker checks whether Redis lost its data (one EXISTS). */
+const LOSS_CHECK_MS = 2_000;
+
 /** Schedules and consumes the maintenance queue. Processors stay thin: parse, then call a service. */
 @Injectable()
 export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -30,6 +33,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
   private redis: Redis | undefined;
   private repairs: RepairCounter | undefined;
   private stopKeeping: (() => void) | undefined;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     reconciler: StreamsReconciler,
@@ -42,7 +46,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     hls: HlsReconciler,
     ladders: LadderRestorer,
     audit: ReservationAuditor,
-    redisLoss: RedisLossDetector,
+    private readonly redisLossDetector: RedisLossDetector,
     admitter: Admitter,
     clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -52,14 +56,13 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
         JOBS.reconcileStreams.payload.parse(payload);
         const now = clock.now();
         // First: whether Redis lost its data, so nothing below ends work for state that was lost with it.
-        const loss = await redisLoss.observe(now);
+        const loss = await redisLossDetector.observe(now);
         // Deleted apps first: what they ran is stopped and released before anything is judged or restored.
         const deletedApps = await apps.run(now);
         const streams = await reconciler.run(now, loss);
         // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
         const recordings = { ...(await departures.run(now)), ...(await egresses.run(now, loss)) };
         const report = {
-          redis: { dataLost: loss.detectedNow ? 1 : 0 },
           apps: deletedApps,
           streams,
           recordings,
@@ -71,8 +74,19 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
           // Last: what the reconcilers above left held for an owner that is gone or finished.
           reservations: await audit.run(now),
         };
-        await this.repairs?.add(report);
-        return report;
+        // Counted only when something had to be restored: a first sweep on a new Redis is no loss.
+        const restored =
+          streams.reservationsRestored +
+          recordings.reservationsRestored +
+          report.hls.reservationsRestored +
+          report.ladders.reservationsRestored +
+          report.ingresses.reservationsRestored +
+          report.ingresses.workRetained +
+          report.cameras.reservationsRestored +
+          report.quotas.guaranteesRestored;
+        const withLoss = { redis: { dataLost: (await redisLossDetector.settle(loss, restored)) ? 1 : 0 }, ...report };
+        await this.repairs?.add(withLoss);
+        return withLoss;
       },
       workerExited: (payload: unknown) => workerExits.handle(JOBS.workerExited.payload.parse(payload)),
     };
@@ -88,6 +102,10 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
     const schedule = { queue: this.queue, name: JOBS.reconcileStreams.name, everyMs: this.config.sweepIntervalS * 1000 };
     await upsertSchedule(schedule);
     this.stopKeeping = keepScheduled(schedule, this.logger);
+    const queue = this.queue;
+    this.stopWatching = this.redisLossDetector.watch(LOSS_CHECK_MS, async (noticedAt) => {
+      await queue.add(JOBS.reconcileStreams.name, {}, { jobId: `redis-loss-${noticedAt}`, removeOnComplete: 100, removeOnFail: 500 });
+    });
     this.worker = new Worker(
       QUEUES.maintenance,
       async (job) => {
@@ -101,6 +119,7 @@ export class MaintenanceRunner implements OnApplicationBootstrap, BeforeApplicat
   /** Stops taking jobs and waits for the ones it holds, before Prisma and Redis close (onApplicationShutdown). */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopKeeping?.();
+    this.stopWatching?.();
     await this.worker?.close();
     await this.queue?.close();
     await this.redis?.quit().catch(() => this.redis?.disconnect());
