@@ -85,7 +85,9 @@ service_spec() {
       SPEC_STOP_TIMEOUT=60
       ;;
     api | worker | agent)
-      SPEC_CMD=("$NODE_BIN" "dist/$1.js")
+      # A young generation capped at 2 MB: the services idle ~30 MB smaller each, for a scavenge every
+      # few dozen requests (docs/capacity.md, bench:base-load). libs/testing's appCommand matches.
+      SPEC_CMD=("$NODE_BIN" --max-semi-space-size=2 "dist/$1.js")
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
       ;;
     caddy)

@@ -78,42 +78,50 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     expect(liveEvent.signatureValid).toBe(true);
   });
 
-  /** Publishes, records for RECORD_MS, stops, and downloads the completed file. */
-  async function recordPublisher(name: string, options: { video?: boolean } = {}) {
-    const stream = await createStream(tenant, name);
-    const token = await streamToken(tenant, stream.id, 'publisher', 'speaker');
-    publishers.push(await joinAndPublish(token.url, token.token, options));
-    await streamLive(tenant, stream.id);
+  /**
+   * `publishers` publishers join, the recording (`mode` left to auto) runs for RECORD_MS, stops,
+   * and the completed file is downloaded and checked: what it reports is what it holds, every track
+   * spans the recorded time, and it decodes.
+   */
+  async function record(name: string, options: { video?: boolean; publishers?: number; on?: Tenant } = {}) {
+    const app = options.on ?? tenant;
+    const stream = await createStream(app, name);
+    const count = options.publishers ?? 1;
+    for (let i = 0; i < count; i++) {
+      const token = await streamToken(app, stream.id, 'publisher', `speaker-${i}`);
+      publishers.push(await joinAndPublish(token.url, token.token, { video: options.video ?? true }));
+    }
+    await streamLive(app, stream.id, count);
     const requestedAt = Date.now();
     const started = await waitFor(
       'the recording to be accepted (LiveKit lists the tracks a moment after the join)',
       async () => {
-        const r = await tenant.client.post<RecordingView>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, {});
+        const r = await app.client.post<RecordingView>(`/v1/apps/${app.app.id}/streams/${stream.id}/recordings`, {});
         return r.status === 409 ? undefined : r;
       },
       20_000,
     );
     expect(started.status, JSON.stringify(started.body)).toBe(201);
-    const path = `/v1/apps/${tenant.app.id}/recordings/${started.body.id}`;
+    const path = `/v1/apps/${app.app.id}/recordings/${started.body.id}`;
     await waitFor(
       'the recording to be active',
-      async () => ((await tenant.client.get<RecordingView>(path)).body.status === 'active' ? true : undefined),
+      async () => ((await app.client.get<RecordingView>(path)).body.status === 'active' ? true : undefined),
       90_000,
     );
     await new Promise((r) => setTimeout(r, RECORD_MS));
-    expect((await tenant.client.post(`${path}/stop`)).status).toBeLessThan(300);
+    expect((await app.client.post(`${path}/stop`)).status).toBeLessThan(300);
     // The file spans from egress's start (after the request) to the stop (before its answer).
     const spanS = (Date.now() - requestedAt) / 1000;
     const done = await waitFor(
       'the recording to complete',
       async () => {
-        const r = (await tenant.client.get<RecordingView>(path)).body;
+        const r = (await app.client.get<RecordingView>(path)).body;
         return r.status === 'complete' || r.status === 'failed' ? r : undefined;
       },
       120_000,
     );
     expect(done).toMatchObject({ status: 'complete', error: null });
-    const download = await tenant.client.raw(`${path}/file`);
+    const download = await app.client.raw(`${path}/file`);
     expect(download.status).toBe(200);
     const file = join(tmpdir(), `acceptance-${done.id}.${done.location.split('.').pop() ?? 'mp4'}`);
     writeFileSync(file, Buffer.from(await download.arrayBuffer()));
@@ -128,8 +136,9 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     return { started: started.body, done, media, size: Number(download.headers.get('content-length')) };
   }
 
-  it('records a camera publisher in the mode auto picks; the download plays with video and audio; webhooks arrive signed', async () => {
-    const { done, media, size } = await recordPublisher('recorded');
+  it('records a camera publisher as sent (auto: passthrough); the download plays with video and audio; webhooks arrive signed', async () => {
+    const { started, done, media, size } = await record('recorded');
+    expect(started.mode).toBe('passthrough');
     expect(media.streams).toEqual(['audio', 'video']);
     for (const type of ['recording.started', 'recording.completed']) {
       const event = await waitFor(`a signed ${type} webhook`, () => Promise.resolve(receiver.of(type, done.id)[0]), 60_000);
@@ -140,9 +149,28 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
   });
 
   it('records an audio-only publisher as a single track egress that plays', async () => {
-    const { started, media } = await recordPublisher('podcast', { video: false });
+    const { started, media } = await record('podcast', { video: false });
     expect(started.mode).toBe('track');
     expect(media.streams).toEqual(['audio']);
+  });
+
+  it('records a VP8 camera for an app that wants MP4 by transcoding it (auto: track-composite); the download plays', async () => {
+    const mp4 = await createTenant(node.admin, 'acceptance mp4');
+    try {
+      expect((await mp4.client.patch<AppView>(`/v1/apps/${mp4.app.id}`, { recordingFormat: 'mp4' })).status).toBe(200);
+      const { started, done, media } = await record('interview', { on: mp4 });
+      expect(started.mode).toBe('track_composite');
+      expect(done.location.endsWith('.mp4')).toBe(true);
+      expect(media.streams).toEqual(['audio', 'video']);
+    } finally {
+      await node.admin.delete(`/v1/apps/${mp4.app.id}`);
+    }
+  });
+
+  it('records two publishers composed in Chromium (auto: room-composite); the download plays with video and audio', async () => {
+    const { started, media } = await record('panel', { publishers: 2 });
+    expect(started.mode).toBe('room_composite');
+    expect(media.streams).toEqual(['audio', 'video']);
   });
 
   it('ends a stream for everyone on DELETE and frees its place', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { dispose } from '@livekit/rtc-node';
-import type { AppList, CapacityView, CreatedIngress, JoinTokenView, NodeList, RecordingView } from '@tally/contracts';
+import type { AppList, CapacityView, CreatedIngress, JoinTokenView, NodeList, RateLimitRefusal, RecordingView } from '@tally/contracts';
 import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
@@ -120,6 +120,33 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
     ).catch(async (error: unknown) => {
       throw new Error(`${String(error)}; now ${JSON.stringify(await reserved(node))}, held ${JSON.stringify(held)}`);
     });
+  });
+
+  it('a burst of recording starts by one app gets 429 rate_limited with Retry-After, while another app starts unaffected', async () => {
+    const busy = await createTenant(node.admin, 'acceptance burst');
+    const calm = await createTenant(node.admin, 'acceptance calm');
+    // Ended streams: every start that passes the limiter is refused (409) before any egress runs.
+    const ended = async (tenant: typeof busy) => {
+      const stream = await createStream(tenant, 'ended');
+      expect((await tenant.client.delete(`/v1/apps/${tenant.app.id}/streams/${stream.id}`)).status).toBe(200);
+      return `/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`;
+    };
+    const busyPath = await ended(busy);
+    const calmPath = await ended(calm);
+
+    // The default start rate allows a burst of 5 per app; 8 at once is over it.
+    const burst = await Promise.all(Array.from({ length: 8 }, () => busy.client.post<RateLimitRefusal>(busyPath, {})));
+    const limited = burst.filter((r) => r.status === 429);
+    expect(burst.filter((r) => r.status === 409)).toHaveLength(5);
+    expect(limited).toHaveLength(3);
+    for (const refused of limited) {
+      expect(refused.body.error).toMatchObject({ code: 'rate_limited', resource: 'app.starts', limit: 5 });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+
+    const other = await calm.client.post<RateLimitRefusal>(calmPath, {});
+    expect(other.status, JSON.stringify(other.body)).toBe(409);
+    expect((await busy.client.get(`/v1/apps/${busy.app.id}`)).status).toBe(200);
   });
 
   it('a bounded schemathesis run against the served /openapi.json gets no 5xx', { timeout: 600_000 }, async () => {

@@ -12,6 +12,15 @@ import { startNodeTranscodes } from './transcode/transcode-worker.js';
 
 const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
 
+// A stop asked for while the agent is still starting (it is already listed once its first beat is
+// sent) is honoured as soon as there is something to stop, instead of killing it half-registered.
+let requestedStop: NodeJS.Signals | undefined;
+let onStop = (signal: NodeJS.Signals) => {
+  requestedStop = signal;
+};
+process.once('SIGTERM', (signal) => onStop(signal));
+process.once('SIGINT', (signal) => onStop(signal));
+
 try {
   const config = loadAgentConfig();
   const transcodeConfig = loadTranscodeConfig();
@@ -66,8 +75,8 @@ try {
         process.exit(0);
       });
   };
-  process.once('SIGTERM', leave);
-  process.once('SIGINT', leave);
+  onStop = leave;
+  if (requestedStop) leave(requestedStop);
 } catch (error) {
   console.error(error instanceof AgentConfigError ? error.message : error);
   process.exit(1);

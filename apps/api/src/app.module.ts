@@ -19,6 +19,7 @@ import { KeysModule } from './keys/keys.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NodesModule } from './nodes/nodes.module.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RecordingsModule } from './recordings/recordings.module.js';
 import { StreamsModule } from './streams/streams.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -48,6 +49,7 @@ export class ApiModule {
         DashboardModule,
         MetricsModule,
         IdempotencyModule,
+        RateLimitModule,
       ],
       controllers: [OpenApiController],
       providers: [

@@ -10,6 +10,7 @@ import { registerStaticFiles } from './common/static-files.js';
 import { registerWebSockets } from './common/web-sockets.js';
 import { CameraSockets } from './cameras/camera-sockets.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
+import { ApiRateLimiter } from './rate-limit/rate-limiter.js';
 
 /** The production bootstrap; tests start the API through this same function. */
 export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
@@ -44,6 +45,8 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   adapter.getInstance().addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  // First of the request hooks: a refused request costs no body parsing, metrics still count it.
+  await app.get(ApiRateLimiter).register(adapter.getInstance());
   app.get(HttpMetrics).attach(adapter.getInstance());
   app.get(CameraSockets).register(adapter.getInstance());
   await app.init();

@@ -3,11 +3,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppView, CreatedIngress, IngressList, IngressView, RecordingView, StreamView } from '@tally/contracts';
+import { dispose, TrackKind } from '@livekit/rtc-node';
+import type { AppView, CreatedIngress, IngressList, IngressView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { LivekitIngressClient, LivekitRoomClient } from '@tally/livekit';
 import { type Child, pushRtmp, startAppProcess, stopPush, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import { firstVideoFrame, joinAsViewer, type Viewer } from './media-client.js';
+import { publishWhip, type WhipPublisher } from './whip-client.js';
 
 const run = promisify(execFile);
 
@@ -17,6 +20,8 @@ describe('RTMP / WHIP ingress through Tally on real LiveKit ingress', () => {
   let livekitIngresses: LivekitIngressClient;
   let rooms: LivekitRoomClient;
   const pushes: ChildProcess[] = [];
+  let whip: WhipPublisher | undefined;
+  let viewer: Viewer | undefined;
 
   beforeAll(async () => {
     harness = await startApiHarness({}, { egress: true, ingress: true });
@@ -28,6 +33,9 @@ describe('RTMP / WHIP ingress through Tally on real LiveKit ingress', () => {
 
   afterAll(async () => {
     await Promise.all(pushes.map((p) => stopPush(p)));
+    await whip?.stop();
+    await viewer?.room.disconnect();
+    await dispose();
     await worker?.stop();
     await harness?.stop();
   });
@@ -148,6 +156,47 @@ describe('RTMP / WHIP ingress through Tally on real LiveKit ingress', () => {
     expect(whip.body).toMatchObject({ kind: 'whip', transcode: false });
     expect(whip.body.url).toMatch(/^http:\/\//);
   }, 300_000);
+
+  it('takes a WHIP publish from Chromium: the stream goes live and a viewer receives its video and audio', async () => {
+    const { app, client } = await createTenant(harness.admin, 'whip studio');
+    const stream = await createStream(client, app.id, 'browser feed');
+    const created = await client.post<CreatedIngress>(`/v1/apps/${app.id}/ingresses`, { streamId: stream.id, kind: 'whip' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ kind: 'whip', transcode: false, status: 'inactive' });
+
+    whip = await publishWhip(created.body.url, created.body.streamKey);
+    expect(whip.status).toBe(201);
+    await whip.connected();
+    const live = await waitFor(
+      'the stream to be live with the WHIP publisher',
+      async () => {
+        const s = (await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body;
+        return s.status === 'live' && s.publishers === 1 ? s : undefined;
+      },
+      60_000,
+    );
+    expect(live.publishers).toBe(1);
+
+    const token = await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'viewer', role: 'viewer' });
+    expect(token.status).toBe(201);
+    viewer = await joinAsViewer(token.body.url, token.body.token);
+    const tracks = await viewer.tracks;
+    const video = tracks.find((t) => t.kind === TrackKind.KIND_VIDEO);
+    expect(video).toBeDefined();
+    expect((await firstVideoFrame(video!)).width).toBeGreaterThan(0);
+    const publishers = viewer.room.remoteParticipants;
+    expect([...publishers.values()].map((p) => p.identity)).toEqual([`ingress-${created.body.id}`]);
+
+    await waitFor(
+      'ingress_started to mark the ingress publishing',
+      async () =>
+        (await client.get<IngressView>(`/v1/apps/${app.id}/ingresses/${created.body.id}`)).body.status === 'publishing' ? true : undefined,
+      30_000,
+    );
+    await whip.stop();
+    whip = undefined;
+    expect((await client.delete(`/v1/apps/${app.id}/ingresses/${created.body.id}`)).status).toBe(204);
+  }, 180_000);
 
   it('refuses an ingress into an ended stream', async () => {
     const { app, client } = await createTenant(harness.admin, 'late');

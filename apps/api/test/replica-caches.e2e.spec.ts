@@ -63,6 +63,21 @@ describe('caches of two API replicas', () => {
     );
   });
 
+  it('an app deleted on replica B is gone for the admin on replica A, which knew it', async () => {
+    const { app } = await createTenant(first, 'admin sees it go');
+    // Replica A has looked the app up for the admin, on a route that only needs to know it exists.
+    for (let i = 0; i < 2; i += 1) expect((await first.post(`/v1/apps/${app.id}/streams`, { name: 'before' })).status).toBe(201);
+
+    expect((await second.delete(`/v1/apps/${app.id}`)).status).toBe(204);
+
+    await waitFor(
+      'replica A answering 404 for the deleted app',
+      async () => ((await first.post(`/v1/apps/${app.id}/streams`, { name: 'after' })).status === 404 ? true : undefined),
+      5_000,
+    );
+    expect((await first.post(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream', count: 1 })).status).toBe(404);
+  });
+
   it('another key of the same app keeps working, and used keys get lastUsedAt', async () => {
     const { app, key } = await createTenant(first, 'two keys');
     const other = (await first.post<{ key: string; id: string }>(`/v1/apps/${app.id}/keys`)).body;

@@ -14,9 +14,11 @@ describe('atomic stream quota across API processes', () => {
   beforeAll(async () => {
     stack = await startStack();
     const secondPort = String(await freePort());
+    // 1000 creates in a burst from one app: far above the default request rate, which is not what this tests.
+    const env = { ...stack.env, TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE: '1000000' };
     processes = await Promise.all([
-      startAppProcess('api', stack.env, join(tmpdir(), `tally-api-a-${process.pid}.log`)),
-      startAppProcess('api', { ...stack.env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-api-b-${process.pid}.log`)),
+      startAppProcess('api', env, join(tmpdir(), `tally-api-a-${process.pid}.log`)),
+      startAppProcess('api', { ...env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-api-b-${process.pid}.log`)),
     ]);
     first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
     second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);

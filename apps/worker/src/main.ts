@@ -1,10 +1,11 @@
 import { ConfigError, loadConfig } from '@tally/config';
+import { JobHandlerError } from '@tally/runtime';
 import { startWorker } from './bootstrap.js';
 
 try {
   await startWorker(loadConfig());
   console.log('tally worker running');
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof JobHandlerError ? error.message : error);
   process.exit(1);
 }

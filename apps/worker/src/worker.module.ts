@@ -2,10 +2,12 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import type { Config } from '@tally/config';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
-import { RedisConnection, RuntimeModule } from '@tally/runtime';
+import { STATIC_QUEUES } from '@tally/contracts';
+import { QueuesModule, RedisConnection, RuntimeModule } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
-import { MaintenanceRunner } from './jobs/maintenance.runner.js';
+import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
+import { Sweep } from './jobs/sweep.service.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
@@ -27,7 +29,12 @@ export class WorkerModule {
       module: WorkerModule,
       // Global, so the feature modules it imports share its adapters.
       global: true,
-      imports: [RuntimeModule.forRoot(config), RecordingsWorkerModule, IngressesWorkerModule],
+      imports: [
+        RuntimeModule.forRoot(config),
+        QueuesModule.forRoot({ queues: STATIC_QUEUES, consume: true }),
+        RecordingsWorkerModule,
+        IngressesWorkerModule,
+      ],
       providers: [
         {
           provide: Admitter,
@@ -59,7 +66,8 @@ export class WorkerModule {
         ReservationOwnersRepository,
         ReservationAuditor,
         RedisLossDetector,
-        MaintenanceRunner,
+        Sweep,
+        MaintenanceProcessor,
         ...webhooksProviders(config),
       ],
       exports: [Admitter, WebhookOutbox],

@@ -1,4 +1,4 @@
-import { QUEUES } from '@tally/contracts';
+import { JOBS } from '@tally/contracts';
 import { type ApiClient, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 
@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 export async function sweepOnce(admin: ApiClient, redisUrl: string): Promise<Record<string, Record<string, number>>> {
   const requested = await admin.post<{ jobId: string }>('/v1/reconcile');
   if (requested.status !== 202) throw new Error(`POST /v1/reconcile: ${requested.status}`);
-  const queue = new Queue(QUEUES.maintenance, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+  const queue = new Queue(JOBS.reconcileStreams.queue, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
   try {
     const job = await waitFor(
       `sweep ${requested.body.jobId} to finish`,

@@ -161,9 +161,14 @@ export class Admitter {
     lapseAfterMs: number,
     options: AdmitOptions,
   ): Promise<Admitted | Refused> {
-    const held = await this.ledger.held(id);
+    // Read together: a retried admission (held already) is rare, and the pool and policy are needed otherwise.
+    const [held, nodes, live, policy] = await Promise.all([
+      this.ledger.held(id),
+      this.pool.schedulableNodes(),
+      this.pool.liveNodes(),
+      this.policyOf(appId),
+    ]);
     if (held) return { ok: true, nodeId: held.nodeId };
-    const [nodes, live, policy] = await Promise.all([this.pool.schedulableNodes(), this.pool.liveNodes(), this.policyOf(appId)]);
     const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
     const limits = effectiveLimits(policy, defaults);
     const terms = this.terms(defaults, live, true);

@@ -1,4 +1,5 @@
 import { type AppQuotaPolicy, type CapacityModel, type EgressModeSetting, guaranteeUnitCosts, QUOTA_CLASSES } from '@tally/capacity';
+import { parseStoredRateLimits } from '@tally/contracts';
 import { z } from 'zod';
 import type { StoredPolicy } from './capacity-ledger.js';
 
@@ -13,9 +14,15 @@ export function parseStoredLimits(value: unknown): StoredLimits {
 }
 
 /** The App columns a policy is made of (a Prisma `select`). */
-export const POLICY_COLUMNS = { id: true, limits: true, guarantees: true, recordingMode: true } as const;
+export const POLICY_COLUMNS = { id: true, limits: true, guarantees: true, recordingMode: true, rateLimits: true } as const;
 
-export type AppPolicyRow = Readonly<{ id: string; limits: unknown; guarantees: unknown; recordingMode: EgressModeSetting }>;
+export type AppPolicyRow = Readonly<{
+  id: string;
+  limits: unknown;
+  guarantees: unknown;
+  recordingMode: EgressModeSetting;
+  rateLimits?: unknown;
+}>;
 
 export function toAppPolicy(row: AppPolicyRow): AppQuotaPolicy {
   return {
@@ -23,6 +30,7 @@ export function toAppPolicy(row: AppPolicyRow): AppQuotaPolicy {
     limits: parseStoredLimits(row.limits),
     guarantees: parseStoredLimits(row.guarantees),
     egressMode: row.recordingMode,
+    rateLimits: parseStoredRateLimits(row.rateLimits),
   };
 }
 
@@ -35,9 +43,10 @@ export function toStoredPolicy(policy: AppQuotaPolicy, model: CapacityModel): St
     guarantees,
     units: Object.fromEntries(Object.keys(guarantees).map((cls) => [cls, units[cls as keyof typeof units]])),
     mode: policy.egressMode ?? 'auto',
+    rates: { ...policy.rateLimits },
   };
 }
 
 export function fromStoredPolicy(appId: string, stored: StoredPolicy): AppQuotaPolicy {
-  return { appId, limits: stored.limits, guarantees: stored.guarantees, egressMode: stored.mode };
+  return { appId, limits: stored.limits, guarantees: stored.guarantees, egressMode: stored.mode, rateLimits: stored.rates ?? {} };
 }

@@ -45,6 +45,8 @@ export type StoredPolicy = Readonly<{
   /** Per guaranteed class, the load one unit keeps free (libs/capacity guaranteeUnitCosts). */
   units: Partial<Record<QuotaClass, Load>>;
   mode: EgressModeSetting;
+  /** The app's request and start rates the operator set (the API's rate limiter reads them; the scripts do not). */
+  rates?: Readonly<{ requestsPerMinute?: number; startsPerMinute?: number }>;
 }>;
 
 /** What the reserve script needs besides the placement: the default caps and the pool guarantees are shares of. */
@@ -249,11 +251,29 @@ export class CapacityLedger {
 
   /** The counters as libs/capacity's Usage value, for the placement decision and for gauges. */
   async usage(nodeIds: readonly string[], appIds: readonly string[]): Promise<Usage> {
-    await this.expireLapsed();
+    let replies = await this.readCounters(nodeIds, appIds);
+    // Lapsed reservations are rare: release them and read again only when the same read found one.
+    if (replies.lapsed) {
+      await this.expireLapsed();
+      replies = await this.readCounters(nodeIds, appIds);
+    }
+    return this.toUsage(nodeIds, appIds, replies.hashes);
+  }
+
+  /** The nodes' and apps' counters, and whether a pending reservation has lapsed, in one round trip. */
+  private async readCounters(
+    nodeIds: readonly string[],
+    appIds: readonly string[],
+  ): Promise<Readonly<{ lapsed: boolean; hashes: Record<string, string>[] }>> {
     const pipeline = this.redis.pipeline();
+    pipeline.zrangebyscore(LEDGER_KEYS.pending, '-inf', `(${this.now()}`, 'LIMIT', 0, 1);
     for (const id of nodeIds) pipeline.hgetall(LEDGER_KEYS.node(id));
     for (const id of appIds) pipeline.hgetall(LEDGER_KEYS.app(id));
-    const replies = ((await pipeline.exec()) ?? []).map(([, value]) => (value ?? {}) as Record<string, string>);
+    const [lapsed, ...hashes] = ((await pipeline.exec()) ?? []).map(([, value]) => value);
+    return { lapsed: Array.isArray(lapsed) && lapsed.length > 0, hashes: hashes.map((h) => (h ?? {}) as Record<string, string>) };
+  }
+
+  private toUsage(nodeIds: readonly string[], appIds: readonly string[], replies: Record<string, string>[]): Usage {
     const nodes: Record<string, Usage['nodes'][string]> = {};
     nodeIds.forEach((id, i) => {
       const h = replies[i] ?? {};

@@ -90,7 +90,7 @@ describe(egressAdmission.name, () => {
     expect(sut.modes).toMatchObject({
       room_composite: { maxConcurrent: 4, binding: 'ramMb' },
       track_composite: { maxConcurrent: 18, binding: 'ramMb' },
-      track: { maxConcurrent: 27, binding: 'ramMb' },
+      track: { maxConcurrent: 28, binding: 'ramMb' },
     });
     expect(sut.modes.passthrough.maxConcurrent).toBeGreaterThanOrEqual(100);
     expect(sut.cpuCost.max_concurrent_web).toBe(4);

@@ -36,16 +36,22 @@ export type IngressServiceConfig = Readonly<{
 }>;
 
 /**
- * Costs in cores, set small on purpose: ingress accepts a session only while the CPU it measures
- * idle exceeds the cost (its defaults want 2-3 idle cores). Tally's admission has already decided
- * that the node can take the session; this only keeps ingress from second-guessing it.
+ * Costs in cores, set so that LiveKit ingress never refuses a session on its own. Ingress v1.5.0
+ * accepts a session only while `idle - pending - min_idle_ratio × cores > cost` for the CPU it measures
+ * (pkg/stats/monitor.go), and run natively it measures the whole host: its cgroup probe reads only
+ * /sys/fs/cgroup/cpu,cpuacct and cgroup v2's root, else /proc/stat. On a busy host idle reaches 0 and
+ * it answered "server capacity exceeded" to pushes Tally had already admitted against the node's
+ * budget (and the encoder saw its connection dropped). Tally's admission is the one that decides, so
+ * every cost sits below the lowest value the left side can take (idle ≥ 0, pending ≤ 0 with negative
+ * costs, min_idle_ratio × cores < 1 up to a million cores). min_idle_ratio stays above 0: ingress reads
+ * 0 as "use the default, 0.3".
  */
 export const INGRESS_CPU_COST: IngressServiceConfig['cpu_cost'] = Object.freeze({
-  rtmp_cpu_cost: 0.1,
-  whip_cpu_cost: 0.1,
-  whip_bypass_transcoding_cpu_cost: 0.05,
-  url_cpu_cost: 0.1,
-  min_idle_ratio: 0.01,
+  rtmp_cpu_cost: -1,
+  whip_cpu_cost: -1,
+  whip_bypass_transcoding_cpu_cost: -1,
+  url_cpu_cost: -1,
+  min_idle_ratio: 0.000001,
 });
 
 /** The ingress service's config for one node; never hands out a public STUN server. */

@@ -14,6 +14,8 @@ export type AppQuotaPolicy = Readonly<{
   guarantees?: Partial<AppLimits>;
   /** Sizes `recordings`: auto is sized on passthrough, the mode most single-publisher rooms get. */
   egressMode?: EgressModeSetting;
+  /** Request and start rates per minute the operator set; travels with the policy to every API replica. */
+  rateLimits?: Readonly<{ requestsPerMinute?: number; startsPerMinute?: number }>;
 }>;
 
 export type QuotaSizing = Readonly<{

@@ -50,6 +50,17 @@ export type Config = Readonly<{
   hls: Readonly<{ dir: string; retentionS: number }>;
   /** A deleted app's recordings, ladders and HLS files (and its rows) are deleted this long after DELETE. */
   apps: Readonly<{ retentionS: number }>;
+  /**
+   * Per-app request rates (docs/rate-limits.md): the defaults an app gets unless the operator set its
+   * own, the admin key's own budget, and the fixed windows they are counted in (the window is the burst).
+   */
+  rateLimit: Readonly<{
+    requestsPerMinute: number;
+    startsPerMinute: number;
+    adminPerMinute: number;
+    windowS: number;
+    startWindowS: number;
+  }>;
 }>;
 
 export type S3Config = Readonly<{
@@ -109,6 +120,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
     apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),
+    rateLimit: Object.freeze({
+      requestsPerMinute: e.TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE,
+      startsPerMinute: e.TALLY_RATE_LIMIT_STARTS_PER_MINUTE,
+      adminPerMinute: e.TALLY_RATE_LIMIT_ADMIN_PER_MINUTE,
+      windowS: e.TALLY_RATE_LIMIT_WINDOW_S,
+      startWindowS: e.TALLY_RATE_LIMIT_START_WINDOW_S,
+    }),
   });
 }
 

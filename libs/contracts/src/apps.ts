@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppId } from './ids.js';
 import { AppQuotas, QuotaOverrides } from './quotas.js';
+import { AppRateLimits, RateLimitOverrides } from './rate-limits.js';
 import { RecordingFormat, RecordingModeSetting } from './recordings.js';
 import { safeText, withoutControlCharacters } from './text.js';
 
@@ -13,7 +14,7 @@ export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody'
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
 /** Fields only the admin key may change; an app's own key may change the others. */
-export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas', 'guarantees'] as const;
+export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas', 'guarantees', 'rateLimits'] as const;
 
 export const UpdateAppBody = z
   .strictObject({
@@ -23,6 +24,8 @@ export const UpdateAppBody = z
     quotas: QuotaOverrides.optional(),
     /** Admin only: guarantees (floors) per class; all apps' guarantees together must fit the pool (409 otherwise). */
     guarantees: QuotaOverrides.optional(),
+    /** Admin only: the app's request and start rates (docs/rate-limits.md); null restores a default. */
+    rateLimits: RateLimitOverrides.optional(),
     /** Where webhooks go; null stops them (events are still recorded). */
     webhookUrl: WebhookUrl.nullable().optional(),
     /** `auto` picks an egress mode per recording; a mode forces it. */
@@ -49,6 +52,8 @@ export const AppView = z
     explicitQuotas: QuotaOverrides,
     /** Guarantees (floors) per class: capacity kept free for the app while it does not use it; 0 where none. */
     guarantees: AppQuotas,
+    /** Requests and starts per minute the app's keys may make, shared by every API replica. */
+    rateLimits: AppRateLimits,
     usage: z.object({ streams: z.number().int() }),
     webhookUrl: z.string().nullable(),
     /** Whether a webhook signing secret was set; the secret itself is shown only when rotated. */

@@ -8,6 +8,7 @@ export const ErrorCode = z.enum([
   'conflict',
   'quota_exceeded',
   'capacity_exhausted',
+  'rate_limited',
   'upstream_unavailable',
   'internal',
 ]);
@@ -48,3 +49,21 @@ export const LimitRefusal = z
   })
   .meta({ id: 'LimitRefusal' });
 export type LimitRefusal = z.infer<typeof LimitRefusal>;
+
+/** A 429 for too many requests: the app's (or the admin key's) rate over the window; retry after `retryAfterS`. */
+export const RateLimitRefusal = z
+  .object({
+    error: z.object({
+      code: z.literal('rate_limited'),
+      message: z.string(),
+      /** `app.requests`, `app.starts` or `admin.requests`. */
+      resource: z.string(),
+      /** Requests allowed per window. */
+      limit: z.number().int(),
+      windowS: z.number().int(),
+      retryAfterS: z.number().int(),
+    }),
+    requestId: z.string(),
+  })
+  .meta({ id: 'RateLimitRefusal' });
+export type RateLimitRefusal = z.infer<typeof RateLimitRefusal>;

@@ -17,3 +17,4 @@ export * from './hls.js';
 export * from './text.js';
 export * from './invalidation.js';
 export * from './reservations.js';
+export * from './rate-limits.js';

@@ -2,14 +2,34 @@ import { z } from 'zod';
 import { LadderEncoder } from './recordings.js';
 import { WorkerExitReport } from './workers.js';
 
-/** Every queue and job name in one place; the worker refuses to start if one has no handler. */
+/**
+ * The registry of every BullMQ queue and job name: producers and processors (API, worker, agent)
+ * take their names from here and nowhere else. Job names are unique across queues.
+ *
+ * Two queues are families built per key rather than fixed names, because what they isolate is
+ * only known at run time:
+ * - webhooks: one queue per app, `webhookQueueOf(appId)`, so a receiver that never answers holds
+ *   back only its own app's deliveries; the worker opens a consumer (a lane) per app with
+ *   deliveries (docs/adr/0011-fair-webhook-delivery.md). `QUEUES.webhooks` names the family.
+ * - transcodes per node: `transcodeQueueOf(nodeId)`, consumed only by that node's agent, which
+ *   runs the ladders admission placed on its node.
+ * Every other queue is one fixed name the Nest processes register with `@nestjs/bullmq`.
+ */
 export const QUEUES = {
   maintenance: 'tally-maintenance',
   webhooks: 'tally-webhooks',
   recordings: 'tally-recordings',
   transcodes: 'tally-transcodes',
+  transcodeNode: 'tally-transcode-node',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** The queues with one fixed name (the others are families, above). */
+export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes] as const;
+export type StaticQueueName = (typeof STATIC_QUEUES)[number];
+
+/** Which process consumes a job: the worker checks at boot that each of its jobs has exactly one handler. */
+export type JobConsumer = 'worker' | 'agent';
 
 /** What an agent is asked to run; paths are relative to the recordings directory. */
 export const LadderRun = z.object({
@@ -44,27 +64,37 @@ export const LadderReport = z.discriminatedUnion('outcome', [
 export type LadderReport = z.infer<typeof LadderReport>;
 
 export const JOBS = {
-  reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', payload: z.object({}) },
+  /** Every reconciler in turn (repeatable, and on demand through POST /v1/reconcile). */
+  reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
-  workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', payload: WorkerExitReport },
-  /**
-   * Sends one webhook delivery (job id = delivery id, so a delivery is queued at most once). Each app
-   * has its own queue, `webhookQueueOf(appId)`; QUEUES.webhooks names the family.
-   */
-  deliverWebhook: { queue: QUEUES.webhooks, name: 'webhook.deliver', payload: z.object({ deliveryId: z.string() }) },
+  workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
+  /** Sends one webhook delivery (job id = delivery id, so a delivery is queued at most once), on its app's queue. */
+  deliverWebhook: {
+    queue: QUEUES.webhooks,
+    name: 'webhook.deliver',
+    consumer: 'worker',
+    payload: z.object({ deliveryId: z.string() }),
+  },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
-  finaliseRecording: { queue: QUEUES.recordings, name: 'recording.finalise', payload: z.object({ recordingId: z.string() }) },
+  finaliseRecording: {
+    queue: QUEUES.recordings,
+    name: 'recording.finalise',
+    consumer: 'worker',
+    payload: z.object({ recordingId: z.string() }),
+  },
   /** An agent's report on a ladder it runs: started, ready with its renditions, or failed. */
-  reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', payload: LadderReport },
+  reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', consumer: 'worker', payload: LadderReport },
   /** Fails over ladders whose node left the pool or whose agent never took them (repeatable). */
-  sweepLadders: { queue: QUEUES.transcodes, name: 'ladders.sweep', payload: z.object({}) },
-} as const;
+  sweepLadders: { queue: QUEUES.transcodes, name: 'ladders.sweep', consumer: 'worker', payload: z.object({}) },
+  /** Runs a ladder, on the queue of the node it was admitted on (job id = `<recordingId>.<attempt>`). */
+  runLadder: { queue: QUEUES.transcodeNode, name: 'ladder.run', consumer: 'agent', payload: LadderRun },
+} as const satisfies Record<string, Readonly<{ queue: QueueName; name: string; consumer: JobConsumer; payload: z.ZodType }>>;
 export type JobKey = keyof typeof JOBS;
+export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['payload']>;
 
-/** Ladder jobs go to the queue of the node they were admitted on; only that node's agent consumes it. */
-export const LADDER_RUN_JOB = 'ladder.run';
+/** A node's ladder queue: only that node's agent consumes it. */
 export function transcodeQueueOf(nodeId: string): string {
-  return `tally-transcode-node.${nodeId}`;
+  return `${QUEUES.transcodeNode}.${nodeId}`;
 }
 
 /** An app's webhook deliveries: one queue per app, so a slow receiver holds back only its own app. */

@@ -3,6 +3,7 @@ import { CapacityLedger, capsOnly } from '@tally/admission';
 import { DEFAULT_MODEL, fits, unlimited } from '@tally/capacity';
 import { createPrismaClient, type PrismaClient } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
+import { QUEUES } from '@tally/contracts';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
@@ -32,8 +33,8 @@ describe(RecordingLifecycle.name, () => {
     connection = new Redis(redis.url);
     ledger = new CapacityLedger(connection);
     deliveries = new DeliveryQueue(redis.url);
-    finalise = new FinaliseQueue(redis.url);
-    finaliseJobs = new Queue('tally-recordings', { connection: { url: redis.url } });
+    finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
+    finalise = new FinaliseQueue(finaliseJobs);
     sut = new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise);
     await prisma.app.create({ data: { id: appId, name: 'lifecycle', webhookUrl: 'http://127.0.0.1:9/hooks' } });
     await prisma.stream.create({
@@ -43,7 +44,6 @@ describe(RecordingLifecycle.name, () => {
 
   afterAll(async () => {
     await finaliseJobs?.close();
-    await finalise?.close();
     await deliveries?.close();
     connection?.disconnect();
     await redis?.stop();

@@ -1,4 +1,6 @@
 import type { Provider } from '@nestjs/common';
+import { getSharedConfigToken } from '@nestjs/bullmq';
+import type { QueueOptions } from 'bullmq';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
@@ -10,10 +12,13 @@ import { LadderQueue } from './ladder/ladder.queue.js';
 import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
 
-/** The egress adapter, the finalise and ladder queues and the state machines, as the API and the worker both provide them. */
+/**
+ * The egress adapter, the finalise and ladder queues and the state machines, as the API and the
+ * worker both provide them (both register QUEUES.recordings with QueuesModule).
+ */
 export const RECORDING_PROVIDERS: Provider[] = [
   { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
-  { provide: FinaliseQueue, useFactory: (config: Config) => new FinaliseQueue(config.redisUrl), inject: [CONFIG] },
+  FinaliseQueue,
   {
     provide: RecordingLifecycle,
     useFactory: (prisma: PrismaService, ledger: CapacityLedger, outbox: WebhookOutbox, queue: FinaliseQueue) =>
@@ -26,7 +31,8 @@ export const RECORDING_PROVIDERS: Provider[] = [
       new PassthroughEgresses(prisma, egress, lifecycle, config.recordings),
     inject: [PrismaService, LivekitEgressClient, RecordingLifecycle, CONFIG],
   },
-  { provide: LadderQueue, useFactory: (config: Config) => new LadderQueue(config.redisUrl), inject: [CONFIG] },
+  // Per-node queues, opened at run time over the connection options BullModule.forRoot was given.
+  { provide: LadderQueue, useFactory: (bull: QueueOptions) => new LadderQueue(bull.connection), inject: [getSharedConfigToken()] },
   {
     provide: LadderLifecycle,
     useFactory: (prisma: PrismaService, admitter: Admitter, ledger: CapacityLedger, outbox: WebhookOutbox, queue: LadderQueue) =>

@@ -2,3 +2,4 @@ export * from './clock.js';
 export * from './redis-connection.js';
 export * from './runtime.module.js';
 export * from './logging.js';
+export * from './queues/index.js';

@@ -1,3 +1,4 @@
+export * from './busy-host.js';
 export * from './child.js';
 export * from './database.js';
 export * from './egress.js';

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { renderIngressServiceConfig, type IngressServiceConfig } from '@tally/capacity';
@@ -72,11 +72,10 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
     TMPDIR: join(dir, 'tmp'),
   };
   const healthUrl = `http://127.0.0.1:${healthPort}/`;
-  const cgroup = ownCgroupPath(dir);
 
   const service = supervise({
     name: 'ingress',
-    command: () => (cgroup ? ownCpuView(cgroup, dir, binary, configFile) : [binary, ['--config', configFile]]),
+    command: () => [binary, ['--config', configFile]],
     cwd: dir,
     env,
     log,
@@ -110,7 +109,6 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
     ready,
     async stop(signal?: NodeJS.Signals) {
       await stop(signal);
-      if (cgroup) rmCgroup(cgroup);
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -140,45 +138,6 @@ export async function stopPush(child: ChildProcess | undefined): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
-}
-
-const CPUACCT = '/sys/fs/cgroup/cpuacct';
-
-/**
- * Ingress refuses sessions while the CPU it measures is busy, and on a host without a cgroup of its
- * own it measures the whole machine: on a shared 2-core test host, every push would be refused. So it
- * runs in a cpuacct cgroup of its own, shown to it where a container would show it
- * (/sys/fs/cgroup/cpu,cpuacct, in a private mount namespace): it then sees its own load, as in
- * production. Needs root and cgroup v1's cpuacct; otherwise ingress runs as it is.
- */
-function ownCgroupPath(dir: string): string | undefined {
-  if (process.getuid?.() !== 0 || !existsSync(join(CPUACCT, 'cpuacct.usage'))) return undefined;
-  return join(CPUACCT, `tally-ingress-${dir.split('-').pop() ?? process.pid}`);
-}
-
-function ownCpuView(cgroup: string, dir: string, binary: string, configFile: string): [string, string[]] {
-  const script = [
-    'set -e',
-    'mkdir -p "$1"',
-    'echo $$ > "$1/cgroup.procs"',
-    'mkdir -p "$2/cg"',
-    'mount --bind "$1" "$2/cg"',
-    // A fresh tmpfs over /sys/fs/cgroup, only in this mount namespace, with just the one directory.
-    'mount -t tmpfs tally-cgroup /sys/fs/cgroup',
-    'mkdir "/sys/fs/cgroup/cpu,cpuacct"',
-    'mount --bind "$2/cg" "/sys/fs/cgroup/cpu,cpuacct"',
-    'exec "$3" --config "$4"',
-  ].join('\n');
-  return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', cgroup, dir, binary, configFile]];
-}
-
-/** The cgroup goes once its processes are gone (they were all killed with the group). */
-function rmCgroup(cgroup: string): void {
-  try {
-    rmdirSync(cgroup);
-  } catch {
-    // still busy or already gone: an empty cgroup directory costs nothing
-  }
 }
 
 function ingressBinary(): string {

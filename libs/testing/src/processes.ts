@@ -12,7 +12,8 @@ const defaultRuntime = (): AppRuntime => (process.env['TALLY_APP_RUNTIME'] === '
 /** The command line that runs an app from source (TypeScript compiled at load) or from `npm run build`'s dist/. */
 export function appCommand(name: 'api' | 'worker' | 'agent', runtime: AppRuntime = defaultRuntime()): string[] {
   return runtime === 'built'
-    ? [join(ROOT, 'dist', `${name}.js`)]
+    ? // The flags the installer's units run the services with (scripts/install/services.sh).
+      ['--max-semi-space-size=2', join(ROOT, 'dist', `${name}.js`)]
     : ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')];
 }
 

@@ -1,4 +1,4 @@
-import { JOBS, type LadderReport, QUEUES } from '@tally/contracts';
+import { JOBS, type LadderReport } from '@tally/contracts';
 import { Queue } from 'bullmq';
 
 /** The adapter in front of the worker's transcodes queue, where agents report their ladders. */
@@ -6,7 +6,7 @@ export class LadderReports {
   private readonly queue: Queue;
 
   constructor(redisUrl: string) {
-    this.queue = new Queue(QUEUES.transcodes, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+    this.queue = new Queue(JOBS.reportLadder.queue, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
   }
 
   /** One job per attempt and outcome, so a repeated report is applied once. */

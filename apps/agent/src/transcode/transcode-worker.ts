@@ -1,5 +1,4 @@
-import { LADDER_RUN_JOB, LadderRun, transcodeQueueOf } from '@tally/contracts';
-
+import { JOBS, transcodeQueueOf } from '@tally/contracts';
 import { type Job, Worker } from 'bullmq';
 import { type Ffmpeg, systemFfmpeg } from './ffmpeg.js';
 import { LadderReports } from './ladder-reports.js';
@@ -25,8 +24,8 @@ export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscod
   const reports = new LadderReports(deps.redisUrl);
 
   const handle = async (job: Job): Promise<void> => {
-    if (job.name !== LADDER_RUN_JOB) throw new Error(`unknown job ${job.name}`);
-    const run = LadderRun.parse(job.data);
+    if (job.name !== JOBS.runLadder.name) throw new Error(`unknown job ${job.name}`);
+    const run = JOBS.runLadder.payload.parse(job.data);
     const ids = { recordingId: run.recordingId, attempt: run.attempt, nodeId };
     await reports.send({ outcome: 'started', ...ids });
     log(`ladder ${run.recordingId} (attempt ${run.attempt}): encoding with ${run.encoder}`);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AppQuotaPolicy } from '@tally/capacity';
-import type { RecordingFormat, RecordingModeSetting } from '@tally/contracts';
+import type { RecordingFormat, RecordingModeSetting, StoredRateLimits } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
 import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
 
@@ -8,6 +8,7 @@ export type AppChanges = {
   name?: string;
   limits?: StoredLimits;
   guarantees?: StoredLimits;
+  rateLimits?: StoredRateLimits;
   webhookUrl?: string | null;
   /** A new webhook URL starts healthy: these are cleared with it. */
   webhookDisabledAt?: null;

@@ -1,3 +1,4 @@
+import { Admitter } from '@tally/admission';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
@@ -40,6 +41,20 @@ describe(AppsService.name, () => {
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'forbidden' });
     expect((await sut.get(app.id)).explicitQuotas.maxStreams).toBeUndefined();
+  });
+
+  it('puts the operator’s rate limits in the app’s policy copy every API replica reads; the app’s own key may not set them', async () => {
+    const app = await sut.create({ name: 'rates' });
+    const own = { kind: 'app', appId: app.id, keyId: 'key_0123456789abcdef' } as const;
+
+    const refused = await sut.update(app.id, { rateLimits: { requestsPerMinute: 1_000_000 } }, own).catch((e: unknown) => e);
+    const updated = await sut.update(app.id, { rateLimits: { startsPerMinute: 12 } }, admin);
+
+    expect(refused).toMatchObject({ code: 'forbidden' });
+    expect(app.rateLimits.explicit).toEqual({});
+    expect(updated.rateLimits).toMatchObject({ startsPerMinute: 12, explicit: { startsPerMinute: 12 } });
+    expect(updated.rateLimits.requestsPerMinute).toBe(app.rateLimits.requestsPerMinute);
+    expect((await api.get(Admitter).policyOf(app.id)).rateLimits).toEqual({ startsPerMinute: 12 });
   });
 
   it('ends the app’s streams in LiveKit when the app is deleted, then no longer finds it', async () => {

@@ -1,6 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Admitter, parseStoredLimits } from '@tally/admission';
-import { ADMIN_ONLY_APP_FIELDS, type AppView, type CreateAppBody, type QuotaOverrides, type UpdateAppBody } from '@tally/contracts';
+import { CONFIG, type Config } from '@tally/config';
+import {
+  ADMIN_ONLY_APP_FIELDS,
+  type AppView,
+  type CreateAppBody,
+  mergeRateLimits,
+  parseStoredRateLimits,
+  type QuotaOverrides,
+  type UpdateAppBody,
+} from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
 import { AddressPolicy } from '@tally/webhooks';
@@ -26,6 +35,7 @@ export class AppsService {
     private readonly cameras: CamerasService,
     private readonly sweeps: ReconcileQueue,
     private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
@@ -55,6 +65,7 @@ export class AppsService {
     const changes: AppChanges = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
+    if (body.rateLimits !== undefined) changes.rateLimits = mergeRateLimits(parseStoredRateLimits(current.rateLimits), body.rateLimits);
     if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
     if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
       Object.assign(changes, {
@@ -75,6 +86,8 @@ export class AppsService {
         : await this.updateGuarantees(current, changes, body.guarantees);
     if (!app) throw new NotFoundError('app');
     await this.admitter.syncPolicy(appId);
+    // Every replica's rate limiter drops its copy of the app's rates and reads the new policy.
+    if (body.rateLimits !== undefined) await this.invalidation.publish({ kind: 'policy', appId });
     return this.toView(app);
   }
 
@@ -129,6 +142,15 @@ export class AppsService {
     return app;
   }
 
+  private rateLimitsView(app: App): AppView['rateLimits'] {
+    const explicit = parseStoredRateLimits(app.rateLimits);
+    return {
+      requestsPerMinute: explicit.requestsPerMinute ?? this.config.rateLimit.requestsPerMinute,
+      startsPerMinute: explicit.startsPerMinute ?? this.config.rateLimit.startsPerMinute,
+      explicit,
+    };
+  }
+
   private async toView(app: App, limits?: AppLimits): Promise<AppView> {
     return {
       id: app.id,
@@ -137,6 +159,7 @@ export class AppsService {
       quotas: toQuotaView(limits ?? (await this.admitter.limitsFor(app.id))),
       explicitQuotas: toOverridesView(parseStoredLimits(app.limits)),
       guarantees: toFullView(parseStoredLimits(app.guarantees)),
+      rateLimits: this.rateLimitsView(app),
       usage: { streams: (await this.admitter.appUsage(app.id))['streams'] ?? 0 },
       webhookUrl: app.webhookUrl,
       webhookSecretSet: app.webhookSecret !== null,

@@ -1,12 +1,10 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { CONFIG, type Config } from '@tally/config';
 import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { AppsRepository } from '../apps/apps.repository.js';
-import { ApiKeyCache } from './key-cache.js';
-import { hashKey, sameSecret } from './key-hash.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { KeyUsageRecorder } from './key-usage.js';
+import { PrincipalResolver } from './principal-resolver.js';
 import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
 
 /**
@@ -17,10 +15,9 @@ import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from '
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: ApiKeyCache,
+    private readonly principals: PrincipalResolver,
     private readonly usage: KeyUsageRecorder,
-    private readonly apps: AppsRepository,
-    @Inject(CONFIG) private readonly config: Config,
+    private readonly apps: LiveApps,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -35,7 +32,7 @@ export class AuthGuard implements CanActivate {
     if (principal.kind === 'admin') {
       // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
       // A malformed id is left to the route's validation (400 naming the field).
-      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.find(params.appId))) {
+      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.exists(params.appId))) {
         throw new NotFoundError('app');
       }
       return true;
@@ -46,13 +43,10 @@ export class AuthGuard implements CanActivate {
   }
 
   private async authenticate(header: string | undefined): Promise<Principal> {
-    const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-    const presented = match?.[1];
-    if (!presented) throw new DomainError('unauthorized', 'missing bearer token');
-    if (this.config.adminKey !== undefined && sameSecret(presented, this.config.adminKey)) return { kind: 'admin' };
-    const key = await this.keys.findActive(hashKey(presented));
-    if (!key) throw new DomainError('unauthorized', 'unknown or revoked key');
-    this.usage.record(key.id);
-    return { kind: 'app', appId: key.appId, keyId: key.id };
+    const principal = await this.principals.resolve(header);
+    if (principal === 'missing') throw new DomainError('unauthorized', 'missing bearer token');
+    if (principal === 'unknown') throw new DomainError('unauthorized', 'unknown or revoked key');
+    if (principal.kind === 'app') this.usage.record(principal.keyId);
+    return principal;
   }
 }

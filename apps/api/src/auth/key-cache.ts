@@ -46,7 +46,7 @@ export class ApiKeyCache {
   }
 
   private evict(change: Invalidation): void {
-    if (change.kind === 'stream') return;
+    if (change.kind === 'stream' || change.kind === 'policy') return;
     this.generation += 1;
     if (change.kind === 'all') {
       this.entries.clear();

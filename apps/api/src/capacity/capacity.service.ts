@@ -11,7 +11,7 @@ import {
   QUOTA_FIELDS,
   type ReservationView,
 } from '@tally/contracts';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
 
@@ -22,7 +22,7 @@ export class CapacityService {
   constructor(
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
-    private readonly apps: AppsRepository,
+    private readonly apps: LiveApps,
   ) {}
 
   async pool(query: CapacityQuery = {}): Promise<CapacityView> {
@@ -105,6 +105,6 @@ export class CapacityService {
   }
 
   private async requireApp(appId: string): Promise<void> {
-    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+    if (!(await this.apps.exists(appId))) throw new NotFoundError('app');
   }
 }

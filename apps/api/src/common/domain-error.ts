@@ -52,3 +52,18 @@ export class UpstreamUnavailableError extends DomainError {
     });
   }
 }
+
+export type RateLimitDetails = Readonly<{
+  /** `app.requests`, `app.starts` or `admin.requests`. */
+  resource: string;
+  limit: number;
+  windowS: number;
+  retryAfterS: number;
+}>;
+
+/** Too many requests from one app (or the admin key) in the window: a 429 with Retry-After. */
+export class RateLimitedError extends DomainError {
+  constructor(readonly rate: RateLimitDetails) {
+    super('rate_limited', `${rate.resource} rate limit reached: ${rate.limit} per ${rate.windowS} s; retry in ${rate.retryAfterS} s`);
+  }
+}

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, LimitRefusedError } from './domain-error.js';
+import { DomainError, LimitRefusedError, RateLimitedError } from './domain-error.js';
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   validation_failed: 400,
@@ -11,6 +11,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   conflict: 409,
   quota_exceeded: 429,
   capacity_exhausted: 429,
+  rate_limited: 429,
   upstream_unavailable: 503,
   internal: 500,
 };
@@ -37,6 +38,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, exceptio
     const { limit } = exception;
     if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
     void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
+    return;
+  }
+  if (exception instanceof RateLimitedError) {
+    void reply.header('retry-after', String(exception.rate.retryAfterS));
+    void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...exception.rate }, requestId });
     return;
   }
   if (exception instanceof DomainError) {

@@ -20,6 +20,7 @@ export class HlsController {
     summary:
       'Start live HLS of a stream: a segmented egress (track-composite for one publisher, room-composite otherwise), admitted like a recording',
     responses: { 201: HlsView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    rateLimit: 'start',
   })
   @Post()
   start(@Param(new ZodPipe(StreamParams)) p: StreamScope, @Body(new ZodPipe(StartHlsBody)) body: StartHlsBody): Promise<HlsView> {

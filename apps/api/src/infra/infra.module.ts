@@ -1,19 +1,24 @@
 import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import type { Config } from '@tally/config';
 import { LivekitWebhookVerifier } from '@tally/livekit';
-import { RuntimeModule } from '@tally/runtime';
+import { QUEUES, STATIC_QUEUES } from '@tally/contracts';
+import { QueuesModule, RuntimeModule } from '@tally/runtime';
 import { AddressPolicy, DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
 
 export { RedisConnection } from '@tally/runtime';
 
-/** The shared runtime (config, Prisma, Redis, ledger, registry, LiveKit, clock) plus the API's own adapters. */
+/** The shared runtime (config, Prisma, Redis, ledger, registry, LiveKit, clock, queues) plus the API's own adapters. */
 @Global()
 @Module({})
 export class InfraModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: InfraModule,
-      imports: [RuntimeModule.forRoot(config)],
+      imports: [
+        RuntimeModule.forRoot(config),
+        // The API only produces. QUEUES.webhooks (the family's name, not an app's queue) is registered for its depth in /metrics.
+        QueuesModule.forRoot({ queues: [...STATIC_QUEUES, QUEUES.webhooks] }),
+      ],
       providers: [
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },

@@ -1,11 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { AppsRepository } from '../apps/apps.repository.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { ApiKeyCache } from '../auth/key-cache.js';
 import { KeyUsageRecorder } from '../auth/key-usage.js';
+import { PrincipalResolver } from '../auth/principal-resolver.js';
 import { KeysRepository } from '../keys/keys.repository.js';
 import { CacheInvalidation } from './invalidation.js';
 
-const providers = [AppsRepository, KeysRepository, CacheInvalidation, ApiKeyCache, KeyUsageRecorder];
+const providers = [AppsRepository, LiveApps, KeysRepository, CacheInvalidation, ApiKeyCache, KeyUsageRecorder, PrincipalResolver];
 
 /** The app and key records every feature (and the auth guard) looks up, and their in-process caches. */
 @Global()

@@ -28,6 +28,7 @@ export class IngressesController {
     summary:
       "Create an RTMP or WHIP endpoint publishing into a stream's room (admitted against the app quota and a node budget first); the stream key is in this response only",
     responses: { 201: CreatedIngress, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    rateLimit: 'start',
   })
   @Post()
   create(

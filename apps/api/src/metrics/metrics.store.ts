@@ -1,7 +1,7 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
-import { QUEUES, type QueueName } from '@tally/contracts';
-import { Queue } from 'bullmq';
+import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { QUEUES } from '@tally/contracts';
+import type { Queue } from 'bullmq';
 import { RedisConnection } from '../infra/infra.module.js';
 import { REPAIRS_KEY } from './metric-names.js';
 
@@ -9,15 +9,17 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
 
 /** The Redis side of the metrics: the worker's repair totals and the BullMQ queue depths. */
 @Injectable()
-export class MetricsStore implements OnApplicationShutdown {
+export class MetricsStore {
   private readonly queues: readonly Queue[];
 
   constructor(
     private readonly redis: RedisConnection,
-    @Inject(CONFIG) config: Config,
+    @InjectQueue(QUEUES.maintenance) maintenance: Queue,
+    @InjectQueue(QUEUES.webhooks) webhooks: Queue,
+    @InjectQueue(QUEUES.recordings) recordings: Queue,
+    @InjectQueue(QUEUES.transcodes) transcodes: Queue,
   ) {
-    const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
-    this.queues = Object.values(QUEUES).map((name) => new Queue(name, { connection }));
+    this.queues = [maintenance, webhooks, recordings, transcodes];
   }
 
   async repairs(): Promise<Readonly<Record<string, number>>> {
@@ -25,17 +27,13 @@ export class MetricsStore implements OnApplicationShutdown {
     return Object.fromEntries(Object.entries(raw).map(([kind, n]) => [kind, Number(n)]));
   }
 
-  async queueDepths(): Promise<{ queue: QueueName; state: string; count: number }[]> {
+  async queueDepths(): Promise<{ queue: string; state: string; count: number }[]> {
     const perQueue = await Promise.all(
       this.queues.map(async (queue) => {
         const counts = await queue.getJobCounts(...JOB_STATES);
-        return JOB_STATES.map((state) => ({ queue: queue.name as QueueName, state, count: counts[state] ?? 0 }));
+        return JOB_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
       }),
     );
     return perQueue.flat();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.queues.map((q) => q.close()));
   }
 }

@@ -1,5 +1,7 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { z } from 'zod';
+import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from '../rate-limit/rate-limit-class.js';
 
 export const API_ROUTE = 'tally:openapi';
 
@@ -10,10 +12,14 @@ export type ApiRouteSpec = Readonly<{
   responses: Readonly<Record<number, z.ZodType | null>>;
   /** Public routes that check LiveKit's signature rather than a key. */
   auth?: 'livekit';
+  /** `start`: the route starts something that costs media resources and counts against the app's stricter start rate. */
+  rateLimit?: RateLimitClass;
 }>;
 
 /**
  * Documents a controller method. Method, path, parameters, query and body come from the route's own
- * Nest decorators and `ZodPipe` schemas, and access from `@Public()` / `@AdminOnly()`.
+ * Nest decorators and `ZodPipe` schemas, and access from `@Public()` / `@AdminOnly()`. A route's rate
+ * limit class is declared here too, so the document and the limiter read the same declaration.
  */
-export const ApiRoute = (spec: ApiRouteSpec) => SetMetadata(API_ROUTE, spec);
+export const ApiRoute = (spec: ApiRouteSpec) =>
+  applyDecorators(SetMetadata(API_ROUTE, spec), ...(spec.rateLimit ? [RouteConfig({ [RATE_LIMIT_CONFIG_KEY]: spec.rateLimit })] : []));

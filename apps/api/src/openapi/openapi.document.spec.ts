@@ -45,11 +45,28 @@ describe(buildOpenApiDocument.name, () => {
     const result = await new Validator().validate(structuredClone(sut));
     const refs = new Set<string>();
     JSON.stringify(sut, (key, value: unknown) => (key === '$ref' && typeof value === 'string' ? (refs.add(value), value) : value));
-    const unresolved = [...refs].filter((ref) => !(ref.replace('#/components/schemas/', '') in sut.components.schemas));
+    const components = sut.components as unknown as Record<string, Record<string, unknown>>;
+    const unresolved = [...refs].filter((ref) => {
+      const [, kind = '', name = ''] = /^#\/components\/([^/]+)\/(.+)$/.exec(ref) ?? [];
+      return !(name in (components[kind] ?? {}));
+    });
 
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(unresolved).toEqual([]);
     expect(JSON.stringify(sut)).not.toMatch(/"\$id"|\$defs/);
+  });
+
+  it('documents 429 rate_limited with Retry-After on every keyed route, beside a start route’s own quota refusal', () => {
+    const start = sut.paths['/v1/apps/{appId}/streams/{streamId}/recordings']?.['post'] as { responses: Record<string, unknown> };
+    const read = sut.paths['/v1/apps/{appId}']?.['get'] as { responses: Record<string, unknown> };
+    const health = sut.paths['/healthz']?.['get'] as { responses: Record<string, unknown> };
+
+    expect(JSON.stringify(start.responses['429'])).toContain(
+      '"oneOf":[{"$ref":"#/components/schemas/LimitRefusal"},{"$ref":"#/components/schemas/RateLimitRefusal"}]',
+    );
+    expect(read.responses['429']).toEqual({ $ref: '#/components/responses/RateLimited' });
+    expect(JSON.stringify(sut)).toContain('"Retry-After":{"$ref":"#/components/headers/Retry-After"}');
+    expect(health.responses['429']).toBeUndefined();
   });
 });

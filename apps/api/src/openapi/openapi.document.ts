@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBody } from '@tally/contracts';
+import { ErrorBody, RateLimitRefusal } from '@tally/contracts';
 import type { NestRoute } from './nest-routes.js';
 
 type DocumentedRoute = NestRoute & Readonly<{ spec: NonNullable<NestRoute['spec']> }>;
@@ -23,6 +23,8 @@ export function buildOpenApiDocument(version: string, routes: readonly NestRoute
     info: { title: 'Tally', version, description: 'Self-hosted streaming platform with capacity-aware quotas.' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The admin key or an app key' } },
+      headers: RATE_LIMIT_HEADERS,
+      responses: { RateLimited: rateLimited(undefined) },
       schemas: Object.fromEntries(Object.entries(components(documented)).map(([id, schema]) => [id, relink(schema, 'output')])),
     },
     paths,
@@ -38,6 +40,10 @@ function operation(route: DocumentedRoute): JsonSchema {
       ? { description: describeStatus(Number(status)), content: { 'application/json': { schema: ref(schema) } } }
       : { description: describeStatus(Number(status)) };
   }
+  if (auth === 'admin' || auth === 'app') {
+    const own = route.spec.responses[429];
+    responses['429'] = own ? rateLimited(own) : { $ref: '#/components/responses/RateLimited' };
+  }
   return {
     summary: route.spec.summary,
     'x-tally-auth': auth,
@@ -45,6 +51,26 @@ function operation(route: DocumentedRoute): JsonSchema {
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body, 'input') } } } } : {}),
     responses,
+  };
+}
+
+const RATE_LIMIT_HEADERS: Record<string, JsonSchema> = {
+  'Retry-After': { description: 'Seconds until the window ends', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Seconds until the window ends', schema: { type: 'integer' } },
+};
+
+/**
+ * Every keyed route may answer 429 `rate_limited` (docs/rate-limits.md): beside the route's own 429
+ * (quota or capacity) where it has one. Retry-After says when the window ends.
+ */
+function rateLimited(own: z.ZodType | null | undefined): JsonSchema {
+  const schema = own ? { oneOf: [ref(own), ref(RateLimitRefusal)] } : ref(RateLimitRefusal);
+  return {
+    description: own ? `${describeStatus(429)}; or rate_limited` : 'rate_limited: too many requests in the window',
+    headers: Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+    content: { 'application/json': { schema } },
   };
 }
 

@@ -35,6 +35,7 @@ export class RecordingsController {
     summary:
       "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called",
     responses: { 201: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    rateLimit: 'start',
   })
   @Post('streams/:streamId/recordings')
   start(

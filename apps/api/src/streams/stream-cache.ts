@@ -47,7 +47,7 @@ export class StreamCache {
   }
 
   private evict(change: Invalidation): void {
-    if (change.kind === 'key') return;
+    if (change.kind === 'key' || change.kind === 'policy') return;
     this.generation += 1;
     if (change.kind === 'all') this.entries.clear();
     else if (change.kind === 'stream') this.entries.delete(change.streamId);

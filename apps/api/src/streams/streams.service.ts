@@ -4,7 +4,7 @@ import { CONFIG, type Config } from '@tally/config';
 import type { CreateStreamBody, StreamStatus, StreamView } from '@tally/contracts';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { LiveApps } from '../apps/live-apps.js';
 import { Clock } from '../common/clock.js';
 import { refusalError } from '../capacity/refusal.js';
 import { NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
@@ -23,7 +23,7 @@ export class StreamsService {
 
   constructor(
     private readonly streams: StreamsRepository,
-    private readonly apps: AppsRepository,
+    private readonly apps: LiveApps,
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitRoomClient,
@@ -36,7 +36,7 @@ export class StreamsService {
    * is a 429 naming `app.streams` or the node resource that ran out. The stream id is the reservation id.
    */
   async create(appId: string, body: CreateStreamBody): Promise<StreamView> {
-    if (!(await this.apps.find(appId))) throw new NotFoundError('app');
+    if (!(await this.apps.exists(appId))) throw new NotFoundError('app');
     const id = newId('str');
     const joinTimeoutS = this.config.streams.joinTimeoutS;
 

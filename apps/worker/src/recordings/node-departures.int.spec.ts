@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { CapacityLedger, capsOnly } from '@tally/admission';
 import { DEFAULT_MODEL, fits, unlimited } from '@tally/capacity';
-import type { NodeHeartbeat } from '@tally/contracts';
+import { type NodeHeartbeat, QUEUES } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry } from '@tally/nodes';
 import { FinaliseQueue, RecordingLifecycle } from '@tally/recordings';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NodeDepartures } from './node-departures.service.js';
@@ -35,6 +36,7 @@ describe(NodeDepartures.name, () => {
   let registry: NodeRegistry;
   let deliveries: DeliveryQueue;
   let finalise: FinaliseQueue;
+  let finaliseJobs: Queue;
   let sut: NodeDepartures;
   const appId = 'app_departures000000';
   const streamId = 'str_departures000000';
@@ -46,14 +48,15 @@ describe(NodeDepartures.name, () => {
     ledger = new CapacityLedger(connection);
     registry = new NodeRegistry(connection);
     deliveries = new DeliveryQueue(redis.url);
-    finalise = new FinaliseQueue(redis.url);
+    finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
+    finalise = new FinaliseQueue(finaliseJobs);
     sut = new NodeDepartures(prisma, registry, new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise));
     await prisma.app.create({ data: { id: appId, name: 'departures', webhookUrl: 'http://127.0.0.1:9/hooks' } });
     await prisma.stream.create({ data: { id: streamId, appId, name: 's', room: `${appId}.${streamId}`, status: 'live' } });
   });
 
   afterAll(async () => {
-    await finalise?.close();
+    await finaliseJobs?.close();
     await deliveries?.close();
     connection?.disconnect();
     await redis?.stop();

@@ -6,17 +6,17 @@ import { HlsReconciler } from './hls-reconciler.service.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
-import { RecordingsRunner } from './recordings.runner.js';
+import { RecordingsProcessor } from './recordings.processor.js';
 import { WorkerExits } from './worker-exits.service.js';
-import { TranscodesRunner } from './transcodes.runner.js';
+import { TranscodesProcessor } from './transcodes.processor.js';
 
 /** Recording finalisation, ladder reports, and the egress side of reconciliation. */
 @Module({
   providers: [
     ...RECORDING_PROVIDERS,
     RecordingFinaliser,
-    RecordingsRunner,
-    TranscodesRunner,
+    RecordingsProcessor,
+    TranscodesProcessor,
     EgressReconciler,
     WorkerExits,
     NodeDepartures,

@@ -1,36 +1,33 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { JOBS, QUEUES } from '@tally/contracts';
+import { type JobPayload, QUEUES } from '@tally/contracts';
+import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
 import { DelayedError, type Job } from 'bullmq';
 import { Clock } from '../clock.js';
-import { assertEveryJobHandled, handlerFor, type JobHandlers } from '../jobs/job-handlers.js';
 import { EventPruner } from './event-pruner.service.js';
 import { OutboxSweeper } from './outbox-sweeper.service.js';
 import { WebhookLanes } from './webhook-lanes.js';
 import { type DeliveryOutcome, WebhookDeliverer } from './webhook-deliverer.service.js';
 
-/** Consumes the apps' webhook queues (through their lanes); runs the outbox sweep and event retention at startup, then every sweep interval. */
+/**
+ * Consumes the apps' webhook queues (through their lanes: per-app queues are opened at run time, so
+ * this is no `@Processor`); runs the outbox sweep and event retention at startup, then every sweep interval.
+ */
 @Injectable()
-export class WebhooksRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhooksRunner implements JobConsumerHost, OnApplicationBootstrap, BeforeApplicationShutdown {
+  readonly consumes = QUEUES.webhooks;
   private readonly logger = new Logger(WebhooksRunner.name);
-  private readonly handlers: JobHandlers<typeof QUEUES.webhooks>;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
 
   constructor(
-    deliverer: WebhookDeliverer,
+    private readonly deliverer: WebhookDeliverer,
     private readonly sweeper: OutboxSweeper,
     private readonly lanes: WebhookLanes,
     private readonly pruner: EventPruner,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
-  ) {
-    const handlers = {
-      deliverWebhook: async (payload: unknown) => deliverer.deliver(JOBS.deliverWebhook.payload.parse(payload).deliveryId),
-    };
-    assertEveryJobHandled(QUEUES.webhooks, handlers);
-    this.handlers = handlers;
-  }
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.secretsKey === undefined) {
@@ -47,9 +44,14 @@ export class WebhooksRunner implements OnApplicationBootstrap, BeforeApplication
     await this.sweeping;
   }
 
+  @HandlesJob('deliverWebhook')
+  deliverWebhook({ deliveryId }: JobPayload<'deliverWebhook'>): Promise<DeliveryOutcome> {
+    return this.deliverer.deliver(deliveryId);
+  }
+
   /** A failed attempt moves its job to the delayed set until the row's next attempt time. */
   private async process(job: Job, token: string | undefined): Promise<DeliveryOutcome> {
-    const outcome = (await handlerFor(QUEUES.webhooks, this.handlers, job.name)(job.data)) as DeliveryOutcome;
+    const outcome = (await runJob(this, job)) as DeliveryOutcome;
     if (outcome.kind === 'retry') {
       await job.moveToDelayed(outcome.at.getTime(), token);
       throw new DelayedError();

@@ -36,7 +36,7 @@ describe(LadderLifecycle.name, () => {
       ...policiesFrom(async () => (await prisma.app.findMany()).map((a) => ({ appId: a.id, limits: a.limits as Record<string, number> }))),
     };
     deliveries = new DeliveryQueue(redis.url);
-    ladderQueue = new LadderQueue(redis.url);
+    ladderQueue = new LadderQueue({ url: redis.url, maxRetriesPerRequest: null });
     sut = new LadderLifecycle(prisma, new Admitter(ledger, pool, DEFAULT_MODEL), ledger, new WebhookOutbox(deliveries), ladderQueue);
   });
 

@@ -1,0 +1,107 @@
+import type { Config } from '@tally/config';
+import type { RedisConnection } from '@tally/runtime';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PrincipalResolver } from '../auth/principal-resolver.js';
+import type { AppRateLimits } from './app-rates.js';
+import { RATE_LIMIT_CONFIG_KEY } from './rate-limit-class.js';
+import { ApiRateLimiter, perWindow } from './rate-limiter.js';
+
+type Callback = (error: Error | null, result?: [number, number]) => void;
+
+/** Redis as the plugin's store uses it: a counter per key, or failures while `down`. */
+function fakeRedis() {
+  const counters = new Map<string, number>();
+  const redis = {
+    status: 'ready',
+    down: false,
+    defineCommand: () => undefined,
+    rateLimit(key: string, windowMs: number, _max: number, _continue: boolean, _backoff: boolean, callback: Callback) {
+      if (redis.down) return callback(new Error('Connection is closed.'));
+      const current = (counters.get(key) ?? 0) + 1;
+      counters.set(key, current);
+      callback(null, [current, windowMs - 1_500]);
+    },
+  };
+  return redis;
+}
+
+const config = {
+  rateLimit: { requestsPerMinute: 0, startsPerMinute: 0, adminPerMinute: 60, windowS: 10, startWindowS: 10 },
+} as unknown as Config;
+
+async function setup() {
+  const redis = fakeRedis();
+  const principals = {
+    resolve: (header: string | undefined) =>
+      Promise.resolve(
+        header === 'Bearer app-key'
+          ? { kind: 'app' as const, appId: 'app_1', keyId: 'key_1' }
+          : header === 'Bearer admin'
+            ? { kind: 'admin' as const }
+            : 'missing',
+      ),
+  } as unknown as PrincipalResolver;
+  const rates = { of: () => Promise.resolve({ requestsPerMinute: 12, startsPerMinute: 6 }) } as unknown as AppRateLimits;
+  const sut = new ApiRateLimiter(principals, rates, redis as unknown as RedisConnection, config);
+  const fastify = Fastify();
+  await sut.register(fastify);
+  fastify.get('/read', () => ({ ok: true }));
+  fastify.post('/start', { config: { [RATE_LIMIT_CONFIG_KEY]: 'start' } as object }, () => ({ started: true }));
+  await fastify.ready();
+  return { fastify, redis };
+}
+
+describe(ApiRateLimiter.name, () => {
+  let fastify: FastifyInstance | undefined;
+  afterEach(() => fastify?.close());
+
+  it('refuses an app over its window with 429 rate_limited, Retry-After and the x-ratelimit headers', async () => {
+    const t = await setup();
+    fastify = t.fastify;
+    const read = () => t.fastify.inject({ url: '/read', headers: { authorization: 'Bearer app-key' } });
+
+    const answers = [await read(), await read(), await read()];
+
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 429]);
+    expect(answers[0]!.headers['x-ratelimit-remaining']).toBe('1');
+    const refused = answers[2]!;
+    expect(refused.headers['retry-after']).toBe('9');
+    expect(refused.headers['x-ratelimit-limit']).toBe('2');
+    expect(refused.json()).toMatchObject({
+      error: { code: 'rate_limited', resource: 'app.requests', limit: 2, windowS: 10, retryAfterS: 9 },
+      requestId: expect.any(String) as unknown,
+    });
+  });
+
+  it('counts a start route against the start rate on its own counter, and requests without a key not at all', async () => {
+    const t = await setup();
+    fastify = t.fastify;
+    const start = () => t.fastify.inject({ method: 'POST', url: '/start', headers: { authorization: 'Bearer app-key' } });
+
+    expect([(await start()).statusCode, (await start()).statusCode]).toEqual([200, 429]);
+    expect((await start()).json()).toMatchObject({ error: { resource: 'app.starts', limit: 1 } });
+    expect((await t.fastify.inject({ url: '/read', headers: { authorization: 'Bearer app-key' } })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i += 1) expect((await t.fastify.inject({ url: '/read' })).headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('lets requests through uncounted while Redis is down or reconnecting, never answering 500', async () => {
+    const t = await setup();
+    fastify = t.fastify;
+    const read = () => t.fastify.inject({ url: '/read', headers: { authorization: 'Bearer admin' } });
+
+    t.redis.down = true;
+    const whileDown = await read();
+    t.redis.status = 'reconnecting';
+    const whileReconnecting = await read();
+
+    expect([whileDown.statusCode, whileReconnecting.statusCode]).toEqual([200, 200]);
+    expect(whileDown.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('turns a per-minute rate into a window’s count, never below one', () => {
+    expect(perWindow(6000, 10)).toBe(1000);
+    expect(perWindow(60, 5)).toBe(5);
+    expect(perWindow(1, 5)).toBe(1);
+  });
+});

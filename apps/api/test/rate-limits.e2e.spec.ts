@@ -1,0 +1,151 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AppView, RateLimitRefusal } from '@tally/contracts';
+import { ApiClient, type ApiResponse, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStream, createTenant } from './api-harness.js';
+
+/**
+ * Two API processes on one database and Redis. Windows of a minute (and two starts per minute) keep
+ * every count inside one window however slow the host is.
+ */
+describe('per-app rate limits across two API replicas', () => {
+  let stack: TestStack;
+  let processes: Child[] = [];
+  let first: ApiClient;
+  let second: ApiClient;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const secondPort = String(await freePort());
+    const env = {
+      ...stack.env,
+      TALLY_RATE_LIMIT_WINDOW_S: '60',
+      TALLY_RATE_LIMIT_START_WINDOW_S: '60',
+      TALLY_RATE_LIMIT_STARTS_PER_MINUTE: '2',
+    };
+    processes = await Promise.all([
+      startAppProcess('api', env, join(tmpdir(), `tally-rl-a-${process.pid}.log`)),
+      startAppProcess('api', { ...env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-rl-b-${process.pid}.log`)),
+    ]);
+    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
+    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await stack?.stop();
+  });
+
+  const setRate = async (appId: string, rateLimits: Record<string, number | null>) => {
+    const response = await first.patch<AppView>(`/v1/apps/${appId}`, { rateLimits });
+    expect(response.status).toBe(200);
+    return response.body;
+  };
+
+  it('counts one app’s requests on both replicas against one limit; the 429 says when to retry; other apps are unaffected', async () => {
+    const limited = await createTenant(first, 'limited');
+    const other = await createTenant(first, 'other');
+    const app = await setRate(limited.app.id, { requestsPerMinute: 6 });
+    expect(app.rateLimits).toEqual({ requestsPerMinute: 6, startsPerMinute: 2, explicit: { requestsPerMinute: 6 } });
+
+    const replicas = [first.withKey(limited.key.key), second.withKey(limited.key.key)];
+    const answered: ApiResponse[] = [];
+    for (let i = 0; i < 6; i += 1) answered.push(await replicas[i % 2]!.get(`/v1/apps/${limited.app.id}`));
+    expect(answered.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answered.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['5', '4', '3', '2', '1', '0']);
+
+    // The 7th, on either replica, is over the app's 6 per window.
+    for (const replica of replicas) {
+      const refused = await replica.get<RateLimitRefusal>(`/v1/apps/${limited.app.id}/streams`);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'rate_limited', resource: 'app.requests', limit: 6, windowS: 60 });
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.body.error.retryAfterS).toBe(retryAfter);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('6');
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(typeof refused.body.requestId).toBe('string');
+    }
+
+    // Another app's key, the admin key and unauthenticated routes are counted apart (or not at all).
+    expect((await second.withKey(other.key.key).get(`/v1/apps/${other.app.id}`)).status).toBe(200);
+    expect((await second.get(`/v1/apps/${limited.app.id}`)).status).toBe(200);
+    expect((await second.withKey(undefined).get('/healthz')).status).toBe(200);
+  });
+
+  it('an operator raising one app’s limit on replica A applies on replica B at once, and lowering another’s leaves the first alone', async () => {
+    const raised = await createTenant(first, 'raised');
+    const lowered = await createTenant(first, 'lowered');
+    await setRate(raised.app.id, { requestsPerMinute: 2 });
+    const onB = second.withKey(raised.key.key);
+    expect((await onB.get(`/v1/apps/${raised.app.id}`)).status).toBe(200);
+    expect((await onB.get(`/v1/apps/${raised.app.id}`)).status).toBe(200);
+    expect((await onB.get(`/v1/apps/${raised.app.id}`)).status).toBe(429);
+
+    await setRate(raised.app.id, { requestsPerMinute: 1000 });
+    // B hears of the change over Redis pub/sub (milliseconds) and reads the app's new policy.
+    const after = await waitFor(
+      'replica B applying the raised limit',
+      async () => {
+        const response = await onB.get(`/v1/apps/${raised.app.id}`);
+        return response.status === 200 ? response : undefined;
+      },
+      5_000,
+    );
+    expect(after.headers.get('x-ratelimit-limit')).toBe('1000');
+
+    await setRate(lowered.app.id, { requestsPerMinute: 1 });
+    const loweredOnB = second.withKey(lowered.key.key);
+    expect((await loweredOnB.get(`/v1/apps/${lowered.app.id}`)).status).toBe(200);
+    expect((await loweredOnB.get(`/v1/apps/${lowered.app.id}`)).status).toBe(429);
+    expect((await onB.get(`/v1/apps/${raised.app.id}`)).status).toBe(200);
+
+    // null goes back to the default.
+    const reset = await setRate(lowered.app.id, { requestsPerMinute: null });
+    expect(reset.rateLimits.requestsPerMinute).toBe(6000);
+    expect(reset.rateLimits.explicit).toEqual({});
+  });
+
+  it('recording, HLS and ingress starts get the stricter start rate, counted per route, apart from other requests', async () => {
+    const starter = await createTenant(first, 'starter');
+    const other = await createTenant(first, 'other starter');
+    const stream = await createStream(starter.client, starter.app.id);
+    // An ended stream: each start is refused (409) after the limiter has counted it, and no egress runs.
+    expect((await starter.client.delete(`/v1/apps/${starter.app.id}/streams/${stream.id}`)).status).toBe(200);
+    const base = `/v1/apps/${starter.app.id}`;
+    const replicas = [first.withKey(starter.key.key), second.withKey(starter.key.key)];
+    const starts: ReadonlyArray<(c: ApiClient) => Promise<ApiResponse<RateLimitRefusal>>> = [
+      (c) => c.post(`${base}/streams/${stream.id}/recordings`, {}),
+      (c) => c.post(`${base}/streams/${stream.id}/hls`, {}),
+      (c) => c.post(`${base}/ingresses`, { streamId: stream.id, kind: 'rtmp' }),
+    ];
+
+    for (const start of starts) {
+      const statuses = [];
+      for (const replica of [...replicas, replicas[0]!]) statuses.push(await start(replica));
+      expect(statuses.map((r) => r.status)).toEqual([409, 409, 429]);
+      const refused = statuses[2]!;
+      expect(refused.body.error).toMatchObject({ code: 'rate_limited', resource: 'app.starts', limit: 2, windowS: 60 });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+
+    // The app's other requests and another app's starts are not held back.
+    expect((await replicas[1]!.get(`${base}/streams/${stream.id}`)).status).toBe(200);
+    const otherStream = await createStream(other.client, other.app.id);
+    expect((await other.client.delete(`/v1/apps/${other.app.id}/streams/${otherStream.id}`)).status).toBe(200);
+    expect((await other.client.post(`/v1/apps/${other.app.id}/streams/${otherStream.id}/recordings`, {})).status).toBe(409);
+
+    // The operator raises this app's start rate: its next start passes the limiter (and meets the ended stream).
+    await setRate(starter.app.id, { startsPerMinute: 60 });
+    const raised = await waitFor(
+      'the raised start rate',
+      async () => {
+        const response = await starts[0]!(replicas[1]!);
+        return response.status === 409 ? response : undefined;
+      },
+      5_000,
+    );
+    expect(raised.headers.get('x-ratelimit-limit')).toBe('60');
+  });
+});

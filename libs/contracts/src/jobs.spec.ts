@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { JOBS, QUEUES, STATIC_QUEUES, transcodeQueueOf, webhookQueueOf } from './jobs.js';
+
+describe('JOBS', () => {
+  it('gives every job its own name, so a job is found by name alone', () => {
+    const names = Object.values(JOBS).map((job) => job.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('builds per-app and per-node queue names inside their families, never as a fixed queue', () => {
+    expect(webhookQueueOf('app_1')).toBe('tally-webhooks.app_1');
+    expect(transcodeQueueOf('node-a')).toBe('tally-transcode-node.node-a');
+    expect(STATIC_QUEUES).not.toContain(QUEUES.webhooks);
+    expect(STATIC_QUEUES).not.toContain(QUEUES.transcodeNode);
+  });
+});

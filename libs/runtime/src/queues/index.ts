@@ -1,0 +1,4 @@
+export * from './handles-job.js';
+export * from './job-handler-check.js';
+export * from './job-workers.js';
+export * from './queues.module.js';

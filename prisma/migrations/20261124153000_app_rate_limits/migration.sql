@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "App" ADD COLUMN     "rateLimits" JSONB NOT NULL DEFAULT '{}';
