@@ -17,6 +17,7 @@ import { AppTeardown } from './reconcile/app-teardown.service.js';
 import { CamerasReconciler } from './reconcile/cameras-reconciler.service.js';
 import { MediaStopper } from './reconcile/media-stopper.js';
 import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
+import { RedisLossDetector } from './reconcile/redis-loss.js';
 import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
@@ -64,6 +65,7 @@ export class WorkerModule {
         AppTeardown,
         ReservationOwnersRepository,
         ReservationAuditor,
+        RedisLossDetector,
         Sweep,
         MaintenanceProcessor,
         ...webhooksProviders(config),

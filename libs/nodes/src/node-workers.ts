@@ -51,6 +51,17 @@ export class NodeWorkers {
     await this.redis.publish(WORKER_KEYS.wake(nodeId), kind);
   }
 
+  /** Writes back work Redis lost (the sweep, from Postgres' rows); returns how many were missing. */
+  async retainAll(work: readonly Readonly<{ nodeId: string; kind: WorkerKind; workId: string }>[]): Promise<number> {
+    let added = 0;
+    for (const { nodeId, kind, workId } of work) {
+      if ((await this.redis.sadd(WORKER_KEYS.work(nodeId, kind), workId)) === 0) continue;
+      added += 1;
+      await this.redis.publish(WORKER_KEYS.wake(nodeId), kind);
+    }
+    return added;
+  }
+
   async dropWork(nodeId: string, kind: WorkerKind, workId: string): Promise<void> {
     await this.redis.srem(WORKER_KEYS.work(nodeId, kind), workId);
   }

@@ -8,6 +8,7 @@ import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
+import { RedisLossDetector } from '../reconcile/redis-loss.js';
 import { ReservationAuditor } from '../reconcile/reservation-auditor.service.js';
 import { StreamsReconciler } from '../reconcile/streams-reconciler.service.js';
 import { RepairCounter, type SweepReport } from './repair-counter.js';
@@ -28,30 +29,44 @@ export class Sweep {
     private readonly cameras: CamerasReconciler,
     private readonly audit: ReservationAuditor,
     private readonly admitter: Admitter,
+    private readonly redisLoss: RedisLossDetector,
     redis: RedisConnection,
   ) {
     this.repairs = new RepairCounter(redis);
   }
 
   async run(now: Date): Promise<SweepReport> {
+    // First: whether Redis lost its data, so nothing below ends work for state that was lost with it.
+    const loss = await this.redisLoss.observe(now);
     // Deleted apps first: what they ran is stopped and released before anything is judged or restored.
     const apps = await this.apps.run(now);
-    const streams = await this.streams.run(now);
+    const streams = await this.streams.run(now, loss);
     // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
-    const recordings = { ...(await this.departures.run(now)), ...(await this.egresses.run(now)) };
+    const recordings = { ...(await this.departures.run(now)), ...(await this.egresses.run(now, loss)) };
     const report = {
       apps,
       streams,
       recordings,
-      hls: await this.hls.run(now),
+      hls: await this.hls.run(now, loss),
       ladders: await this.ladders.run(),
-      ingresses: await this.ingresses.run(now),
+      ingresses: await this.ingresses.run(now, loss),
       cameras: await this.cameras.run(now),
       quotas: { guaranteesRestored: await this.admitter.restoreGuaranteePolicies() },
       // Last: what the reconcilers above left held for an owner that is gone or finished.
       reservations: await this.audit.run(now),
     };
-    await this.repairs.add(report);
-    return report;
+    // Counted only when something had to be restored: a first sweep on a new Redis is no loss.
+    const restored =
+      streams.reservationsRestored +
+      recordings.reservationsRestored +
+      report.hls.reservationsRestored +
+      report.ladders.reservationsRestored +
+      report.ingresses.reservationsRestored +
+      report.ingresses.workRetained +
+      report.cameras.reservationsRestored +
+      report.quotas.guaranteesRestored;
+    const withLoss = { redis: { dataLost: (await this.redisLoss.settle(loss, restored)) ? 1 : 0 }, ...report };
+    await this.repairs.add(withLoss);
+    return withLoss;
   }
 }

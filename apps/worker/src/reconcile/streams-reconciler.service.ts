@@ -5,6 +5,7 @@ import { CONFIG, type Config } from '@tally/config';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { ReconcileRepository } from './reconcile.repository.js';
+import type { RedisLoss } from './redis-loss.js';
 
 const SETTLE_MS = 10_000;
 
@@ -32,7 +33,12 @@ export class StreamsReconciler {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async run(now: Date): Promise<ReconcileReport> {
+  /**
+   * `loss`: when Redis last lost its data. LiveKit lists a room again only once it
+   * changes, so a stream created before then is not ended for its room missing from the list.
+   */
+  async run(now: Date, loss?: RedisLoss): Promise<ReconcileReport> {
+    const forgottenBefore = loss?.lostAt;
     const rooms = new Map((await this.livekit.listRooms()).map((room) => [room.name, room]));
     const open = await this.repository.openStreams();
     let endedRoomGone = 0;
@@ -41,7 +47,7 @@ export class StreamsReconciler {
 
     for (const stream of open) {
       const room = rooms.get(stream.room);
-      if (!room && this.settled(stream, now)) {
+      if (!room && this.settled(stream, now) && !(forgottenBefore && stream.createdAt < forgottenBefore)) {
         if (await this.end(stream, now, 'room_gone')) endedRoomGone += 1;
       } else if (room && this.neverJoined(stream, room.participants, now)) {
         await this.livekit.deleteRoom(stream.room);

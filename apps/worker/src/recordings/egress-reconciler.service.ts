@@ -6,6 +6,7 @@ import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
 import type { Recording, RecordingEgress } from '@tally/db';
 import { FinaliseQueue, PassthroughEgresses, partInPath, RecordingLifecycle, recordingIdInPath } from '@tally/recordings';
+import type { RedisLoss } from '../reconcile/redis-loss.js';
 
 /** A recording younger than this may not have its egress id stored yet: it is not judged. */
 const SETTLE_MS = 60_000;
@@ -41,7 +42,13 @@ export class EgressReconciler {
     private readonly passthrough: PassthroughEgresses,
   ) {}
 
-  async run(now: Date): Promise<EgressReconcileReport> {
+  /**
+   * `loss`: when Redis last lost its data. LiveKit lists an egress again only when its
+   * state changes, so an egress asked for before then may run unlisted: its recording is neither
+   * failed nor stripped of its reservation for that.
+   */
+  async run(now: Date, loss?: RedisLoss): Promise<EgressReconcileReport> {
+    const forgottenBefore = loss?.lostAt;
     const egresses = await this.egress.list({ activeOnly: false });
     const byId = new Map(egresses.map((e) => [e.egressId, e]));
     const open = await this.prisma.recording.findMany({
@@ -58,8 +65,9 @@ export class EgressReconciler {
     const stillOpen = new Set<string>();
 
     for (const recording of open) {
+      const forgotten = forgottenBefore !== undefined && recording.createdAt < forgottenBefore;
       if (recording.mode === 'passthrough') {
-        if (await this.reconcilePair(recording, recording.egresses, egresses, now, report)) stillOpen.add(recording.id);
+        if (await this.reconcilePair(recording, recording.egresses, egresses, now, report, forgotten)) stillOpen.add(recording.id);
         continue;
       }
       // An egress whose id was never stored is found by the recording id its file path carries.
@@ -70,11 +78,10 @@ export class EgressReconciler {
         const after = await this.lifecycle.applyEgress(egress, now);
         if (after && after.status !== recording.status) report.recordingsAdvanced += 1;
         if (after && after.status !== 'complete' && after.status !== 'failed') stillOpen.add(recording.id);
-        if (after?.status === 'active' && !(await this.ledger.held(recording.id))) {
-          const pinned = { nodeId: recording.nodeId };
-          if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1, pinned))
-            report.reservationsRestored += 1;
-        }
+        if (after?.status === 'active' && (await this.restore(recording))) report.reservationsRestored += 1;
+      } else if (forgotten && recording.egressId && recording.status !== 'ending') {
+        stillOpen.add(recording.id);
+        if (await this.restore(recording)) report.reservationsRestored += 1;
       } else if (recording.status === 'ending') {
         // Egress finished with the file (LiveKit may have forgotten it since): the finaliser decides.
         await this.finalise.enqueue(recording.id);
@@ -124,6 +131,7 @@ export class EgressReconciler {
     egresses: readonly EgressSummary[],
     now: Date,
     report: Record<keyof EgressReconcileReport, number>,
+    forgotten: boolean,
   ): Promise<boolean> {
     let after: Recording | undefined = recording;
     const missing: string[] = [];
@@ -135,6 +143,8 @@ export class EgressReconciler {
             return named?.recordingId === part.recordingId && named.track === part.track && named.attempt === part.attempt;
           });
       if (!egress) {
+        // Asked for before Redis lost its data, it may run unlisted: not missing, and not replaced.
+        if (forgotten && part.egressId) continue;
         if (!['complete', 'limit_reached'].includes(part.state)) missing.push(part.track);
         continue;
       }
@@ -164,10 +174,14 @@ export class EgressReconciler {
       });
       await this.finalise.enqueue(recording.id);
     }
-    if (status === 'active' && !(await this.ledger.held(recording.id))) {
-      if (await this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1)) report.reservationsRestored += 1;
-    }
+    if ((status === 'active' || (forgotten && status === 'starting')) && (await this.restore(recording))) report.reservationsRestored += 1;
     return true;
+  }
+
+  /** A running recording without a reservation gets it back on its node. True when restored. */
+  private async restore(recording: Recording): Promise<boolean> {
+    if (await this.ledger.held(recording.id)) return false;
+    return this.admitter.restore(recording.id, recording.appId, egressKindOf(recording.mode), 1, { nodeId: recording.nodeId });
   }
 
   /** Read per egress, after the list: a session created meanwhile writes its row before it asks for its egress. */

@@ -4,6 +4,7 @@ import { egressKindOf, type EgressMode } from '@tally/capacity';
 import { hlsSessionIdInPath } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
+import type { RedisLoss } from '../reconcile/redis-loss.js';
 
 /** A session younger than this may still be between its row and its egress start call: it is not judged. */
 const SETTLE_MS = 60_000;
@@ -34,7 +35,13 @@ export class HlsReconciler {
     private readonly admitter: Admitter,
   ) {}
 
-  async run(now: Date): Promise<HlsReconcileReport> {
+  /**
+   * `loss`: when Redis last lost its data. LiveKit lists an egress again only when its
+   * state changes, so the egress of a session created before then may run unlisted: the session
+   * keeps its reservation (restored when lost) instead.
+   */
+  async run(now: Date, loss?: RedisLoss): Promise<HlsReconcileReport> {
+    const forgottenBefore = loss?.lostAt;
     const report = { egressesAdopted: 0, sessionsFailedNoEgress: 0, reservationsRestored: 0 };
     // Rows first: a session created after this read is not judged, and its egress is listed after its row.
     const open = await this.prisma.hlsSession.findMany({ where: { status: { in: ['starting', 'live'] } } });
@@ -48,7 +55,8 @@ export class HlsReconciler {
         await this.prisma.hlsSession.updateMany({ where: { id: session.id, egressId: null }, data: { egressId: egress.egressId } });
         report.egressesAdopted += 1;
       }
-      if (egress && RUNNING.has(egress.state)) {
+      const forgotten = !egress && session.egressId !== null && forgottenBefore !== undefined && session.createdAt < forgottenBefore;
+      if ((egress && RUNNING.has(egress.state)) || forgotten) {
         if (await this.ledger.confirm(session.id)) continue;
         const kind = egressKindOf(session.mode as EgressMode);
         if (await this.admitter.restore(session.id, session.appId, kind, 1, { nodeId: session.nodeId })) report.reservationsRestored += 1;

@@ -1,4 +1,4 @@
-import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { CONFIG, type Config } from '@tally/config';
 import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
@@ -6,12 +6,14 @@ import { NodeRegistry } from '@tally/nodes';
 import { LadderLifecycle } from '@tally/recordings';
 import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
 import type { Job, Queue } from 'bullmq';
+import { keepScheduled, upsertSchedule } from '../jobs/kept-schedule.js';
 
 /** Consumes the agents' ladder reports (each moves a ladder and its reservation along) and sweeps stuck ladders. */
 @Processor(QUEUES.transcodes, { concurrency: 4 })
-export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, OnApplicationBootstrap {
+export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly consumes = QUEUES.transcodes;
   private readonly logger = new Logger(TranscodesProcessor.name);
+  private stopKeeping: (() => void) | undefined;
 
   constructor(
     private readonly ladders: LadderLifecycle,
@@ -23,11 +25,13 @@ export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, 
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.queue.upsertJobScheduler(
-      JOBS.sweepLadders.name,
-      { every: this.config.sweepIntervalS * 1000 },
-      { name: JOBS.sweepLadders.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } },
-    );
+    const schedule = { queue: this.queue, name: JOBS.sweepLadders.name, everyMs: this.config.sweepIntervalS * 1000 };
+    await upsertSchedule(schedule);
+    this.stopKeeping = keepScheduled(schedule, this.logger);
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stopKeeping?.();
   }
 
   process(job: Job): Promise<unknown> {
