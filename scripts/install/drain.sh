@@ -28,7 +28,7 @@ resolve_agent_user() {
     owner="$(stat -c %U "/proc/$pid" 2>/dev/null || true)"
     if [[ -n "$owner" && "$owner" != "$TALLY_MEDIA_USER" ]]; then
       AGENT_USER="$owner" MEDIA_SWITCH_DEFERRED=1
-      warn "media workers started as $owner (a previous layout) are running (pid $pid): the agent stays $owner until they end, so their recordings go on; re-run ./install.sh afterwards to move it to $TALLY_MEDIA_USER"
+      warn "media workers started as $owner (a previous layout) are running (pid $pid): the agent stays $owner until they end, so their recordings go on; once nothing records, ./install.sh --stop then ./install.sh moves it to $TALLY_MEDIA_USER (an idle worker otherwise ends after TALLY_WORKER_IDLE_GRACE_S)"
       return 0
     fi
   done
