@@ -62,7 +62,9 @@ describe('install.sh --join', () => {
     );
 
   const recordingsDir = () => sut.stack.env['TALLY_RECORDINGS_DIR'] ?? '';
-  const serviceUid = async () => Number((await run('id', ['-u', 'tally'])).stdout.trim());
+  /** The user the agent and its media workers run as (ADR 0017). */
+  const mediaUid = async () => Number((await run('id', ['-u', 'tally-media'])).stdout.trim());
+  const ownerAndMode = async (path: string) => (await run('stat', ['-c', '%U:%G %a', path])).stdout.trim();
 
   /**
    * A complete recording: `seconds` of test pattern and tone at `size`, written by ffmpeg where egress
@@ -80,7 +82,7 @@ describe('install.sh --join', () => {
       ...lavfi('sine=frequency=440'),
       ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', join(recordingsDir(), location)],
     ]);
-    await run('chown', ['-R', 'tally:tally', join(recordingsDir(), appId)]);
+    await run('chown', ['-R', 'tally-media:tally-media', join(recordingsDir(), appId)]);
     const probed = await probeVideo(join(recordingsDir(), location));
     const now = new Date();
     await prisma.recording.create({
@@ -230,8 +232,9 @@ describe('install.sh --join', () => {
     const joined = await joinAs(name, token);
 
     expect(joined.code, joined.output).toBe(0);
-    expect(statSync(join(home, 'tally.env')).mode & 0o777).toBe(0o600);
-    expect(statSync(join(home, 'livekit.yaml')).mode & 0o777).toBe(0o600);
+    // Secrets readable by root and the one service user that needs each (ADR 0017).
+    expect(await ownerAndMode(join(home, 'tally.env'))).toBe('root:tally-media 640');
+    expect(await ownerAndMode(join(home, 'livekit.yaml'))).toBe('root:tally-livekit 640');
     const reused = await sut.anonymous.post('/v1/nodes/join', { token, name: 'another', role: 'media' });
     expect(reused.status).toBe(401);
     const node = (await nodes()).find((n) => n.nodeId === name);
@@ -308,8 +311,8 @@ describe('install.sh --join', () => {
     expect(await poolCpu()).toBe(poolCpuBefore);
   });
   it('runs a transcode job on a joined worker node that shares the recordings directory, and its ladder plays', async () => {
-    // The origin's recordings directory, shared with the node as a mount would be: the service user (made by the first join) owns it.
-    await run('chown', ['-R', 'tally:tally', recordingsDir()]);
+    // The origin's recordings directory, shared with the node as a mount would be: the media user (made by the first join) owns it.
+    await run('chown', ['-R', 'tally-media:tally-media', recordingsDir()]);
     worker = await startAppProcess(
       'worker',
       { ...sut.stack.env, TALLY_SWEEP_INTERVAL_S: '2' },
@@ -346,8 +349,8 @@ describe('install.sh --join', () => {
     expect(ladder).toMatchObject({ status: 'ready', nodeId: workerName, error: null });
     expect(ladder.renditions.map((r) => `${r.name} ${r.width}x${r.height}`)).toEqual(['480p 854x480', '360p 640x360']);
     await expectLadderPlays(client, done, ladder);
-    // Written on the node by its agent, as the service user (the origin's own agent runs as root here).
-    expect(statSync(join(recordingsDir(), app.id, `${recording.id}.ladder`, 'master.m3u8')).uid).toBe(await serviceUid());
+    // Written on the node by its agent, as the media user (the origin's own agent runs as root here).
+    expect(statSync(join(recordingsDir(), app.id, `${recording.id}.ladder`, 'master.m3u8')).uid).toBe(await mediaUid());
     expect(await new CapacityLedger(redis).held(ladderReservationId(recording.id))).toBeUndefined();
   }, 300_000);
 
