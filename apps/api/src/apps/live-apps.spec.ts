@@ -1,35 +1,30 @@
 import type { App } from '@tally/db';
 import { describe, expect, it } from 'vitest';
-import type { CacheInvalidation, Invalidation } from '../infra/invalidation.js';
+import { fakeInvalidation, holdableRead } from '../../test/fake-invalidation.js';
 import type { AppsRepository } from './apps.repository.js';
 import { LiveApps } from './live-apps.js';
 
 function setup() {
   const rows = new Set(['app_1']);
   let reads = 0;
-  let pending: (() => void) | undefined;
-  let block = false;
+  const read = holdableRead();
   const repository = {
     async find(appId: string) {
       reads += 1;
       const row = rows.has(appId) ? ({ id: appId } as App) : null;
-      if (block) await new Promise<void>((resolve) => (pending = resolve));
+      await read.gate();
       return row;
     },
   } as unknown as AppsRepository;
-  let listener: (change: Invalidation) => void = () => {};
-  const bus = { live: true, onChange: (l: (change: Invalidation) => void) => (listener = l) } as unknown as CacheInvalidation;
+  const { invalidation, bus, evict } = fakeInvalidation();
   return {
-    sut: new LiveApps(repository, bus),
+    sut: new LiveApps(repository, invalidation),
     rows,
     reads: () => reads,
-    evict: (change: Invalidation) => listener(change),
-    blockNextRead: () => (block = true),
-    release: () => {
-      block = false;
-      pending?.();
-    },
-    bus: bus as { live: boolean },
+    evict,
+    blockNextRead: read.holdNext,
+    release: read.release,
+    bus,
   };
 }
 

@@ -1,37 +1,24 @@
 import type { ApiKey } from '@tally/db';
 import { describe, expect, it } from 'vitest';
-import type { CacheInvalidation, Invalidation } from '../infra/invalidation.js';
+import { fakeInvalidation, holdableRead } from '../../test/fake-invalidation.js';
 import type { KeysRepository } from '../keys/keys.repository.js';
 import { ApiKeyCache } from './key-cache.js';
 
 function setup() {
   const rows = new Map<string, ApiKey>([['h1', { id: 'key_1', appId: 'app_1', hash: 'h1' } as ApiKey]]);
   let reads = 0;
-  let pending: (() => void) | undefined;
-  let block = false;
+  const read = holdableRead();
   const repository = {
     async findActiveByHash(hash: string) {
       reads += 1;
       const row = rows.get(hash) ?? null;
-      if (block) await new Promise<void>((resolve) => (pending = resolve));
+      await read.gate();
       return row;
     },
   } as unknown as KeysRepository;
-  let listener: (change: Invalidation) => void = () => {};
-  const bus = { live: true, onChange: (l: (change: Invalidation) => void) => (listener = l) } as unknown as CacheInvalidation;
-  const cache = new ApiKeyCache(repository, bus);
-  return {
-    cache,
-    rows,
-    reads: () => reads,
-    evict: (change: Invalidation) => listener(change),
-    blockNextRead: () => (block = true),
-    release: () => {
-      block = false;
-      pending?.();
-    },
-    bus: bus as { live: boolean },
-  };
+  const { invalidation, bus, evict } = fakeInvalidation();
+  const cache = new ApiKeyCache(repository, invalidation);
+  return { cache, rows, reads: () => reads, evict, blockNextRead: read.holdNext, release: read.release, bus };
 }
 
 describe('ApiKeyCache', () => {
