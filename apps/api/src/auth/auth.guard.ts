@@ -25,7 +25,7 @@ export class AuthGuard implements CanActivate {
     if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = await this.authenticate(request.headers.authorization);
+    const principal = await this.authenticate(request);
     request.principal = principal;
 
     const params = request.params as Record<string, string | undefined>;
@@ -42,8 +42,8 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  private async authenticate(header: string | undefined): Promise<Principal> {
-    const principal = await this.principals.resolve(header);
+  private async authenticate(request: AuthenticatedRequest): Promise<Principal> {
+    const principal = await this.principals.ofRequest(request);
     if (principal === 'missing') throw new DomainError('unauthorized', 'missing bearer token');
     if (principal === 'unknown') throw new DomainError('unauthorized', 'unknown or revoked key');
     if (principal.kind === 'app') this.usage.record(principal.keyId);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const KEY_PREFIX = 'tk_';
 
@@ -8,7 +8,12 @@ export function generateApiKey(): string {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
+}
+
+/** The SHA-256 of a presented secret as bytes: compared in constant time, or hex-encoded for lookups. */
+export function keyDigest(key: string): Buffer {
+  return hash('sha256', key, 'buffer');
 }
 
 /** What lists show: enough to tell keys apart, useless to an attacker. */
@@ -17,5 +22,5 @@ export function displayPrefix(key: string): string {
 }
 
 export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(hashKey(a), 'hex'), Buffer.from(hashKey(b), 'hex'));
+  return timingSafeEqual(keyDigest(a), keyDigest(b));
 }

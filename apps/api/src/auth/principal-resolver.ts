@@ -1,7 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { ApiKeyCache } from './key-cache.js';
-import { hashKey, sameSecret } from './key-hash.js';
+import { keyDigest } from './key-hash.js';
 import type { Principal } from './principal.js';
 
 /** Why a bearer header names no principal. */
@@ -9,21 +10,38 @@ export type Unresolved = 'missing' | 'unknown';
 
 /**
  * Who an `Authorization: Bearer …` header is: the admin, an app's active key, or nobody. Shared by
- * the auth guard and the rate limiter (which runs before the guard); keys come from the in-process
- * cache, so asking twice per request costs one map lookup.
+ * the auth guard and the rate limiter (which runs before the guard): a request's principal is
+ * resolved once (one SHA-256 of the presented key, then the in-process key cache) and remembered
+ * for the request's other hooks.
  */
 @Injectable()
 export class PrincipalResolver {
+  private readonly adminDigest: Buffer | undefined;
+  private readonly byRequest = new WeakMap<object, Promise<Principal | Unresolved>>();
+
   constructor(
     private readonly keys: ApiKeyCache,
-    @Inject(CONFIG) private readonly config: Config,
-  ) {}
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.adminDigest = config.adminKey === undefined ? undefined : keyDigest(config.adminKey);
+  }
+
+  /** The principal of a request, resolved on the first ask and shared by every later one. */
+  ofRequest(request: Readonly<{ headers: Readonly<{ authorization?: string }> }>): Promise<Principal | Unresolved> {
+    let principal = this.byRequest.get(request);
+    if (principal === undefined) {
+      principal = this.resolve(request.headers.authorization);
+      this.byRequest.set(request, principal);
+    }
+    return principal;
+  }
 
   async resolve(header: string | undefined): Promise<Principal | Unresolved> {
     const presented = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
     if (!presented) return 'missing';
-    if (this.config.adminKey !== undefined && sameSecret(presented, this.config.adminKey)) return { kind: 'admin' };
-    const key = await this.keys.findActive(hashKey(presented));
+    const digest = keyDigest(presented);
+    if (this.adminDigest !== undefined && timingSafeEqual(digest, this.adminDigest)) return { kind: 'admin' };
+    const key = await this.keys.findActive(digest.toString('hex'));
     return key ? { kind: 'app', appId: key.appId, keyId: key.id } : 'unknown';
   }
 }

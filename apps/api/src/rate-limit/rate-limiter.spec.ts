@@ -8,20 +8,19 @@ import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { RATE_LIMIT_CONFIG_KEY } from './rate-limit-class.js';
 import { ApiRateLimiter, perWindow } from './rate-limiter.js';
 
-type Callback = (error: Error | null, result?: [number, number]) => void;
-
-/** Redis as the plugin's store uses it: a counter per key, or failures while `down`. */
+/** Redis as the limiter's lease script uses it: a counter per key (windows never end here), or failures while `down`. */
 function fakeRedis() {
   const counters = new Map<string, number>();
   const redis = {
     status: 'ready',
     down: false,
     defineCommand: () => undefined,
-    rateLimit(key: string, windowMs: number, _max: number, _continue: boolean, _backoff: boolean, callback: Callback) {
-      if (redis.down) return callback(new Error('Connection is closed.'));
-      const current = (counters.get(key) ?? 0) + 1;
-      counters.set(key, current);
-      callback(null, [current, windowMs - 1_500]);
+    tallyRateLease(key: string, want: number, max: number, windowMs: number): Promise<[number, number, number]> {
+      if (redis.down) return Promise.reject(new Error('Connection is closed.'));
+      const used = counters.get(key) ?? 0;
+      const granted = Math.max(0, Math.min(want, max - used));
+      counters.set(key, used + granted);
+      return Promise.resolve([granted, used + granted, windowMs - 1_500]);
     },
   };
   return redis;
@@ -34,7 +33,7 @@ const config = {
 async function setup() {
   const redis = fakeRedis();
   const principals = {
-    resolve: (header: string | undefined) =>
+    ofRequest: ({ headers: { authorization: header } }: { headers: { authorization?: string } }) =>
       Promise.resolve(
         header === 'Bearer app-key'
           ? { kind: 'app' as const, appId: 'app_1', keyId: 'key_1' }

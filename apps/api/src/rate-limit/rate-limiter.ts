@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import fastifyRateLimit from '@fastify/rate-limit';
+import fastifyRateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { CONFIG, type Config } from '@tally/config';
 import { RedisConnection } from '@tally/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,7 +8,9 @@ import { RateLimitedError } from '../common/domain-error.js';
 import { sendError } from '../common/http-error.filter.js';
 import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { AppRateLimits } from './app-rates.js';
+import { LeasedCounter } from './leased-counter.js';
 import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from './rate-limit-class.js';
+import { RedisLeases } from './redis-leases.js';
 
 /** One counter: whose requests it counts, how many fit in its window, and what a refusal names. */
 type Bucket = Readonly<{ key: string; max: number; windowMs: number; resource: string }>;
@@ -19,9 +21,10 @@ type Limit = ReturnType<FastifyInstance['createRateLimit']>;
 const WARN_EVERY_MS = 10_000;
 
 /**
- * Per-app request rates shared by every API replica: @fastify/rate-limit's Redis store (one fixed
- * window counter per app and budget, INCR + PEXPIRE in one script) on the process's shared Redis
- * connection. It runs as the first hook of every request, before the body is read and before the
+ * Per-app request rates shared by every API replica: @fastify/rate-limit with a store that counts
+ * in fixed windows shared through Redis (one counter per app and budget), spending leases of each
+ * window in process (LeasedCounter: never more than the limit across replicas, and one Redis round
+ * trip per lease instead of per request). It runs as the first hook of every request, before the body is read and before the
  * auth guard, resolving the key through the same in-process key cache. Requests without a valid key
  * are not counted (the guard refuses them). It fails open: when Redis does not answer, requests go
  * through uncounted rather than fail (admission, which protects the hardware, needs Redis anyway).
@@ -31,14 +34,17 @@ export class ApiRateLimiter {
   private readonly logger = new Logger(ApiRateLimiter.name);
   private readonly buckets = new WeakMap<FastifyRequest, Bucket>();
   private lastWarning = 0;
+  private readonly counter: LeasedCounter;
 
   constructor(
     private readonly principals: PrincipalResolver,
     private readonly rates: AppRateLimits,
-    private readonly redis: RedisConnection,
+    redis: RedisConnection,
     private readonly metrics: RateLimitMetrics,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.counter = new LeasedCounter(new RedisLeases(redis));
+  }
 
   /** Registers the plugin and the hook on the API's Fastify instance, before Nest registers its routes. */
   async register(fastify: FastifyInstance): Promise<void> {
@@ -49,8 +55,7 @@ export class ApiRateLimiter {
     };
     await fastify.register(fastifyRateLimit, {
       global: false,
-      redis: this.redis,
-      nameSpace: 'tally:rl:',
+      store: leasedStore(this.counter),
       keyGenerator: (request) => bucketOf(request).key,
       max: (request) => bucketOf(request).max,
       timeWindow: (request) => bucketOf(request).windowMs,
@@ -64,8 +69,7 @@ export class ApiRateLimiter {
     let bucket: Bucket | undefined;
     try {
       bucket = await this.bucket(request);
-      // Queued commands would hold the request until Redis is back: fail open at once instead.
-      if (!bucket || this.redis.status !== 'ready') return undefined;
+      if (!bucket) return undefined;
       this.buckets.set(request, bucket);
       result = await limit(request);
     } catch (error) {
@@ -88,7 +92,7 @@ export class ApiRateLimiter {
   }
 
   private async bucket(request: FastifyRequest): Promise<Bucket | undefined> {
-    const principal = await this.principals.resolve(request.headers.authorization);
+    const principal = await this.principals.ofRequest(request);
     if (principal === 'missing' || principal === 'unknown') return undefined;
     const { windowS, startWindowS, adminPerMinute } = this.config.rateLimit;
     // The operator's own tooling gets one generous budget of its own, never an app's.
@@ -119,6 +123,28 @@ export class ApiRateLimiter {
     this.lastWarning = now;
     this.logger.warn(`rate limiting skipped, requests pass uncounted: ${String(error)}`);
   }
+}
+
+/** The plugin's store interface over the leased counter (every bucket's key is already unique, so children share it). */
+function leasedStore(counter: LeasedCounter): FastifyRateLimitStoreCtor {
+  return class implements FastifyRateLimitStore {
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, windowMs: number, max: number) {
+      const answer = (count: { current: number; ttlMs: number }) => callback(null, { current: count.current, ttl: count.ttlMs });
+      let counted;
+      try {
+        counted = counter.take(key, windowMs, max);
+      } catch (error) {
+        callback(error as Error);
+        return;
+      }
+      if (counted instanceof Promise) counted.then(answer, (error: unknown) => callback(error as Error));
+      else answer(counted);
+    }
+
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  };
 }
 
 /** A per-minute rate as requests per window (at least one): the window's count is the burst allowed. */
