@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
 import { catchError, concatMap, from, type Observable, of, switchMap, throwError } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/principal.js';
 import { DomainError } from '../common/domain-error.js';
-import { IDEMPOTENT } from './idempotent.decorator.js';
 import { IdempotencyStore } from './idempotency.store.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -16,17 +14,14 @@ const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
  * response is kept 24 h; a retry with the same key and the same body gets that response again
  * (`idempotent-replayed: true`) without creating anything, a different body is a 409, and so is a
  * retry while the first is still running. A failed request keeps nothing, so it may be retried.
- * Keys are scoped to the caller: two apps may use the same key.
+ * Keys are scoped to the caller: two apps may use the same key. Applied by `@Idempotent()` to those
+ * routes only: a route without interceptors skips Nest's RxJS interceptor chain altogether.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly store: IdempotencyStore,
-  ) {}
+  constructor(private readonly store: IdempotencyStore) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (!this.reflector.get<boolean | undefined>(IDEMPOTENT, context.getHandler())) return next.handle();
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const header = request.headers[IDEMPOTENCY_HEADER];
     if (header === undefined) return next.handle();

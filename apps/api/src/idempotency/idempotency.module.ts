@@ -1,8 +1,10 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
-import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { Global, Module } from '@nestjs/common';
 import { IdempotencyStore } from './idempotency.store.js';
 
-/** Idempotency-Key for every route marked @Idempotent(), in one interceptor. */
-@Module({ providers: [IdempotencyStore, { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor }] })
+/**
+ * The store behind `@Idempotent()`: global, because the decorator's interceptor is created in the
+ * module of each controller that uses it.
+ */
+@Global()
+@Module({ providers: [IdempotencyStore], exports: [IdempotencyStore] })
 export class IdempotencyModule {}
