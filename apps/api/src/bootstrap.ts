@@ -42,8 +42,10 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   );
   if (!quiet) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
-  adapter.getInstance().addHook('onSend', async (request, reply) => {
+  // Callback-style hooks here and in HttpMetrics: an async hook costs a promise per request.
+  adapter.getInstance().addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   // First of the request hooks: a refused request costs no body parsing, metrics still count it.
   await app.get(ApiRateLimiter).register(adapter.getInstance());

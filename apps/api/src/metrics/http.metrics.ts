@@ -21,11 +21,12 @@ export class HttpMetrics {
 
   /** Registers the onResponse hook; call before the server is ready. */
   attach(fastify: FastifyInstance): void {
-    fastify.addHook('onResponse', async (request, reply) => {
+    fastify.addHook('onResponse', (request, reply, done) => {
       this.histogram.observe(
         { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
         reply.elapsedTime / 1000,
       );
+      done();
     });
   }
 }
