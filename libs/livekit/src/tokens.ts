@@ -28,7 +28,7 @@ const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256' })).toString('base64url
  * Signs LiveKit join tokens: a compact JWS (RFC 7515) with HS256 over the API secret, carrying
  * the claims livekit-server-sdk's `AccessToken` writes (grant, name, issuer = API key, subject =
  * identity, not-before now, expiry). Written on node:crypto directly and synchronous: token minting
- * is on the path of every viewer joining; the SDK's async signer (jose) cost ~4× and fast-jwt ~2×
+ * is on the path of every viewer joining; the SDK's async signer (jose) cost ~10× and fast-jwt ~2×
  * this per token, measured. tokens.spec.ts checks the result against the SDK's own verifier.
  */
 export class JoinTokenSigner {
