@@ -5,11 +5,13 @@ import { mintJoinToken } from '@tally/livekit';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { StreamCache } from './stream-cache.js';
+import { StreamsService } from './streams.service.js';
 
 @Injectable()
 export class TokensService {
   constructor(
     private readonly streams: StreamCache,
+    private readonly rooms: StreamsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -19,6 +21,8 @@ export class TokensService {
     const stream = await this.streams.findOpen(appId, streamId);
     if (!stream) throw new NotFoundError('stream');
     if (stream === 'ended') throw new DomainError('conflict', 'the stream has ended');
+    // The room may still be being created (StreamRooms): nobody can join a room that does not exist yet.
+    await this.rooms.roomReady(stream.room);
     const token = await mintJoinToken(this.config.livekit, {
       room: stream.room,
       identity: body.identity,
