@@ -143,12 +143,14 @@ describe(Admitter.name, () => {
     await sut.syncPolicy('app_c');
     expect((await sut.admit('c-1', 'app_c', 'stream', 1, 60_000)).ok).toBe(true);
 
-    // Another replica raises the cap: this one's copy still says 1, but a refusal is never decided on a copy.
+    // Another replica raises the cap: this one's copy still says 1, but the reserve script reads the
+    // ledger's policy, and a refusal is never decided on a copy (the fresh read also renews the copy).
     source.set('app_c', { appId: 'app_c', limits: { streams: 3 } });
     await ledger.writePolicy('app_c', toStoredPolicy(source.get('app_c')!, DEFAULT_MODEL));
     expect((await sut.admit('c-2', 'app_c', 'stream', 1, 60_000)).ok).toBe(true);
+    expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: true });
 
-    // It lowers it again: the reservation script reads the ledger's policy, whatever the copy says.
+    // It lowers it again: the reservation refuses at once; a check answers from the copy until told.
     source.set('app_c', { appId: 'app_c', limits: { streams: 2 } });
     await ledger.writePolicy('app_c', toStoredPolicy(source.get('app_c')!, DEFAULT_MODEL));
     expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: true });

@@ -28,6 +28,7 @@ import {
   QUOTA_CLASSES,
   type Refusal,
   RUNTIMES,
+  type Usage,
   unlimited,
   type WorkloadCost,
   type WorkloadKind,
@@ -89,6 +90,8 @@ type CheckResult = Readonly<{ admitted: true; nodeId: string }> | Readonly<{ adm
 
 /** Placement decided on a snapshot can lose a race for the last unit of a node; it is decided again this often. */
 const ATTEMPTS = 4;
+/** How old the nodes' counters a first placement attempt is chosen from may be (the reserve script has the last word). */
+const NODE_USAGE_FRESH_MS = 250;
 
 /**
  * Admission for any workload kind: the app's cap and guarantee and one node's budget, decided by
@@ -99,6 +102,8 @@ const ATTEMPTS = 4;
  * decision stale, never the reservation; refusals are decided again on fresh reads.
  */
 export class Admitter {
+  private nodeUsage: Readonly<{ key: string; readAt: number; nodes: Promise<Usage['nodes']> }> | undefined;
+
   constructor(
     private readonly ledger: CapacityLedger,
     private readonly pool: PoolSource,
@@ -213,23 +218,42 @@ export class Admitter {
     const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
     const limits = effectiveLimits(policy, defaults);
     const terms = this.terms(defaults, live, true);
+    const nodeIds = nodes.map((n) => n.id);
     for (let attempt = 1; ; attempt += 1) {
-      // A retried admission (held already) is rare: its check rides on the counters' read.
-      const { usage, held } = await this.ledger.snapshot(
-        nodes.map((n) => n.id),
-        [appId],
-        { reservation: id },
-      );
-      if (held) return { ok: true, nodeId: held.nodeId };
+      // First from the nodes' counters as read a moment ago (shared by concurrent admissions): the
+      // reserve script checks the cap, the guarantees and the node against the live counters, and
+      // says if this id already holds a reservation. Later attempts read everything now.
+      let usage: Usage;
+      if (attempt === 1 && !read.fresh) {
+        usage = { nodes: await this.recentNodeUsage(nodeIds), apps: {} };
+      } else {
+        const snapshot = await this.ledger.snapshot(nodeIds, [appId], { reservation: id });
+        if (snapshot.held) return { ok: true, nodeId: snapshot.held.nodeId };
+        usage = snapshot.usage;
+      }
       const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
       if (!decision.ok) return { ok: false, refusal: decision.refusal };
       const { placement } = decision;
       const node = nodes.find((n) => n.id === placement.reservation.nodeId);
       const outcome = await this.ledger.reserve(id, placement, terms, node?.gpus ?? [], lapseAfterMs);
-      if (outcome.ok) return { ok: true, nodeId: placement.reservation.nodeId };
+      if (outcome.ok) return { ok: true, nodeId: outcome.nodeId };
       // Only a node's counters move between the snapshot and the script; the other refusals are final.
       if (outcome.code !== 'capacity_exhausted' || attempt === ATTEMPTS) return { ok: false, refusal: toRefusal(outcome) };
     }
+  }
+
+  /** The nodes' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
+  private recentNodeUsage(nodeIds: readonly string[]): Promise<Usage['nodes']> {
+    const key = nodeIds.join(',');
+    const recent = this.nodeUsage;
+    if (recent && recent.key === key && Date.now() - recent.readAt < NODE_USAGE_FRESH_MS) return recent.nodes;
+    const readAt = Date.now();
+    const nodes = this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes);
+    this.nodeUsage = { key, readAt, nodes };
+    nodes.catch(() => {
+      if (this.nodeUsage?.nodes === nodes) this.nodeUsage = undefined;
+    });
+    return nodes;
   }
 
   /**

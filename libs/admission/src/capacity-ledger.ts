@@ -16,7 +16,11 @@ import { LEDGER_KEYS, reservationKeys } from './capacity-ledger.keys.js';
 import { CONFIRM_SCRIPT, LAPSE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RESERVE_SCRIPT, SET_POLICY_SCRIPT } from './capacity-ledger.lua.js';
 
 export type LedgerOutcome =
-  | Readonly<{ ok: true; alreadyHeld: boolean }>
+  | Readonly<{
+      ok: true;
+      alreadyHeld: boolean;
+      /** The node holding it (another than the placement's when already held). */ nodeId: string;
+    }>
   | Readonly<{ ok: false; code: 'quota_exceeded'; resource: `app.${QuotaClass}`; limit: number; used: number; requested: number }>
   | Readonly<{ ok: false; code: 'capacity_exhausted'; resource: string; limit: number; used: number; requested: number; nodeId: string }>
   | Readonly<{
@@ -159,7 +163,8 @@ export class CapacityLedger {
       String(now + lapseAfterMs),
       JSON.stringify(request),
     );
-    if (verdict === 'ok' || verdict === 'held') return { ok: true, alreadyHeld: verdict === 'held' };
+    if (verdict === 'ok') return { ok: true, alreadyHeld: false, nodeId: reservation.nodeId };
+    if (verdict === 'held') return { ok: true, alreadyHeld: true, nodeId: what ?? reservation.nodeId };
     const numbers = { limit: Number(limit), used: Number(used), requested: Number(requested) };
     if (verdict === 'quota') return { ok: false, code: 'quota_exceeded', resource: `app.${what as QuotaClass}`, ...numbers };
     if (verdict === 'guaranteed') {

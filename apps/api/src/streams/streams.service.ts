@@ -48,7 +48,7 @@ export class StreamsService {
     const room = roomName(appId, id);
     let stream: Stream;
     try {
-      stream = await this.streams.create({ id, appId, name: body.name, room });
+      stream = await this.streams.create({ id, appId, name: body.name, room, createdAt: this.clock.now() });
     } catch (error) {
       await this.ledger.release(id);
       throw error;
