@@ -209,6 +209,7 @@ try {
   process.stdout.write(`${table}\n\n`);
   process.stdout.write(
     `Drain: ${fixed(perSecond)} deliveries/s from the worker's start to the last receipt (boots, the SIGKILL and the restart included); ` +
+      `first receipt ${fixed((firstReceipt - started) / 1000, 1)} s after the first worker's start; ` +
       `${fixed(runningPerSecond)} deliveries/s while the first worker ran (first receipt to the kill); ` +
       `deliveries stopped for ${fixed(gapS, 1)} s after the kill (a new worker's boot, then BullMQ's stalled-job recovery).\n`,
   );
@@ -229,6 +230,9 @@ try {
       refused: receiver.refused,
       stagedPerSecond: backlog.size / producedS,
       killedAfterMs: killedAt === undefined ? null : killedAt - started,
+      firstReceiptAfterMs: firstReceipt - started,
+      runningPerSecond: runningPerSecond ?? null,
+      stoppedAfterKillS: gapS ?? null,
       deliveredRows: delivered,
     },
     bare,
