@@ -1,18 +1,26 @@
 import type { Request } from 'autocannon';
 
-export type Scenario = Readonly<{ name: string; load: { url: string; headers?: Record<string, string>; requests: Request[] } }>;
+export type LoadSpec = Readonly<{ url: string; headers?: Record<string, string>; requests: Request[]; amount?: number }>;
+
+/** A route measured; `load` is asked for just before its run (the end phase ends what the create phase made). */
+export type Scenario = Readonly<{ name: string; load: () => LoadSpec }>;
 
 /** The routes measured, each as an autocannon request sequence; the bare route is the baseline. */
 export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; streamId: string; key: string }): Scenario[] {
   const auth = { authorization: `Bearer ${s.key}` };
   const json = { 'content-type': 'application/json' };
   const streams = `/v1/apps/${s.appId}/streams`;
+  /** The streams the last create phase made, for the end phase after it to end. */
+  const created: string[] = [];
   return [
-    { name: 'bare fastify route', load: { url: s.bareUrl, requests: [{ method: 'POST', path: '/bare', headers: json, body: '{}' }] } },
     {
-      // Each connection creates a stream (admitted through the ledger) and ends it (releasing it).
-      name: 'stream create + end',
-      load: {
+      name: 'bare fastify route',
+      load: () => ({ url: s.bareUrl, requests: [{ method: 'POST', path: '/bare', headers: json, body: '{}' }] }),
+    },
+    {
+      // Each request creates a stream (admitted through the ledger, stored; its room is created after the answer).
+      name: 'stream create',
+      load: () => ({
         url: s.apiUrl,
         headers: auth,
         requests: [
@@ -21,27 +29,35 @@ export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; s
             path: streams,
             headers: json,
             body: JSON.stringify({ name: 'bench' }),
-            onResponse: (status, body, context) => {
+            onResponse: (status, body) => {
               if (status !== 201 && process.env['BENCH_DEBUG']) process.stderr.write(`create ${status} ${body}\n`);
-              context['streamId'] = status === 201 ? (JSON.parse(body) as { id: string }).id : undefined;
+              if (status === 201) created.push((JSON.parse(body) as { id: string }).id);
             },
           },
+        ],
+      }),
+    },
+    {
+      // Ends every stream the create phase made, once each (removes the room, stores the end and its event, releases).
+      name: 'stream end',
+      load: () => ({
+        url: s.apiUrl,
+        headers: auth,
+        amount: created.length,
+        requests: [
           {
             method: 'DELETE',
             onResponse: (status, body) => {
               if (status >= 300 && process.env['BENCH_DEBUG']) process.stderr.write(`end ${status} ${body}\n`);
             },
-            setupRequest: (request, context) => ({
-              ...request,
-              path: `${streams}/${typeof context['streamId'] === 'string' ? context['streamId'] : 'none'}`,
-            }),
+            setupRequest: (request) => ({ ...request, path: `${streams}/${created.pop() ?? 'none'}` }),
           },
         ],
-      },
+      }),
     },
     {
       name: 'token mint',
-      load: {
+      load: () => ({
         url: s.apiUrl,
         headers: auth,
         requests: [
@@ -52,11 +68,11 @@ export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; s
             body: JSON.stringify({ identity: 'viewer', role: 'viewer' }),
           },
         ],
-      },
+      }),
     },
     {
       name: 'capacity/check',
-      load: {
+      load: () => ({
         url: s.apiUrl,
         headers: auth,
         requests: [
@@ -67,7 +83,7 @@ export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; s
             body: JSON.stringify({ kind: 'egress.track', count: 1 }),
           },
         ],
-      },
+      }),
     },
   ];
 }

@@ -15,6 +15,8 @@ export async function httpLoad(options: {
   url: string;
   connections: number;
   durationS: number;
+  /** Stop after this many requests instead of after `durationS`. */
+  amount?: number;
   headers?: Record<string, string>;
   requests: Request[];
 }): Promise<LoadResult> {
@@ -22,6 +24,7 @@ export async function httpLoad(options: {
     url: options.url,
     connections: options.connections,
     duration: options.durationS,
+    ...(options.amount === undefined ? {} : { amount: options.amount }),
     ...(options.headers ? { headers: options.headers } : {}),
     requests: options.requests,
   });

@@ -9,6 +9,7 @@ import {
   startPostgres,
   startStack,
   TEMPLATE_DATABASE,
+  type StackOptions,
   type TestStack,
 } from '@tally/testing';
 
@@ -36,13 +37,16 @@ export const BENCH_RATE_LIMITS = {
  * as a separate process: the same services npm test starts, reused so a benchmark measures them.
  */
 export async function startBenchStack(
-  options: { egress?: boolean; ingress?: boolean; env?: Record<string, string>; livekitPrometheusPort?: number } = {},
+  options: Pick<StackOptions, 'egress' | 'ingress' | 'env' | 'livekitPrometheusPort' | 'nodeBudget'> & {
+    /** Only for the API process (NODE_OPTIONS for a CPU profile, say). */
+    apiEnv?: Record<string, string>;
+  } = {},
 ): Promise<BenchStack> {
   const postgres = await startPostgres();
   try {
     await runMigrations(await createDatabase(postgres.url, TEMPLATE_DATABASE));
     const stack = await startStack({ ...options, env: { ...BENCH_RATE_LIMITS, ...options.env }, postgresUrl: postgres.url });
-    const api = await startAppProcess('api', stack.env, join(tmpdir(), `tally-bench-api-${stack.nodeId}.log`));
+    const api = await startAppProcess('api', { ...stack.env, ...options.apiEnv }, join(tmpdir(), `tally-bench-api-${stack.nodeId}.log`));
     const apiUrl = `http://127.0.0.1:${stack.config.http.port}`;
     return {
       stack,

@@ -71,6 +71,8 @@ try {
     for (const step of steps) {
       log(`${step.scenario}: ${step.audioPubs + step.videoPubs} publishers × ${step.subs} subscribers for ${args.duration} s`);
       const stream: StreamView = await createStream(client, app.id, `${step.scenario} ${step.subs}`);
+      // lk joins with LiveKit's own key: a token from Tally is asked for first, which waits for the stream's room (ADR 0018).
+      await client.post(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'bench-room-ready', role: 'viewer' });
       const lk = spawn(
         toolPath('lk'),
         [

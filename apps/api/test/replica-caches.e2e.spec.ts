@@ -1,11 +1,12 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ApiKeyList, AppView, StreamView } from '@tally/contracts';
+import { dispose, Room } from '@livekit/rtc-node';
+import type { ApiKeyList, AppView, StreamToken, StreamView } from '@tally/contracts';
 import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStream, createTenant } from './api-harness.js';
 
-/** Keys and open streams are cached in each API process; these run two processes on one database and Redis. */
+/** Keys, open streams and apps' quota policies are cached in each API process; these run two processes on one database and Redis. */
 describe('caches of two API replicas', () => {
   let stack: TestStack;
   let processes: Child[] = [];
@@ -25,6 +26,7 @@ describe('caches of two API replicas', () => {
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()));
     await stack?.stop();
+    await dispose();
   });
 
   it('a key revoked on replica A is refused by replica B, which had it cached', async () => {
@@ -92,6 +94,49 @@ describe('caches of two API replicas', () => {
       20_000,
     );
     expect(Date.parse(used.lastUsedAt!)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('a cap lowered on replica A is honoured by admission on replica B, which had the policy cached', async () => {
+    const { app, key } = await createTenant(first, 'cap lowered on a', { maxStreams: 5 });
+    const onB = second.withKey(key.key);
+    const check = () =>
+      onB.post<{ admitted: boolean; resource?: string; limit?: number }>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream', count: 1 });
+    expect((await onB.post(`/v1/apps/${app.id}/streams`, { name: 'one' })).status).toBe(201);
+    // Replica B has read (and kept) the app's policy: a stream more fits under 5.
+    for (let i = 0; i < 2; i += 1) expect((await check()).body).toMatchObject({ admitted: true });
+
+    expect((await first.patch(`/v1/apps/${app.id}`, { quotas: { maxStreams: 1 } })).status).toBe(200);
+
+    // The change travels over Redis pub/sub (milliseconds); the copy would otherwise live a minute.
+    const refused = await waitFor('replica B checking against the lowered cap', async () => {
+      const r = await check();
+      return r.body.admitted ? undefined : r.body;
+    });
+    expect(refused).toMatchObject({ admitted: false, resource: 'app.streams', limit: 1 });
+    const create = await onB.post<{ error: { code: string; resource: string } }>(`/v1/apps/${app.id}/streams`, { name: 'two' });
+    expect(create.status).toBe(429);
+    expect(create.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams' });
+
+    // Raised again on A: B admits at once (a refusal is decided on a fresh read).
+    expect((await first.patch(`/v1/apps/${app.id}`, { quotas: { maxStreams: 2 } })).status).toBe(200);
+    expect((await onB.post(`/v1/apps/${app.id}/streams`, { name: 'three' })).status).toBe(201);
+  });
+
+  it('a stream created on replica A can be joined at once with a token minted on replica B', async () => {
+    const { app, key } = await createTenant(first, 'joined across replicas');
+    const stream: StreamView = await createStream(first.withKey(key.key), app.id);
+    const token = await second
+      .withKey(key.key)
+      .post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'early', role: 'publisher' });
+    expect(token.status).toBe(201);
+
+    const room = new Room();
+    try {
+      await room.connect(token.body.url, token.body.token, { autoSubscribe: false, dynacast: false });
+      expect(room.name).toBe(stream.room);
+    } finally {
+      await room.disconnect();
+    }
   });
 
   it('a stream ended on replica A gets no more tokens from replica B, which had it cached', async () => {

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admitter, policiesFrom, type PoolSource } from './admitter.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CapacityLedger } from './capacity-ledger.js';
+import { toStoredPolicy } from './app-policy.js';
+import { PolicyCache } from './policy-cache.js';
 
 /** A 4 vCPU / 4 GB node: room for a handful of track-composite recordings. */
 const NODE: NodeBudget = { id: 'node-a', cpuMillicores: 4_000, ramMb: 4_096, nicMbps: 1_000, gpus: [] };
@@ -120,6 +122,45 @@ describe(Admitter.name, () => {
     expect(await sut.restore('being-created', 'app_p', 'stream', 1)).toBe(false);
     expect(await ledger.held('being-created')).toMatchObject({ confirmed: false });
     expect((await sut.appUsage('app_p'))['streams']).toBe(1);
+  });
+
+  it('with policies kept in process, decides a refusal again on a fresh read, and answers checks from the copy until told', async () => {
+    const source = new Map([['app_c', { appId: 'app_c', limits: { streams: 1 } }]]);
+    const connection = new Redis(redis.url);
+    connections.push(connection);
+    const ledger = new CapacityLedger(connection, () => now);
+    const policies = new PolicyCache(() => true);
+    const sut = new Admitter(
+      ledger,
+      {
+        liveNodes: () => Promise.resolve([NODE]),
+        schedulableNodes: () => Promise.resolve([NODE]),
+        ...policiesFrom(() => Promise.resolve([...source.values()])),
+      },
+      DEFAULT_MODEL,
+      { policies },
+    );
+    await sut.syncPolicy('app_c');
+    expect((await sut.admit('c-1', 'app_c', 'stream', 1, 60_000)).ok).toBe(true);
+
+    // Another replica raises the cap: this one's copy still says 1, but the reserve script reads the
+    // ledger's policy, and a refusal is never decided on a copy (the fresh read also renews the copy).
+    source.set('app_c', { appId: 'app_c', limits: { streams: 3 } });
+    await ledger.writePolicy('app_c', toStoredPolicy(source.get('app_c')!, DEFAULT_MODEL));
+    expect((await sut.admit('c-2', 'app_c', 'stream', 1, 60_000)).ok).toBe(true);
+    expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: true });
+
+    // It lowers it again: the reservation refuses at once; a check answers from the copy until told.
+    source.set('app_c', { appId: 'app_c', limits: { streams: 2 } });
+    await ledger.writePolicy('app_c', toStoredPolicy(source.get('app_c')!, DEFAULT_MODEL));
+    expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: true });
+    expect(await sut.admit('c-3', 'app_c', 'stream', 1, 60_000)).toMatchObject({
+      ok: false,
+      refusal: { code: 'quota_exceeded', resource: 'app.streams', limit: 2, used: 2 },
+    });
+    policies.forget('app_c');
+    expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: false, refusal: { resource: 'app.streams', limit: 2 } });
+    for (const id of ['c-1', 'c-2']) await ledger.release(id);
   });
 
   /** The pool's counters span every node, so these tests start from an empty ledger. */

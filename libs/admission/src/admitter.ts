@@ -28,6 +28,7 @@ import {
   QUOTA_CLASSES,
   type Refusal,
   RUNTIMES,
+  type Usage,
   unlimited,
   type WorkloadCost,
   type WorkloadKind,
@@ -35,12 +36,20 @@ import {
 } from '@tally/capacity';
 import { fromStoredPolicy, toStoredPolicy } from './app-policy.js';
 import { CapacityLedger, type LedgerOutcome, type ReserveTerms } from './capacity-ledger.js';
+import type { PolicyCache } from './policy-cache.js';
+
+/**
+ * How current a read of the pool must be. A source may answer from a copy a moment old (nodes
+ * change at heartbeat pace); `fresh` asks for what the registry holds now. Admission decides every
+ * refusal on fresh reads, so a copy can only make it admit what the pool admitted a moment ago.
+ */
+export type PoolRead = Readonly<{ fresh?: boolean }>;
 
 export type PoolSource = Readonly<{
   /** Every node with a live heartbeat: default caps follow its largest node; guarantees are shares of its sum. */
-  liveNodes(): Promise<NodeBudget[]>;
+  liveNodes(read?: PoolRead): Promise<NodeBudget[]>;
   /** The nodes that take new work now (live heartbeat, status active). */
-  schedulableNodes(): Promise<NodeBudget[]>;
+  schedulableNodes(read?: PoolRead): Promise<NodeBudget[]>;
   /** One app's policy (explicit caps, guarantees, egress mode); undefined for an unknown app. */
   appPolicy(appId: string): Promise<AppQuotaPolicy | undefined>;
   /** Every app's policy: for listings, gauges and re-syncing the ledger, never for one admission. */
@@ -69,17 +78,32 @@ export type AdmitOptions = Readonly<{ nodeId?: string; unitCost?: WorkloadCost }
 export type AdmitterOptions = Readonly<{
   /** Sees every admission decision once (metrics); it must not throw, and cannot change the decision. */
   onDecision?: (kind: WorkloadKind, result: Admitted | Refused) => void;
+  /**
+   * Apps' policies kept in process (a process with an invalidation bus: its owner forgets an app's
+   * entry on every replica when the app's policy changes). Without it every admission reads the
+   * policy from the ledger.
+   */
+  policies?: PolicyCache;
 }>;
+
+type CheckResult = Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>;
 
 /** Placement decided on a snapshot can lose a race for the last unit of a node; it is decided again this often. */
 const ATTEMPTS = 4;
+/** How old the nodes' counters a first placement attempt is chosen from may be (the reserve script has the last word). */
+const NODE_USAGE_FRESH_MS = 250;
 
 /**
  * Admission for any workload kind: the app's cap and guarantee and one node's budget, decided by
- * libs/capacity and applied atomically by the ledger. Reads one app's policy per admission (from
- * the ledger, which keeps a copy of every app's), so its cost does not grow with the number of apps.
+ * libs/capacity and applied atomically by the ledger. Reads one app's policy per admission (in
+ * process, or the ledger's copy of every app's), and the pool-wide sums of guarantees the ledger
+ * keeps, so its cost does not grow with the number of apps. The reserve script reads the app's
+ * policy and the pool's counters itself: a copy held in process can only make the snapshot
+ * decision stale, never the reservation; refusals are decided again on fresh reads.
  */
 export class Admitter {
+  private nodeUsage: Readonly<{ key: string; readAt: number; nodes: Promise<Usage['nodes']> }> | undefined;
+
   constructor(
     private readonly ledger: CapacityLedger,
     private readonly pool: PoolSource,
@@ -87,12 +111,22 @@ export class Admitter {
     private readonly options: AdmitterOptions = {},
   ) {}
 
-  /** The app's policy: the ledger's copy, or the source's (stored in the ledger for the next admission). */
-  async policyOf(appId: string): Promise<AppQuotaPolicy> {
+  /** The app's policy: in process, the ledger's copy, or the source's (stored in the ledger for the next admission). */
+  async policyOf(appId: string, read: PoolRead = {}): Promise<AppQuotaPolicy> {
+    const cache = this.options.policies;
+    const hit = read.fresh ? undefined : cache?.get(appId);
+    if (hit) return hit;
+    const generation = cache?.begin() ?? 0;
+    const policy = await this.readPolicy(appId);
+    if (policy) cache?.remember(appId, policy, generation);
+    return policy ?? { appId };
+  }
+
+  private async readPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
     const stored = await this.ledger.policy(appId);
     if (stored) return fromStoredPolicy(appId, stored);
     const fresh = await this.pool.appPolicy(appId);
-    if (!fresh) return { appId };
+    if (!fresh) return undefined;
     await this.ledger.writePolicy(appId, toStoredPolicy(fresh, this.model));
     return fresh;
   }
@@ -153,6 +187,7 @@ export class Admitter {
     return result;
   }
 
+  /** Decided on what the process holds; a refusal is decided again on fresh reads (it may be the copy's). */
   private async decide(
     id: string,
     appId: string,
@@ -161,31 +196,64 @@ export class Admitter {
     lapseAfterMs: number,
     options: AdmitOptions,
   ): Promise<Admitted | Refused> {
-    // Read together: a retried admission (held already) is rare, and the pool and policy are needed otherwise.
-    const [held, nodes, live, policy] = await Promise.all([
-      this.ledger.held(id),
-      this.pool.schedulableNodes(),
-      this.pool.liveNodes(),
-      this.policyOf(appId),
+    const first = await this.decideOn({}, id, appId, kind, count, lapseAfterMs, options);
+    if (first.ok) return first;
+    return this.decideOn({ fresh: true }, id, appId, kind, count, lapseAfterMs, options);
+  }
+
+  private async decideOn(
+    read: PoolRead,
+    id: string,
+    appId: string,
+    kind: WorkloadKind,
+    count: number,
+    lapseAfterMs: number,
+    options: AdmitOptions,
+  ): Promise<Admitted | Refused> {
+    const [nodes, live, policy] = await Promise.all([
+      this.pool.schedulableNodes(read),
+      this.pool.liveNodes(read),
+      this.policyOf(appId, read),
     ]);
-    if (held) return { ok: true, nodeId: held.nodeId };
     const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
     const limits = effectiveLimits(policy, defaults);
     const terms = this.terms(defaults, live, true);
+    const nodeIds = nodes.map((n) => n.id);
     for (let attempt = 1; ; attempt += 1) {
-      const usage = await this.ledger.usage(
-        nodes.map((n) => n.id),
-        [appId],
-      );
+      // First from the nodes' counters as read a moment ago (shared by concurrent admissions): the
+      // reserve script checks the cap, the guarantees and the node against the live counters, and
+      // says if this id already holds a reservation. Later attempts read everything now.
+      let usage: Usage;
+      if (attempt === 1 && !read.fresh) {
+        usage = { nodes: await this.recentNodeUsage(nodeIds), apps: {} };
+      } else {
+        const snapshot = await this.ledger.snapshot(nodeIds, [appId], { reservation: id });
+        if (snapshot.held) return { ok: true, nodeId: snapshot.held.nodeId };
+        usage = snapshot.usage;
+      }
       const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
       if (!decision.ok) return { ok: false, refusal: decision.refusal };
       const { placement } = decision;
       const node = nodes.find((n) => n.id === placement.reservation.nodeId);
       const outcome = await this.ledger.reserve(id, placement, terms, node?.gpus ?? [], lapseAfterMs);
-      if (outcome.ok) return { ok: true, nodeId: placement.reservation.nodeId };
+      if (outcome.ok) return { ok: true, nodeId: outcome.nodeId };
       // Only a node's counters move between the snapshot and the script; the other refusals are final.
       if (outcome.code !== 'capacity_exhausted' || attempt === ATTEMPTS) return { ok: false, refusal: toRefusal(outcome) };
     }
+  }
+
+  /** The nodes' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
+  private recentNodeUsage(nodeIds: readonly string[]): Promise<Usage['nodes']> {
+    const key = nodeIds.join(',');
+    const recent = this.nodeUsage;
+    if (recent && recent.key === key && Date.now() - recent.readAt < NODE_USAGE_FRESH_MS) return recent.nodes;
+    const readAt = Date.now();
+    const nodes = this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes);
+    this.nodeUsage = { key, readAt, nodes };
+    nodes.catch(() => {
+      if (this.nodeUsage?.nodes === nodes) this.nodeUsage = undefined;
+    });
+    return nodes;
   }
 
   /**
@@ -215,22 +283,26 @@ export class Admitter {
   }
 
   /** Would `count` units of `kind` be admitted for the app right now (cap, guarantees, node)? Takes nothing. */
-  async check(
-    appId: string,
-    kind: WorkloadKind,
-    count: number,
-  ): Promise<Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>> {
-    const [nodes, live, policy, pool] = await Promise.all([
-      this.pool.schedulableNodes(),
-      this.pool.liveNodes(),
-      this.policyOf(appId),
-      this.ledger.pool(),
+  async check(appId: string, kind: WorkloadKind, count: number): Promise<CheckResult> {
+    const first = await this.checkOn({}, appId, kind, count);
+    if (first.admitted) return first;
+    return this.checkOn({ fresh: true }, appId, kind, count);
+  }
+
+  private async checkOn(read: PoolRead, appId: string, kind: WorkloadKind, count: number): Promise<CheckResult> {
+    const [nodes, live, policy] = await Promise.all([
+      this.pool.schedulableNodes(read),
+      this.pool.liveNodes(read),
+      this.policyOf(appId, read),
     ]);
     const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
-    const usage = await this.ledger.usage(
+    const snapshot = await this.ledger.snapshot(
       nodes.map((n) => n.id),
       [appId],
+      { pool: true },
     );
+    const { usage } = snapshot;
+    const pool = snapshot.pool!;
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
     if (!decision.ok) return { admitted: false, refusal: decision.refusal };
     const { placement } = decision;

@@ -86,7 +86,7 @@ end
  *   { appId, nodeId, kind, count, classes: [cls], defaults: {cls: cap}, enforce,
  *     load: {ramMb,...}, allocatable: {...}, runtime?: {name, idle}, gpu?: {index, sessions, limit},
  *     pool: { allocatable: {...}, runtimeHolds: [{name, classes: [cls], idle: {...}}] } }
- * → {'ok'} | {'held'} (this id already holds a reservation) | {'quota', cls, limit, used, requested}
+ * → {'ok'} | {'held', nodeId} (this id already holds a reservation, there) | {'quota', cls, limit, used, requested}
  *   | {'capacity', resource, limit, used, requested} | {'guaranteed', resource, limit, used, requested}
  *
  * Caps: the policy's explicit cap, else the request's default, never below the guarantee. Work
@@ -97,7 +97,8 @@ end
  */
 export const RESERVE_SCRIPT = `${COMMON}
 local id, now, lapseAt = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if redis.call('EXISTS', KEYS[1]) == 1 then return {'held'} end
+local heldRaw = redis.call('GET', KEYS[1])
+if heldRaw then return {'held', cjson.decode(heldRaw).nodeId} end
 local q = cjson.decode(ARGV[4])
 local policy = policy_of(KEYS[5])
 local limits = policy and policy.limits or {}

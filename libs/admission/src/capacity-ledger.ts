@@ -16,7 +16,11 @@ import { LEDGER_KEYS, reservationKeys } from './capacity-ledger.keys.js';
 import { CONFIRM_SCRIPT, LAPSE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, RESERVE_SCRIPT, SET_POLICY_SCRIPT } from './capacity-ledger.lua.js';
 
 export type LedgerOutcome =
-  | Readonly<{ ok: true; alreadyHeld: boolean }>
+  | Readonly<{
+      ok: true;
+      alreadyHeld: boolean;
+      /** The node holding it (another than the placement's when already held). */ nodeId: string;
+    }>
   | Readonly<{ ok: false; code: 'quota_exceeded'; resource: `app.${QuotaClass}`; limit: number; used: number; requested: number }>
   | Readonly<{ ok: false; code: 'capacity_exhausted'; resource: string; limit: number; used: number; requested: number; nodeId: string }>
   | Readonly<{
@@ -72,6 +76,9 @@ export function capsOnly(caps: AppLimits): ReserveTerms {
 
 /** The pool-wide counters: what reservations hold, what unused guarantees keep free, guarantees per class. */
 export type PoolLedger = Readonly<{ used: Load; held: Load; guaranteed: Readonly<Record<QuotaClass, number>> }>;
+
+/** One read of the counters an admission decides on (CapacityLedger.snapshot). */
+export type LedgerSnapshot = Readonly<{ usage: Usage; pool?: PoolLedger; held?: HeldReservation }>;
 
 type Commands = {
   tallyCapReserve(...args: string[]): Promise<string[]>;
@@ -156,7 +163,8 @@ export class CapacityLedger {
       String(now + lapseAfterMs),
       JSON.stringify(request),
     );
-    if (verdict === 'ok' || verdict === 'held') return { ok: true, alreadyHeld: verdict === 'held' };
+    if (verdict === 'ok') return { ok: true, alreadyHeld: false, nodeId: reservation.nodeId };
+    if (verdict === 'held') return { ok: true, alreadyHeld: true, nodeId: what ?? reservation.nodeId };
     const numbers = { limit: Number(limit), used: Number(used), requested: Number(requested) };
     if (verdict === 'quota') return { ok: false, code: 'quota_exceeded', resource: `app.${what as QuotaClass}`, ...numbers };
     if (verdict === 'guaranteed') {
@@ -235,42 +243,70 @@ export class CapacityLedger {
   }
 
   async pool(): Promise<PoolLedger> {
-    const h = await this.redis.hgetall(LEDGER_KEYS.pool);
-    const num = (field: string) => Math.max(0, Number(h[field] ?? 0));
-    const loadOf = (prefix: string): Load => ({
-      ramMb: num(`${prefix}ramMb`),
-      cpuMillicores: num(`${prefix}cpuMillicores`),
-      nicKbps: num(`${prefix}nicKbps`),
-    });
-    return {
-      used: loadOf(''),
-      held: loadOf('held:'),
-      guaranteed: Object.fromEntries(QUOTA_CLASSES.map((cls) => [cls, num(`g:${cls}`)])) as Record<QuotaClass, number>,
-    };
+    return toPoolLedger(await this.redis.hgetall(LEDGER_KEYS.pool));
   }
 
   /** The counters as libs/capacity's Usage value, for the placement decision and for gauges. */
   async usage(nodeIds: readonly string[], appIds: readonly string[]): Promise<Usage> {
-    let replies = await this.readCounters(nodeIds, appIds);
+    return (await this.snapshot(nodeIds, appIds)).usage;
+  }
+
+  /**
+   * What one admission reads, in one round trip: the nodes' and apps' counters, and on request the
+   * pool's counters and the reservation already held under an id (a retried admission).
+   */
+  async snapshot(
+    nodeIds: readonly string[],
+    appIds: readonly string[],
+    extra: Readonly<{ pool?: boolean; reservation?: string }> = {},
+  ): Promise<LedgerSnapshot> {
+    let replies = await this.readCounters(nodeIds, appIds, extra);
     // Lapsed reservations are rare: release them and read again only when the same read found one.
     if (replies.lapsed) {
       await this.expireLapsed();
-      replies = await this.readCounters(nodeIds, appIds);
+      replies = await this.readCounters(nodeIds, appIds, extra);
     }
-    return this.toUsage(nodeIds, appIds, replies.hashes);
+    return {
+      usage: this.toUsage(nodeIds, appIds, replies.hashes),
+      ...(extra.pool ? { pool: toPoolLedger(replies.pool ?? {}) } : {}),
+      ...(replies.held ? { held: replies.held } : {}),
+    };
   }
 
-  /** The nodes' and apps' counters, and whether a pending reservation has lapsed, in one round trip. */
+  /** The counters asked for, and whether a pending reservation has lapsed, in one round trip. */
   private async readCounters(
     nodeIds: readonly string[],
     appIds: readonly string[],
-  ): Promise<Readonly<{ lapsed: boolean; hashes: Record<string, string>[] }>> {
+    extra: Readonly<{ pool?: boolean; reservation?: string }>,
+  ): Promise<
+    Readonly<{
+      lapsed: boolean;
+      hashes: Record<string, string>[];
+      pool: Record<string, string> | undefined;
+      held: HeldReservation | undefined;
+    }>
+  > {
     const pipeline = this.redis.pipeline();
     pipeline.zrangebyscore(LEDGER_KEYS.pending, '-inf', `(${this.now()}`, 'LIMIT', 0, 1);
     for (const id of nodeIds) pipeline.hgetall(LEDGER_KEYS.node(id));
     for (const id of appIds) pipeline.hgetall(LEDGER_KEYS.app(id));
-    const [lapsed, ...hashes] = ((await pipeline.exec()) ?? []).map(([, value]) => value);
-    return { lapsed: Array.isArray(lapsed) && lapsed.length > 0, hashes: hashes.map((h) => (h ?? {}) as Record<string, string>) };
+    if (extra.pool) pipeline.hgetall(LEDGER_KEYS.pool);
+    if (extra.reservation !== undefined) pipeline.get(LEDGER_KEYS.reservation(extra.reservation));
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const [lapsed, ...rest] = replies;
+    const hashes = rest.slice(0, nodeIds.length + appIds.length).map((h) => (h ?? {}) as Record<string, string>);
+    let next = nodeIds.length + appIds.length;
+    const pool = extra.pool ? ((rest[next++] ?? {}) as Record<string, string>) : undefined;
+    const raw = extra.reservation !== undefined ? rest[next] : undefined;
+    return {
+      lapsed: Array.isArray(lapsed) && lapsed.length > 0,
+      hashes,
+      pool,
+      held: typeof raw === 'string' && extra.reservation !== undefined ? toHeld(extra.reservation, raw) : undefined,
+    };
   }
 
   private toUsage(nodeIds: readonly string[], appIds: readonly string[], replies: Record<string, string>[]): Usage {
@@ -310,6 +346,20 @@ export class CapacityLedger {
     const raws = await this.redis.mget(...ids.map((id) => LEDGER_KEYS.reservation(id)));
     return ids.flatMap((id, i) => (raws[i] ? [toHeld(id, raws[i])] : []));
   }
+}
+
+function toPoolLedger(h: Record<string, string>): PoolLedger {
+  const num = (field: string) => Math.max(0, Number(h[field] ?? 0));
+  const loadOf = (prefix: string): Load => ({
+    ramMb: num(`${prefix}ramMb`),
+    cpuMillicores: num(`${prefix}cpuMillicores`),
+    nicKbps: num(`${prefix}nicKbps`),
+  });
+  return {
+    used: loadOf(''),
+    held: loadOf('held:'),
+    guaranteed: Object.fromEntries(QUOTA_CLASSES.map((cls) => [cls, num(`g:${cls}`)])) as Record<QuotaClass, number>,
+  };
 }
 
 function toHeld(id: string, raw: string): HeldReservation {

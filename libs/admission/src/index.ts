@@ -5,3 +5,4 @@ export * from './capacity-model.js';
 export * from './app-policy.js';
 export * from './camera-cost.js';
 export * from './reservation-owner.js';
+export * from './policy-cache.js';

@@ -51,6 +51,8 @@ export type StackOptions = Readonly<{
   postgresUrl?: string;
   /** Serve livekit-server's Prometheus metrics on this port. */
   livekitPrometheusPort?: number;
+  /** The agent's budget instead of TEST_NODE_BUDGET (a benchmark that holds thousands of streams at once). */
+  nodeBudget?: Readonly<Record<keyof typeof TEST_NODE_BUDGET, string>>;
 }>;
 
 /**
@@ -93,7 +95,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;
-  const agent = await startAgent({ ...env, ...TEST_NODE_BUDGET, TALLY_NODE_ID: nodeId, TALLY_HEARTBEAT_INTERVAL_S: '1' }, nodeId);
+  const agent = await startAgent(
+    { ...env, ...(options.nodeBudget ?? TEST_NODE_BUDGET), TALLY_NODE_ID: nodeId, TALLY_HEARTBEAT_INTERVAL_S: '1' },
+    nodeId,
+  );
   return {
     config: loadConfig(env),
     env,

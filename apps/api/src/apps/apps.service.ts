@@ -86,8 +86,8 @@ export class AppsService {
         : await this.updateGuarantees(current, changes, body.guarantees);
     if (!app) throw new NotFoundError('app');
     await this.admitter.syncPolicy(appId);
-    // Every replica's rate limiter drops its copy of the app's rates and reads the new policy.
-    if (body.rateLimits !== undefined) await this.invalidation.publish({ kind: 'policy', appId });
+    // Every replica's admission and rate limiter drop their copy of the app's policy and read the new one.
+    await this.invalidation.publish({ kind: 'policy', appId });
     return this.toView(app);
   }
 

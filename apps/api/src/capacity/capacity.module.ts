@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
-import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
+import { Admitter, CapacityLedger, loadCapacityModel, PolicyCache } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
+import { CacheInvalidation } from '../infra/invalidation.js';
 import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
@@ -17,16 +18,30 @@ import { ReconcileQueue } from './reconcile.queue.js';
     AdmissionMetrics,
     {
       provide: Admitter,
-      useFactory: (ledger: CapacityLedger, pool: PoolSourceAdapter, config: Config, admissions: AdmissionMetrics) =>
-        new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath), {
+      useFactory: (
+        ledger: CapacityLedger,
+        pool: PoolSourceAdapter,
+        config: Config,
+        admissions: AdmissionMetrics,
+        invalidation: CacheInvalidation,
+      ) => {
+        // Every replica forgets an app's policy when it changes (AppsService publishes it) or the app is deleted.
+        const policies = new PolicyCache(() => invalidation.live);
+        invalidation.onChange((change) => {
+          if (change.kind === 'all') policies.forgetAll();
+          else if (change.kind === 'policy' || change.kind === 'app') policies.forget(change.appId);
+        });
+        return new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath), {
           onDecision: (kind, result) => admissions.observe(kind, result),
-        }),
-      inject: [CapacityLedger, PoolSourceAdapter, CONFIG, AdmissionMetrics],
+          policies,
+        });
+      },
+      inject: [CapacityLedger, PoolSourceAdapter, CONFIG, AdmissionMetrics, CacheInvalidation],
     },
     CapacityService,
     PolicySync,
     ReconcileQueue,
   ],
-  exports: [Admitter, AdmissionMetrics, ReconcileQueue],
+  exports: [Admitter, AdmissionMetrics, ReconcileQueue, PoolSourceAdapter],
 })
 export class CapacityModule {}

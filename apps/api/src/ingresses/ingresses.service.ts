@@ -47,6 +47,7 @@ export class IngressesService {
     if (!(await this.apps.find(appId))) throw new NotFoundError('app');
     const stream = await this.streams.require(appId, body.streamId);
     if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
+    await this.streams.roomReady(stream.room);
     const transcode = body.transcode ?? defaultTranscode(body.kind);
     if (body.kind === 'rtmp' && !transcode) {
       throw new DomainError('validation_failed', 'RTMP ingress always transcodes', { field: 'transcode' });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import type { NodeList, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
 import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { PoolSourceAdapter } from '../capacity/pool-source.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 
@@ -12,6 +13,7 @@ export class NodesService {
     private readonly ledger: CapacityLedger,
     private readonly workers: NodeWorkers,
     private readonly clock: Clock,
+    private readonly pool: PoolSourceAdapter,
   ) {}
 
   /** What the node's agent last reported; a node whose agent runs no workers itself reports runtime `none`. */
@@ -35,6 +37,7 @@ export class NodesService {
   async setStatus(nodeId: string, body: UpdateNodeBody): Promise<NodeView> {
     if (!(await this.registry.get(nodeId))) throw new NotFoundError('node');
     await this.registry.setStatus(nodeId, body.status);
+    this.pool.forget();
     const node = await this.registry.get(nodeId);
     if (!node) throw new NotFoundError('node');
     return node;

@@ -63,8 +63,9 @@ export class StreamsController {
   }
 
   @ApiRoute({
-    summary: 'Mint a LiveKit join token for this stream',
-    responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    summary:
+      "Mint a LiveKit join token for this stream (once the stream's room exists: it is created right after the stream; 503 when LiveKit could not create it)",
+    responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
   })
   @Post(':streamId/tokens')
   token(@Param(new ZodPipe(StreamParams)) p: StreamScope, @Body(new ZodPipe(CreateTokenBody)) body: CreateTokenBody): Promise<StreamToken> {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { StreamCache } from './stream-cache.js';
+import { StreamRooms } from './stream-rooms.js';
 import { StreamPresenceService } from './stream-presence.service.js';
 import { StreamsController } from './streams.controller.js';
 import { StreamsRepository } from './streams.repository.js';
@@ -8,7 +9,7 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   controllers: [StreamsController],
-  providers: [StreamsRepository, StreamsService, StreamPresenceService, StreamCache, TokensService],
+  providers: [StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
   exports: [StreamsService, StreamPresenceService],
 })
 export class StreamsModule {}

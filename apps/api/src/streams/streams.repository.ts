@@ -14,8 +14,15 @@ export class StreamsRepository {
     private readonly invalidation: CacheInvalidation,
   ) {}
 
-  create(data: { id: string; appId: string; name: string; room: string }): Promise<Stream> {
-    return this.prisma.stream.create({ data });
+  /**
+   * One INSERT of a row whose every column is known here, written as SQL: Prisma's query compiler
+   * would otherwise plan the statement again on every stream create, the hottest write.
+   */
+  async create(data: { id: string; appId: string; name: string; room: string; createdAt: Date }): Promise<Stream> {
+    const { id, appId, name, room, createdAt } = data;
+    await this.prisma
+      .$executeRaw`INSERT INTO "Stream" ("id", "appId", "name", "room", "createdAt") VALUES (${id}, ${appId}, ${name}, ${room}, ${createdAt})`;
+    return { ...data, status: 'created', publishers: 0, participants: 0, startedAt: null, endedAt: null, endReason: null };
   }
 
   find(appId: string, streamId: string): Promise<Stream | null> {

@@ -28,6 +28,7 @@ describe(StreamsService.name, () => {
     const refused = await sut.create(app.id, { name: 'two' }).catch((e: unknown) => e);
 
     expect(first).toMatchObject({ status: 'created', appId: app.id });
+    await sut.roomReady(first.room);
     expect(api.livekit.rooms.has(first.room)).toBe(true);
     expect(refused).toBeInstanceOf(LimitRefusedError);
     expect((refused as LimitRefusedError).limit).toMatchObject({ resource: 'app.streams', limit: 1, used: 1 });
@@ -73,15 +74,19 @@ describe(StreamsService.name, () => {
     expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'room_finished' });
   });
 
-  it('answers 503 when LiveKit is down and keeps no reservation for the failed stream', async () => {
+  it('ends the stream and gives its place back when LiveKit cannot create the room; its room answers 503', async () => {
     const app = await newApp(1);
     api.livekit.failNext('rooms');
 
-    const failed = await sut.create(app.id, { name: 'unlucky' }).catch((e: unknown) => e);
+    const unlucky = await sut.create(app.id, { name: 'unlucky' });
+    const waited = await sut.roomReady(unlucky.room).catch((e: unknown) => e);
     const retried = await sut.create(app.id, { name: 'lucky' });
 
-    expect(failed).toBeInstanceOf(UpstreamUnavailableError);
+    expect(waited).toBeInstanceOf(UpstreamUnavailableError);
+    expect(await sut.get(app.id, unlucky.id)).toMatchObject({ status: 'ended', endReason: 'livekit_unavailable' });
     expect(retried.status).toBe('created');
+    await sut.roomReady(retried.room);
+    expect(api.livekit.rooms.has(retried.room)).toBe(true);
   });
 
   it('hides another app’s stream as not found', async () => {

@@ -9,11 +9,10 @@ import { Clock } from '../common/clock.js';
 import { refusalError } from '../capacity/refusal.js';
 import { NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
+import { StreamRooms } from './stream-rooms.js';
 import { StreamsRepository } from './streams.repository.js';
 import { roomName, toStreamView } from './stream.view.js';
 
-/** A room LiveKit closes once its last participant has been gone this long. */
-const DEPARTURE_TIMEOUT_S = 30;
 /** An unconfirmed reservation outlives LiveKit's own empty-room timeout by this much, so a lost webhook cannot leak it. */
 const SLOT_GRACE_S = 60;
 
@@ -27,13 +26,16 @@ export class StreamsService {
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitRoomClient,
+    private readonly rooms: StreamRooms,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /**
    * Admits the stream (app quota and node budget, atomically) before anything is created; a refusal
-   * is a 429 naming `app.streams` or the node resource that ran out. The stream id is the reservation id.
+   * is a 429 naming `app.streams` or the node resource that ran out. The stream id is the reservation
+   * id. The room is created in the background (StreamRooms): a token for it waits for the room, and
+   * if LiveKit cannot create it the stream ends (`livekit_unavailable`) and its reservation goes back.
    */
   async create(appId: string, body: CreateStreamBody): Promise<StreamView> {
     if (!(await this.apps.exists(appId))) throw new NotFoundError('app');
@@ -46,15 +48,14 @@ export class StreamsService {
     const room = roomName(appId, id);
     let stream: Stream;
     try {
-      stream = await this.streams.create({ id, appId, name: body.name, room });
+      stream = await this.streams.create({ id, appId, name: body.name, room, createdAt: this.clock.now() });
     } catch (error) {
       await this.ledger.release(id);
       throw error;
     }
     try {
-      await this.livekit.createRoom(room, { emptyTimeoutS: joinTimeoutS, departureTimeoutS: DEPARTURE_TIMEOUT_S });
+      await this.rooms.open(room, () => this.finish(stream, 'livekit_unavailable'));
     } catch (error) {
-      await this.finish(stream, 'livekit_unavailable');
       throw new UpstreamUnavailableError('livekit', error);
     }
     return toStreamView(stream);
@@ -73,6 +74,7 @@ export class StreamsService {
     const stream = await this.require(appId, streamId);
     if (stream.status !== 'ended') {
       await this.streams.intendEnd(stream.id, 'ended_by_api');
+      await this.rooms.settled(stream.room);
       try {
         await this.livekit.deleteRoom(stream.room);
       } catch (error) {
@@ -86,10 +88,20 @@ export class StreamsService {
 
   async endAll(appId: string, reason: string): Promise<void> {
     for (const stream of await this.streams.listOpen(appId)) {
+      await this.rooms.settled(stream.room);
       await this.livekit.deleteRoom(stream.room).catch((error: unknown) => {
         this.logger.warn(`could not remove room ${stream.room}: ${String(error)}`);
       });
       await this.finish(stream, reason);
+    }
+  }
+
+  /** Resolves once the stream's LiveKit room exists (before anyone or anything is let into it); 503 when LiveKit could not create it. */
+  async roomReady(room: string): Promise<void> {
+    try {
+      await this.rooms.ready(room);
+    } catch (error) {
+      throw new UpstreamUnavailableError('livekit', error);
     }
   }
 

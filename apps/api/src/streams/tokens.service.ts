@@ -5,6 +5,7 @@ import { JoinTokenSigner } from '@tally/livekit';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { StreamCache } from './stream-cache.js';
+import { StreamsService } from './streams.service.js';
 
 @Injectable()
 export class TokensService {
@@ -12,6 +13,7 @@ export class TokensService {
 
   constructor(
     private readonly streams: StreamCache,
+    private readonly rooms: StreamsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {
@@ -23,6 +25,8 @@ export class TokensService {
     const stream = await this.streams.findOpen(appId, streamId);
     if (!stream) throw new NotFoundError('stream');
     if (stream === 'ended') throw new DomainError('conflict', 'the stream has ended');
+    // The room may still be being created (StreamRooms): nobody can join a room that does not exist yet.
+    await this.rooms.roomReady(stream.room);
     const now = this.clock.now().getTime();
     const token = this.signer.sign(
       { room: stream.room, identity: body.identity, name: body.name, canPublish: body.role === 'publisher', ttlSeconds: body.ttlSeconds },

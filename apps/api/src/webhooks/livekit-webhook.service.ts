@@ -7,6 +7,20 @@ import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
 
+/** The room events that change a stream; the others are not stored either. */
+const ROOM_EVENTS: ReadonlySet<string> = new Set([
+  'participant_joined',
+  'track_published',
+  'track_unpublished',
+  'participant_left',
+  'participant_connection_aborted',
+  'room_finished',
+]);
+
+function applies(event: LivekitEvent): boolean {
+  return event.egress !== undefined || event.ingress !== undefined || (event.room !== undefined && ROOM_EVENTS.has(event.event));
+}
+
 @Injectable()
 export class LivekitWebhookService {
   private readonly logger = new Logger(LivekitWebhookService.name);
@@ -29,6 +43,11 @@ export class LivekitWebhookService {
     } catch (error) {
       if (error instanceof InvalidWebhookError) throw new DomainError('unauthorized', `invalid LiveKit webhook: ${error.message}`);
       throw error;
+    }
+    // Events nothing applies (room_started for every stream created, say) cost no database round trip.
+    if (!applies(event)) {
+      this.logger.debug(`ignored ${event.event}${event.room ? ` for ${event.room}` : ''}`);
+      return;
     }
     if (await this.events.seen(event.id)) return;
     await this.apply(event);
@@ -60,8 +79,6 @@ export class LivekitWebhookService {
       case 'room_finished':
         await this.presence.roomFinished(event.room);
         return;
-      default:
-        this.logger.debug(`ignored ${event.event} for ${event.room}`);
     }
   }
 
