@@ -175,8 +175,10 @@ try {
   const receipts = received.map((id) => receiver.firstSeen.get(id)!).sort((a, b) => a - b);
   const firstReceipt = receipts[0] ?? started;
   const runningPerSecond = killedAt === undefined ? undefined : receivedAtKill / ((killedAt - firstReceipt) / 1000);
-  const resumedAt = killedAt === undefined ? undefined : receipts.find((t) => t > killedAt!);
-  const gapS = killedAt === undefined || resumedAt === undefined ? undefined : (resumedAt - killedAt) / 1000;
+  // The longest pause in receipts after the kill: requests the dying worker had already written still
+  // arrive just after it, so the first receipt after the kill says nothing.
+  const afterKill = killedAt === undefined ? [] : [killedAt, ...receipts.filter((t) => t > killedAt!)];
+  const gapS = afterKill.length < 2 ? undefined : Math.max(...afterKill.slice(1).map((t, i) => t - afterKill[i]!)) / 1000;
   const latencies = [...paced].filter((id) => receiver.firstSeen.has(id)).map((id) => receiver.firstSeen.get(id)! - stagedAt.get(id)!);
   // A receipt precedes its row's delivered mark by up to one batch: wait for the marks (bounded).
   const countDelivered = () => prisma.webhookDelivery.count({ where: { status: 'delivered' } });
@@ -209,8 +211,9 @@ try {
   process.stdout.write(`${table}\n\n`);
   process.stdout.write(
     `Drain: ${fixed(perSecond)} deliveries/s from the worker's start to the last receipt (boots, the SIGKILL and the restart included); ` +
+      `first receipt ${fixed((firstReceipt - started) / 1000, 1)} s after the first worker's start; ` +
       `${fixed(runningPerSecond)} deliveries/s while the first worker ran (first receipt to the kill); ` +
-      `deliveries stopped for ${fixed(gapS, 1)} s after the kill (a new worker's boot, then BullMQ's stalled-job recovery).\n`,
+      `the longest pause in deliveries after the kill was ${fixed(gapS, 1)} s (a new worker's boot, then BullMQ's stalled-job recovery).\n`,
   );
   process.stdout.write(
     `${args.apps} apps × ${args.appConcurrency} attempts in flight; backlog staged in transactions of ${args.batch} at ${fixed(backlog.size / producedS)} events/s; ` +
@@ -229,6 +232,9 @@ try {
       refused: receiver.refused,
       stagedPerSecond: backlog.size / producedS,
       killedAfterMs: killedAt === undefined ? null : killedAt - started,
+      firstReceiptAfterMs: firstReceipt - started,
+      runningPerSecond: runningPerSecond ?? null,
+      stoppedAfterKillS: gapS ?? null,
       deliveredRows: delivered,
     },
     bare,

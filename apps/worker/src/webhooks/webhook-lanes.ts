@@ -10,11 +10,13 @@ export type LaneProcessor = (job: Job, token: string | undefined) => Promise<unk
 /**
  * A worker killed mid-delivery holds its jobs' locks for at most `lockDuration`; another worker's
  * stalled check (every `stalledInterval`) then puts them back, so a crash delays those deliveries
- * by at most 9 s. An attempt that outlives the lock is no problem: the lock is renewed every
- * lockDuration / 2 while the attempt runs. An event loop stalled for longer than that costs a
+ * by at most about 4 s. Until then the dead jobs count against the app's global concurrency, so
+ * with a full lane nothing of that app moves: the lock is kept short for that. An attempt that
+ * outlives the lock is no problem: the lock is renewed every lockDuration / 2 (one script per lane
+ * for all its jobs) while the attempt runs. An event loop stalled for longer than the lock costs a
  * duplicate delivery (at-least-once), never a lost one.
  */
-export const WEBHOOK_WORKER_OPTIONS = { lockDuration: 6_000, stalledInterval: 3_000, maxStalledCount: 3 } as const;
+export const WEBHOOK_WORKER_OPTIONS = { lockDuration: 2_000, stalledInterval: 1_000, maxStalledCount: 3 } as const;
 
 /** How often lanes are reconciled with WEBHOOK_APPS_KEY, and how long an empty lane stays open. */
 const CHECK_MS = 5_000;

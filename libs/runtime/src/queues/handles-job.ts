@@ -36,10 +36,26 @@ export function jobHandlersOf(instance: object): FoundHandler[] {
  * job's schema. A job this consumer has no handler for fails without retries.
  */
 export async function runJob(consumer: JobConsumerHost, job: Readonly<{ name: string; data: unknown }>): Promise<unknown> {
-  const handler = jobHandlersOf(consumer).find((h) => JOBS[h.job].name === job.name);
+  const handler = handlersByName(consumer).get(job.name);
   if (!handler) throw new UnrecoverableError(`unknown job ${job.name} on ${consumer.consumes}`);
   const method = (consumer as unknown as Record<string, (payload: unknown) => Promise<unknown>>)[handler.method];
   return method!.call(consumer, JOBS[handler.job].payload.parse(job.data));
+}
+
+/**
+ * The consumer's handlers by job name, found once per instance: a busy queue runs thousands of jobs
+ * a second, and walking the prototype chain's descriptors for each was a visible part of a
+ * webhook delivery's CPU.
+ */
+const handlerCache = new WeakMap<object, ReadonlyMap<string, FoundHandler>>();
+
+function handlersByName(consumer: JobConsumerHost): ReadonlyMap<string, FoundHandler> {
+  let byName = handlerCache.get(consumer);
+  if (!byName) {
+    byName = new Map(jobHandlersOf(consumer).map((h) => [JOBS[h.job].name, h]));
+    handlerCache.set(consumer, byName);
+  }
+  return byName;
 }
 
 /** Methods along the prototype chain, read from their descriptors (never through getters, which may throw). */
