@@ -6,7 +6,8 @@
 #     to 0.2.1, built with pnpm 9 from npm), embedded into the binary
 #   - the binary, built through the wrapper module in go/egress from a patched copy of the module
 #     (templates folder filled in; AAC encoder faac -> voaacenc, which Debian ships, followed by
-#     aacparse for segment and stream outputs, whose MPEG-TS muxer needs parsed AAC)
+#     aacparse for segment and stream outputs, whose MPEG-TS muxer needs parsed AAC; and the
+#     patches in go/egress/patches, applied in name order, see apply_patches)
 # A build is skipped when the binary exists and its stamp records the same version + recipe.
 # TALLY_FORCE_REBUILD=1 forces a rebuild (seconds to a minute with the warm Go and pnpm caches).
 #
@@ -25,7 +26,7 @@ EGRESS_RECIPE=2
 
 EGRESS_APT_PACKAGES=(
   # build (cgo) and pipelines
-  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev libglib2.0-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev libglib2.0-dev patch
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   gstreamer1.0-libav gstreamer1.0-tools gstreamer1.0-x gstreamer1.0-pulseaudio
   # RoomComposite: Chromium renders the layout on an Xvfb display, PulseAudio carries its sound
@@ -118,9 +119,28 @@ patch_audio_encoder() {
     die "$audio: the voaacenc + aacparse patch did not apply exactly once"
 }
 
+# apply_patches MODULE_DIR: the module's own source changes, one unified diff per file in
+# go/egress/patches (made from the module's root, `a/` and `b/` prefixes). Each must apply exactly,
+# without fuzz, or the module changed under us. They are part of the build's stamp.
+#   audio-mixer-follows-timestamps.patch: for SDK sources (track, track-composite) the audio mixer
+#     places every buffer at its timestamp, instead of counting samples through the gaps Opus DTX
+#     leaves in a sender's silences (which moved the sound 0.2-1 s early).
+#   track-egress-first-packet-arrival.patch: a Track egress's file result `started_at` is when the
+#     track's first packet arrived, not when the egress got round to reading it (it waits ~1 s in
+#     the subscriber's buffer while the pipeline is built); passthrough recordings align their two
+#     files on it.
+#   Both: docs/recordings.md, Lip sync.
+apply_patches() {
+  local module_dir="$1" patch
+  for patch in "$EGRESS_WRAPPER_DIR"/patches/*.patch; do
+    [[ -f "$patch" ]] || continue
+    patch --quiet --forward --fuzz=0 -p1 -d "$module_dir" <"$patch" || die "$patch did not apply to egress $EGRESS_VERSION"
+  done
+}
+
 build_egress() {
   local name=egress recipe
-  recipe="$(hash_files "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go")"
+  recipe="$(hash_files "$EGRESS_WRAPPER_DIR/go.mod" "$EGRESS_WRAPPER_DIR/go.sum" "$EGRESS_WRAPPER_DIR/tools.go" "$EGRESS_WRAPPER_DIR"/patches/*.patch)"
   local stamp="egress $EGRESS_VERSION recipe=$recipe.$EGRESS_RECIPE sdk=$EGRESS_SDK_VERSION"
   if stamp_matches "$name" "$stamp"; then
     log "$name $EGRESS_VERSION: present ($TALLY_BIN_DIR/$name)"
@@ -145,6 +165,7 @@ build_egress() {
   cp -r "$module_dir" "$work/egress"
   chmod -R u+w "$work/egress"
   patch_audio_encoder "$work/egress/pkg/pipeline/builder/audio.go"
+  apply_patches "$work/egress"
   build_template "$work/egress" "$work/egress/cmd/server/templates"
 
   (cd "$work" && go build -mod=readonly -trimpath -o "$TALLY_BIN_DIR/$name.tmp" "$EGRESS_MODULE/cmd/server")

@@ -16,15 +16,15 @@ import { download, recordingIn } from './recording-client.js';
 import { joinAndPublishSync } from './sync-publisher.js';
 
 const run = promisify(execFile);
-const PERIOD_MS = 1_500;
-/** How far from the file's median offset a flash may be and still count as steady. */
-const STEADY_BOUND_MS = 100;
+/** The gaps between flashes, in turn: unequal, so a track shifted by a whole gap cannot pass for one in sync. */
+const GAPS_MS = [1_200, 1_800];
+/** A beep belongs to the flash it is nearest to, within half the shortest gap. */
+const MATCH_S = Math.min(...GAPS_MS) / 1000;
 /**
- * The share of flashes that must be steady: a join that shifts, cuts or stretches a track moves
- * every flash after the fault; a publisher whose audio ran dry once on an overloaded host (the test
- * process feeds it) moves a few.
+ * The issue's bound on audio − video for every flash (track-composite's own offset on this host
+ * once measured ~100 ms); the target is 45 ms, the detectability threshold of ITU-R BT.1359.
  */
-const STEADY_SHARE = 2 / 3;
+const LIP_SYNC_BOUND_MS = 100;
 
 describe('passthrough recordings: one publisher recorded as sent, joined without transcoding', () => {
   let harness: ApiHarness;
@@ -55,7 +55,7 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     const token = (
       await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' })
     ).body;
-    publishers.push(await joinAndPublishSync(token.url, token.token, { periodMs: PERIOD_MS, codec }));
+    publishers.push(await joinAndPublishSync(token.url, token.token, { gapsMs: GAPS_MS, codec }));
     await waitFor(
       'the publisher live',
       async () => ((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.publishers === 1 ? true : undefined),
@@ -131,7 +131,7 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(Math.abs(probed.durationS - recordedS), `file ${probed.durationS} s, recorded ${recordedS} s`).toBeLessThan(1.5);
     expect(await decodesCompletely(file)).toBe('');
 
-    const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), PERIOD_MS / 1000);
+    const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), MATCH_S);
     console.log(`passthrough lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
 
     // The baseline in the same run: the same publisher recorded by track-composite (decoded,
@@ -142,17 +142,16 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     await new Promise((r) => setTimeout(r, 12_000));
     await client.post(`/v1/apps/${appId}/recordings/${composite.body.id}/stop`);
     const compositeFile = await download(client, appId, await recordingIn(client, appId, composite.body.id, ['complete']));
-    const baseline = matchOnsets(await flashOnsets(compositeFile), await beepOnsets(compositeFile), PERIOD_MS / 1000);
+    const baseline = matchOnsets(await flashOnsets(compositeFile), await beepOnsets(compositeFile), MATCH_S);
     console.log(
       `track-composite lip sync, same publisher (audio - video, ms): ${baseline.offsetsMs.join(', ')}; ${describeSync(baseline)}`,
     );
 
-    // Every flash has its beep, at the same distance all through the file: the publisher stamps
-    // both on one clock, so any wander would be the join's (a track cut, shifted or stretched).
-    // The offset itself is printed, not asserted: on a loaded host it is the difference between the
-    // two egresses' start-up waits, 230–690 ms here, not within 100 ms yet (docs/recordings.md, Lip sync).
+    // Every flash has its beep, and the sound and the picture of that instant are within the bound
+    // in the file: the publisher stamps both on one clock, so any gap is the recording's (a track
+    // placed at the wrong start, or shifted, cut or stretched along the way).
     expect(sync.offsetsMs.length).toBeGreaterThanOrEqual(6);
-    expect(sync.steadyShare(STEADY_BOUND_MS), 'share of flashes within 100 ms of the median offset').toBeGreaterThanOrEqual(STEADY_SHARE);
+    expect(sync.maxAbsMs, `audio - video per flash: ${sync.offsetsMs.join(', ')} ms`).toBeLessThanOrEqual(LIP_SYNC_BOUND_MS);
     expect(baseline.offsetsMs.length).toBeGreaterThanOrEqual(4);
 
     // One recording, one stream of app events.
@@ -199,9 +198,10 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(streams.video, `video ${streams.video} s of ${probed.durationS} s`).toBeGreaterThan(probed.durationS - 1.5);
     expect(streams.audio, `audio ${streams.audio} s of ${probed.durationS} s`).toBeGreaterThan(probed.durationS - 1.5);
 
-    const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), PERIOD_MS / 1000);
-    // Printed, not asserted: the lip-sync bound is the VP8 test's (the join is the same); a software
-    // H.264 encoder on a loaded 2-core host drops frames, so flashes land on the next frame kept.
+    const sync = matchOnsets(await flashOnsets(file), await beepOnsets(file), MATCH_S);
+    // Printed, not asserted: the lip-sync bound is the VP8 test's (the join and the egress patches are
+    // the same); a software H.264 encoder on a loaded 2-core host drops frames, so a flash can land
+    // one or two frames late, on the next frame kept.
     console.log(`passthrough H.264 lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
   }, 240_000);
 
@@ -231,7 +231,7 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
 });
 
 function describeSync(sync: SyncReport): string {
-  return `p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms, median ${sync.medianMs} ms, ${Math.round(sync.steadyShare(STEADY_BOUND_MS) * 100)} % within ${STEADY_BOUND_MS} ms of it`;
+  return `p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms, median ${sync.medianMs} ms, ${Math.round(sync.steadyShare(LIP_SYNC_BOUND_MS) * 100)} % within ${LIP_SYNC_BOUND_MS} ms of it`;
 }
 
 /** The `egress run-handler` process recording this egress (its request, on the command line, names it). */

@@ -26,17 +26,29 @@ const FRAME_SAMPLES = SAMPLE_RATE / 100;
 const AUDIO_QUEUE_MS = 200;
 const BEEP_HZ = 1_000;
 
-export type SyncPublisherOptions = Readonly<{ periodMs?: number; flashMs?: number; codec?: 'vp8' | 'h264' }>;
+export type SyncPublisherOptions = Readonly<{
+  /**
+   * The gaps between one flash and the next, repeated (multiples of 10 ms). Unequal gaps keep a
+   * track shifted by a whole gap from passing for one in sync: a shift lines the flashes up with
+   * the beeps again only after a whole cycle.
+   */
+  gapsMs?: readonly number[];
+  flashMs?: number;
+  codec?: 'vp8' | 'h264';
+}>;
 
 /**
- * A publisher for lip-sync tests: black video and silence, except that every `periodMs` the video
- * turns white and a 1 kHz beep sounds at the same instant for `flashMs`. The instant is the same in
+ * A publisher for lip-sync tests: black video and silence, except that after each of `gapsMs` in
+ * turn the video turns white and a 1 kHz beep sounds at the same instant for `flashMs`. The instant is the same in
  * the media timestamps, not only roughly in wall-clock time: the video frames are stamped on the
  * audio's clock (see below), so a recording that keeps each track's timing shows the flash and the
  * beep together, and any gap it shows is the recorder's.
  */
 export async function joinAndPublishSync(url: string, token: string, options: SyncPublisherOptions = {}): Promise<Publisher> {
-  const periodMs = options.periodMs ?? 1_500;
+  const gapsMs = options.gapsMs ?? [1_200, 1_800];
+  const cycleMs = gapsMs.reduce((a, b) => a + b, 0);
+  /** Where each flash starts within a cycle, in ms. */
+  const startsMs = gapsMs.map((_, i) => gapsMs.slice(0, i).reduce((a, b) => a + b, 0));
   const flashMs = options.flashMs ?? 200;
   const room = new Room();
   await room.connect(url, token, { autoSubscribe: false, dynacast: false });
@@ -74,7 +86,7 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
   // instant whatever the load on the test host.
   const nowUs = () => process.hrtime.bigint() / 1_000n;
   let audioZeroUs: bigint | undefined;
-  const periodUs = BigInt(periodMs) * 1_000n;
+  const cycleUs = BigInt(cycleMs) * 1_000n;
   const flashUs = BigInt(flashMs) * 1_000n;
   let lastStampUs = 0n;
   let frameNo = 0;
@@ -85,8 +97,9 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
       video.captureFrame(new VideoFrame(black[frameNo++ % black.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA), now);
       return;
     }
-    const sinceZero = now - audioZeroUs;
-    const flashStart = audioZeroUs + (sinceZero / periodUs) * periodUs;
+    const cycleStart = audioZeroUs + ((now - audioZeroUs) / cycleUs) * cycleUs;
+    const inCycleMs = Number((now - cycleStart) / 1_000n);
+    const flashStart = cycleStart + BigInt(startsMs.filter((start) => start <= inCycleMs).pop() ?? 0) * 1_000n;
     // The flash's first frame is stamped with the beep's start, the rest with their capture time.
     const stamp = flashStart > lastStampUs && lastStampUs > 0n ? flashStart : now;
     const frames = stamp - flashStart < flashUs ? white : black;
@@ -98,9 +111,11 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
   let running = true;
   const audioLoop = (async () => {
     const beepFrames = flashMs / 10;
-    const periodFrames = periodMs / 10;
+    const cycleFrames = cycleMs / 10;
+    const startFrames = startsMs.map((start) => start / 10);
     for (let n = 0; running; n++) {
-      const beeping = n % periodFrames < beepFrames;
+      const inCycle = n % cycleFrames;
+      const beeping = startFrames.some((start) => inCycle >= start && inCycle < start + beepFrames);
       const pcm = new Int16Array(FRAME_SAMPLES);
       if (beeping) {
         for (let i = 0; i < FRAME_SAMPLES; i++)
