@@ -130,6 +130,9 @@ patch_audio_encoder() {
 #     the subscriber's buffer while the pipeline is built); passthrough recordings align their two
 #     files on it.
 #   Both: docs/recordings.md, Lip sync.
+#   track-egress-fragmented-mp4.patch: a Track egress writes its MP4 (an H.264 track) fragmented,
+#     1 s a fragment, so a killed egress leaves a file readable up to its last whole fragment
+#     (docs/recordings.md, Passthrough).
 apply_patches() {
   local module_dir="$1" patch
   for patch in "$EGRESS_WRAPPER_DIR"/patches/*.patch; do

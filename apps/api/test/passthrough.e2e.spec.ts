@@ -228,6 +228,37 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(probed.durationS).toBeGreaterThan(5);
     expect(await decodesCompletely(file)).toBe('');
   }, 240_000);
+
+  it('keeps a playable MP4 up to the cut when the H.264 video egress is killed mid-recording', async () => {
+    // The H.264 track file is a fragmented MP4 (provisioning's egress patch): a kill loses at most
+    // the fragment being written, which the finaliser cuts off, instead of the index of the whole file.
+    const { appId, client, stream } = await syncStream('h264');
+    const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'passthrough' });
+    expect(started.status).toBe(201);
+    const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
+    expect(active.status).toBe('active');
+    await new Promise((r) => setTimeout(r, 8_000));
+
+    const video = (await pairOf(stream.room)).find((e) => e.state === 'active' && e.requestedPath?.includes('.video'));
+    expect(video?.requestedPath, 'the active video egress').toMatch(/\.video(-\d+)?\.mp4$/);
+    const pid = handlerPid(video!.egressId);
+    expect(pid, `the egress handler process of ${video!.egressId}`).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+
+    const ended = await recordingIn(client, appId, active.id, ['complete', 'failed']);
+    expect(ended.status, ended.error ?? '').toBe('complete');
+    expect(ended.error).toMatch(/video egress failed: .*keeps what was recorded/);
+    expect(ended.location).toBe(`${appId}/${active.id}.mp4`);
+    const file = await download(client, appId, ended);
+    const probed = await probe(file);
+    expect(probed.streams).toEqual(['aac', 'h264']);
+    expect(probed.durationS).toBeGreaterThan(5);
+    expect(await decodesCompletely(file)).toBe('');
+    // The picture lasts up to the cut, less the one fragment (1 s) being written when it came.
+    const streams = await streamDurations(file);
+    expect(streams.video, `video ${streams.video} s of ${probed.durationS} s`).toBeGreaterThan(4);
+    expect(streams.audio, `audio ${streams.audio} s of ${probed.durationS} s`).toBeGreaterThan(4);
+  }, 240_000);
 });
 
 function describeSync(sync: SyncReport): string {

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import type { RecordingEgress } from '@tally/db';
 import { type JoinInput, joinArgs, planJoin, type RecordingFiles } from '@tally/recordings';
 import { ffprobe } from './ffprobe.js';
+import { trimToLastFragment } from './fragmented-mp4.js';
 
 const run = promisify(execFile);
 
@@ -12,7 +13,8 @@ export type JoinOutcome = Readonly<{ ok: true; path: string }> | Readonly<{ ok: 
 /**
  * The adapter that joins a passthrough recording's track files into one with ffmpeg (stream copy;
  * only Opus → AAC for an MP4 is encoded). WebM and OGG parts cut short by a killed egress are read
- * up to their last whole frame; an MP4 part without its index cannot be read and is named.
+ * up to their last whole frame, a fragmented MP4 part is cut back to its last whole fragment; an MP4
+ * part without its index (not fragmented) cannot be read and is named.
  */
 export class PassthroughJoiner {
   constructor(private readonly files: RecordingFiles) {}
@@ -33,6 +35,14 @@ export class PassthroughJoiner {
         // Egress writes through a 64 KB buffer: a process killed before its first flush leaves nothing.
         unreadable.push(part.track);
         continue;
+      }
+      // A fragmented MP4 (egress's H.264 track files) cut short keeps its whole fragments.
+      if (path.endsWith('.mp4')) {
+        const trim = await trimToLastFragment(path).catch(() => undefined);
+        if (trim?.fragmented && trim.wholeFragments === 0) {
+          unreadable.push(part.track);
+          continue;
+        }
       }
       const probe = await ffprobe(path).catch(() => undefined);
       const codec = probe?.codecs.find((c) => c.type === part.track)?.codec;
