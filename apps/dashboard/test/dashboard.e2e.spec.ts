@@ -224,6 +224,56 @@ describe('the dashboard in Chromium', () => {
     await screenshot(page, 'quotas-admin');
   });
 
+  it("lets the operator set and clear an app's request rate, which the app's own quotas page shows", async () => {
+    const { app, key } = await createTenant(sut.admin, 'rates-co');
+    const defaults = (await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.rateLimits;
+    const admin = await open();
+    await signIn(admin, sut.stack.adminKey);
+    const appRow = admin.getByRole('table', { name: 'Apps' }).getByRole('row').filter({ hasText: app.id });
+    await appRow.getByRole('button', { name: 'Edit request rates of rates-co' }).click();
+    const form = admin.getByRole('form', { name: 'Request rates of rates-co' });
+    const requests = form.getByLabel('Requests per minute (empty = default)');
+
+    await requests.fill('0');
+    await form.getByRole('button', { name: 'Save rates' }).click();
+    const invalid = form.locator('#rate-error-requestsPerMinute');
+    await invalid.waitFor();
+    expect(await invalid.textContent()).toMatch(/>=\s*1/);
+    expect(await requests.getAttribute('aria-describedby')).toBe('rate-error-requestsPerMinute');
+    expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.rateLimits.explicit).toEqual({});
+
+    await requests.fill('1200');
+    await form.getByRole('button', { name: 'Save rates' }).click();
+    await form.getByRole('status').filter({ hasText: 'requests 1200 per minute, set by the operator' }).waitFor();
+    expect(await appRow.textContent()).toContain('Requests: 1200 per minute, set by the operator');
+    expect(await form.locator('.field-error').count()).toBe(0);
+    await screenshot(admin, 'rates-admin');
+
+    const own = await open();
+    await signIn(own, key.key, app.id);
+    await own.getByRole('link', { name: 'Quotas' }).click();
+    const rates = own.getByRole('table', { name: 'Request rates' });
+    const requestsRow = rates.getByRole('row').filter({ hasText: /^Requests/ });
+    await requestsRow.getByText('1200 per minute').waitFor();
+    expect(await requestsRow.textContent()).toContain('the operator');
+    const startsRow = rates.getByRole('row').filter({ hasText: /^Starts/ });
+    expect(await startsRow.textContent()).toContain(`${defaults.startsPerMinute} per minute`);
+    expect(await startsRow.textContent()).toContain('default');
+    expect(await own.getByText('The operator sets these rates.').count()).toBe(1);
+    expect(await own.getByRole('form', { name: /Request rates/ }).count()).toBe(0);
+    await screenshot(own, 'rates-app');
+
+    await requests.fill('');
+    await form.getByRole('button', { name: 'Save rates' }).click();
+    await form
+      .getByRole('status')
+      .filter({ hasText: `requests ${defaults.requestsPerMinute} per minute, default` })
+      .waitFor();
+    await requestsRow.getByText(`${defaults.requestsPerMinute} per minute`).waitFor();
+    expect(await requestsRow.textContent()).toContain('default');
+    expect((await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.rateLimits.explicit).toEqual({});
+  });
+
   it('gives the admin a one-time join token and the exact install.sh command for the role and name chosen', async () => {
     const page = await open();
     await signIn(page, sut.stack.adminKey);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError } from '../src/api/client.js';
-import { describeError } from '../src/api/errors.js';
+import { describeError, fieldError } from '../src/api/errors.js';
 import type { ApiErrorBody } from '../src/api/client.js';
 
 const apiError = (status: number, error: ApiErrorBody['error'], path = '/v1/apps/app_x/streams'): ApiError =>
@@ -89,5 +89,25 @@ describe(describeError.name, () => {
     expect(describeError(apiError(500, { code: 'internal', message: 'internal error' }), 'Stream')).toBe(
       'Stream failed (HTTP 500): internal error (request req-1).',
     );
+  });
+});
+
+describe(fieldError.name, () => {
+  const invalid = apiError(400, {
+    code: 'validation_failed',
+    message: 'invalid request: rateLimits.startsPerMinute: Too small: expected number to be >=1',
+    details: { fields: [{ field: 'rateLimits.startsPerMinute', message: 'Too small: expected number to be >=1' }] },
+  });
+
+  it("gives a 400's message for the field it names, and nothing for the others", () => {
+    expect(fieldError(invalid, 'rateLimits.startsPerMinute')).toBe('Too small: expected number to be >=1');
+    expect(fieldError(invalid, 'rateLimits.requestsPerMinute')).toBeUndefined();
+  });
+
+  it('gives nothing for a failure that is not a 400', () => {
+    expect(
+      fieldError(apiError(403, { code: 'forbidden', message: 'admin only', details: { fields: ['rateLimits'] } }), 'rateLimits'),
+    ).toBeUndefined();
+    expect(fieldError(new NetworkError('PATCH', '/v1/apps/app_x', new Error('refused')), 'rateLimits')).toBeUndefined();
   });
 });

@@ -84,3 +84,15 @@ export function isNotFound(error: unknown): boolean {
 export function isRouteMissing(error: unknown): boolean {
   return error instanceof ApiError && error.routeMissing;
 }
+
+/** The message a 400 gave for `field` (its dotted path, e.g. `rateLimits.startsPerMinute`), to show beside that input. */
+export function fieldError(error: unknown, field: string): string | undefined {
+  if (!(error instanceof ApiError) || error.status !== 400) return undefined;
+  const fields = error.body?.error.details?.['fields'];
+  if (!Array.isArray(fields)) return undefined;
+  for (const f of fields as unknown[]) {
+    const { field: name, message } = (f ?? {}) as { field?: unknown; message?: unknown };
+    if (name === field) return typeof message === 'string' ? message : 'invalid';
+  }
+  return undefined;
+}

@@ -7,14 +7,16 @@ import { ActionFeedback, FormPanel, ShownOnce } from '../components/form.js';
 import { LoadedList } from '../components/loaded.js';
 import { formatTime } from '../format.js';
 import { useNavigate } from '../navigation.js';
+import { describeRate, RateLimitsForm } from './request-rates.js';
 
-/** Every app: create one, mint a key for it (shown once), open its pages. */
+/** Every app: create one, mint a key for it (shown once), set its request rates, open its pages. */
 export function AppsPanel(): ReactNode {
   const api = useApi();
   const navigate = useNavigate();
   const apps = useApiQuery<AppList>('/v1/apps');
   const [name, setName] = useState('');
   const [key, setKey] = useState<CreatedApiKey>();
+  const [ratesOf, setRatesOf] = useState<string>();
   const action = useAction();
 
   const create = (): Promise<void> =>
@@ -51,36 +53,54 @@ export function AppsPanel(): ReactNode {
         </ShownOnce>
       ) : null}
       <LoadedList query={apps} what="apps" empty={<EmptyState title="No apps yet.">Create the first one above.</EmptyState>}>
-        {(items) => (
-          <DataTable
-            label="Apps"
-            rows={items}
-            rowKey={(a) => a.id}
-            columns={[
-              {
-                header: 'App',
-                cell: (a) => (
+        {(items) => {
+          const editing = items.find((a) => a.id === ratesOf);
+          return (
+            <>
+              <DataTable
+                label="Apps"
+                rows={items}
+                rowKey={(a) => a.id}
+                columns={[
+                  {
+                    header: 'App',
+                    cell: (a) => (
+                      <>
+                        {a.name}
+                        <div className="id">{a.id}</div>
+                      </>
+                    ),
+                  },
+                  { header: 'Streams in use', cell: (a) => `${a.usage.streams} of ${a.quotas.maxStreams}` },
+                  {
+                    header: 'Request rates',
+                    cell: (a) => (
+                      <>
+                        <div>Requests: {describeRate(a, 'requestsPerMinute')}</div>
+                        <div>Starts: {describeRate(a, 'startsPerMinute')}</div>
+                      </>
+                    ),
+                  },
+                  { header: 'Created', cell: (a) => formatTime(a.createdAt) },
+                ]}
+                actions={(a) => (
                   <>
-                    {a.name}
-                    <div className="id">{a.id}</div>
+                    <button type="button" onClick={() => navigate({ page: 'streams', appId: a.id })} aria-label={`Open ${a.name}`}>
+                      Open
+                    </button>
+                    <button type="button" onClick={() => void mintKey(a)} aria-label={`New key for ${a.name}`}>
+                      New key
+                    </button>
+                    <button type="button" onClick={() => setRatesOf(a.id)} aria-label={`Edit request rates of ${a.name}`}>
+                      Rates
+                    </button>
                   </>
-                ),
-              },
-              { header: 'Streams in use', cell: (a) => `${a.usage.streams} of ${a.quotas.maxStreams}` },
-              { header: 'Created', cell: (a) => formatTime(a.createdAt) },
-            ]}
-            actions={(a) => (
-              <>
-                <button type="button" onClick={() => navigate({ page: 'streams', appId: a.id })} aria-label={`Open ${a.name}`}>
-                  Open
-                </button>
-                <button type="button" onClick={() => void mintKey(a)} aria-label={`New key for ${a.name}`}>
-                  New key
-                </button>
-              </>
-            )}
-          />
-        )}
+                )}
+              />
+              {editing ? <RateLimitsForm key={editing.id} app={editing} /> : null}
+            </>
+          );
+        }}
       </LoadedList>
     </section>
   );

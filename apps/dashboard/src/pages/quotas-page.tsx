@@ -7,6 +7,7 @@ import { Gauge } from '../components/gauge.js';
 import { Loaded } from '../components/loaded.js';
 import { formatCores, formatKbps, formatMb, QUOTA_LABELS } from '../format.js';
 import { appPath, type PageProps } from './page-props.js';
+import { RequestRates } from './request-rates.js';
 
 export function QuotasPage({ appId, session }: PageProps): ReactNode {
   const app = useApiQuery<AppView>(appPath(appId));
@@ -40,6 +41,7 @@ export function QuotasPage({ appId, session }: PageProps): ReactNode {
           ))}
         </div>
       )}
+      {app.data ? <RequestRates app={app.data} /> : null}
       {session.kind === 'admin' && app.data ? (
         <>
           <SetQuotaForm app={app.data} kind="limit" />
