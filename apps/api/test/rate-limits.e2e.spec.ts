@@ -1,39 +1,28 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AppView, RateLimitRefusal } from '@tally/contracts';
-import { ApiClient, type ApiResponse, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
+import { type ApiClient, type ApiResponse, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStream, createTenant } from './api-harness.js';
+import { type ApiReplicas, createStream, createTenant, startReplicas } from './api-harness.js';
 
 /**
  * Two API processes on one database and Redis. Windows of a minute (and two starts per minute) keep
  * every count inside one window however slow the host is.
  */
 describe('per-app rate limits across two API replicas', () => {
-  let stack: TestStack;
-  let processes: Child[] = [];
+  let harness: ApiReplicas | undefined;
   let first: ApiClient;
   let second: ApiClient;
 
   beforeAll(async () => {
-    stack = await startStack();
-    const secondPort = String(await freePort());
     const env = {
-      ...stack.env,
       TALLY_RATE_LIMIT_WINDOW_S: '60',
       TALLY_RATE_LIMIT_START_WINDOW_S: '60',
       TALLY_RATE_LIMIT_STARTS_PER_MINUTE: '2',
     };
-    processes = await Promise.all([
-      startAppProcess('api', env, join(tmpdir(), `tally-rl-a-${process.pid}.log`)),
-      startAppProcess('api', { ...env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-rl-b-${process.pid}.log`)),
-    ]);
-    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
-    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+    harness = await startReplicas(2, { env, logName: 'rl' });
+    [first, second] = harness.clients as [ApiClient, ApiClient];
   });
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await stack?.stop();
+    await harness?.stop();
   });
 
   const setRate = async (appId: string, rateLimits: Record<string, number | null>) => {

@@ -1,31 +1,21 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { dispose, Room } from '@livekit/rtc-node';
 import type { ApiKeyList, AppView, StreamToken, StreamView } from '@tally/contracts';
-import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
+import { type ApiClient, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStream, createTenant } from './api-harness.js';
+import { type ApiReplicas, createStream, createTenant, startReplicas } from './api-harness.js';
 
 /** Keys, open streams and apps' quota policies are cached in each API process; these run two processes on one database and Redis. */
 describe('caches of two API replicas', () => {
-  let stack: TestStack;
-  let processes: Child[] = [];
+  let harness: ApiReplicas | undefined;
   let first: ApiClient;
   let second: ApiClient;
 
   beforeAll(async () => {
-    stack = await startStack();
-    const secondPort = String(await freePort());
-    processes = await Promise.all([
-      startAppProcess('api', stack.env, join(tmpdir(), `tally-keys-a-${process.pid}.log`)),
-      startAppProcess('api', { ...stack.env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-keys-b-${process.pid}.log`)),
-    ]);
-    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
-    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+    harness = await startReplicas(2, { logName: 'keys' });
+    [first, second] = harness.clients as [ApiClient, ApiClient];
   });
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await stack?.stop();
+    await harness?.stop();
     await dispose();
   });
 

@@ -1,31 +1,20 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AppView, LimitRefusal, StreamList, StreamView } from '@tally/contracts';
-import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack } from '@tally/testing';
+import type { ApiClient } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant } from './api-harness.js';
+import { type ApiReplicas, createTenant, startReplicas } from './api-harness.js';
 
 describe('atomic stream quota across API processes', () => {
-  let stack: TestStack;
-  let processes: Child[] = [];
+  let harness: ApiReplicas | undefined;
   let first: ApiClient;
   let second: ApiClient;
 
   beforeAll(async () => {
-    stack = await startStack();
-    const secondPort = String(await freePort());
     // 1000 creates in a burst from one app: far above the default request rate, which is not what this tests.
-    const env = { ...stack.env, TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE: '1000000' };
-    processes = await Promise.all([
-      startAppProcess('api', env, join(tmpdir(), `tally-api-a-${process.pid}.log`)),
-      startAppProcess('api', { ...env, TALLY_PORT: secondPort }, join(tmpdir(), `tally-api-b-${process.pid}.log`)),
-    ]);
-    first = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
-    second = new ApiClient(`http://127.0.0.1:${secondPort}`, stack.adminKey);
+    harness = await startReplicas(2, { env: { TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE: '1000000' } });
+    [first, second] = harness.clients as [ApiClient, ApiClient];
   });
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
-    await stack?.stop();
+    await harness?.stop();
   });
 
   it('admits exactly maxStreams of 1000 concurrent creates sent to two processes, and frees them on end', async () => {
