@@ -19,6 +19,9 @@ export async function createApi(config: Config, options: { logger?: false } = {}
     logger: false,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
+    // request.ip is the client behind a proxy on this host (the installed Caddy), never an
+    // X-Forwarded-For a remote client sent itself: only loopback peers are trusted to forward.
+    trustProxy: 'loopback',
     // Written back into the headers so the request's log lines (nestjs-pino) carry the same id.
     genReqId: (request: IncomingMessage) => {
       const id = randomUUID();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiReplicas, createStream, createTenant, startReplicas } from './api-harness.js';
 
 /**
- * Two API processes on one database and Redis. Windows of a minute (and two starts per minute) keep
+ * Two API processes on one database and Redis; the test client is one client address (loopback). Windows of a minute (and two starts per minute) keep
  * every count inside one window however slow the host is.
  */
 describe('per-app rate limits across two API replicas', () => {
@@ -17,6 +17,7 @@ describe('per-app rate limits across two API replicas', () => {
       TALLY_RATE_LIMIT_WINDOW_S: '60',
       TALLY_RATE_LIMIT_START_WINDOW_S: '60',
       TALLY_RATE_LIMIT_STARTS_PER_MINUTE: '2',
+      TALLY_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '4',
     };
     harness = await startReplicas(2, { env, logName: 'rl' });
     [first, second] = harness.clients as [ApiClient, ApiClient];
@@ -140,5 +141,39 @@ describe('per-app rate limits across two API replicas', () => {
       5_000,
     );
     expect(raised.headers.get('x-ratelimit-limit')).toBe('60');
+  });
+
+  it('bad keys from one client get 401 up to its limit on either replica, then 429; its valid key and other clients still get through', async () => {
+    const office = await createTenant(first, 'office');
+    const path = `/v1/apps/${office.app.id}`;
+    const guessers = [first.withKey('tk_guessed'), second.withKey('tk_guessed'), first.withKey(undefined), second.withKey('tk_guessed')];
+    const failed: ApiResponse[] = [];
+    for (const guesser of guessers) failed.push(await guesser.get(path));
+    expect(failed.map((r) => r.status)).toEqual([401, 401, 401, 401]);
+
+    // The 5th failure from this client, on either replica, is over its 4 a minute.
+    for (const replica of [first, second]) {
+      const refused = await replica.withKey('tk_guessed').get<RateLimitRefusal>(path);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'rate_limited', resource: 'client.auth_failures', limit: 4, windowS: 60 });
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.body.error.retryAfterS).toBe(retryAfter);
+    }
+    expect((await second.withKey(undefined).get(path)).status).toBe(429);
+
+    // Valid keys from the same address (an office behind one NAT) are not locked out, nor are public routes.
+    expect((await first.withKey(office.key.key).get(path)).status).toBe(200);
+    expect((await second.withKey(office.key.key).get(path)).status).toBe(200);
+    expect((await second.get(path)).status).toBe(200);
+    expect((await first.withKey(undefined).get('/healthz')).status).toBe(200);
+
+    // Another client, forwarded by a proxy on this host (as Caddy does), has its own count.
+    const forwarded = await second.withKey('tk_guessed').raw(path, { 'x-forwarded-for': '203.0.113.9' });
+    expect(forwarded.status).toBe(401);
+
+    const metrics = await (await first.withKey(undefined).raw('/metrics')).text();
+    expect(metrics).toContain('tally_rate_limited_total{resource="client.auth_failures"} 1');
   });
 });

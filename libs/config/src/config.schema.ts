@@ -78,6 +78,7 @@ export const EnvSchema = z.object({
   TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   TALLY_RATE_LIMIT_STARTS_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   TALLY_RATE_LIMIT_ADMIN_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
+  TALLY_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   TALLY_RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(3_600).default(10),
   TALLY_RATE_LIMIT_START_WINDOW_S: z.coerce.number().int().min(1).max(3_600).default(5),
   TALLY_APP_RETENTION_S: z.coerce

@@ -58,6 +58,8 @@ export type Config = Readonly<{
     requestsPerMinute: number;
     startsPerMinute: number;
     adminPerMinute: number;
+    /** Failed authentications per minute from one client address before bad keys get 429 instead of 401. */
+    authFailuresPerMinute: number;
     windowS: number;
     startWindowS: number;
   }>;
@@ -124,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestsPerMinute: e.TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE,
       startsPerMinute: e.TALLY_RATE_LIMIT_STARTS_PER_MINUTE,
       adminPerMinute: e.TALLY_RATE_LIMIT_ADMIN_PER_MINUTE,
+      authFailuresPerMinute: e.TALLY_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE,
       windowS: e.TALLY_RATE_LIMIT_WINDOW_S,
       startWindowS: e.TALLY_RATE_LIMIT_START_WINDOW_S,
     }),

@@ -50,13 +50,16 @@ export const LimitRefusal = z
   .meta({ id: 'LimitRefusal' });
 export type LimitRefusal = z.infer<typeof LimitRefusal>;
 
-/** A 429 for too many requests: the app's (or the admin key's) rate over the window; retry after `retryAfterS`. */
+/**
+ * A 429 for too many requests: the app's (or the admin key's) rate over the window, or too many failed
+ * authentications from the client's address; retry after `retryAfterS`.
+ */
 export const RateLimitRefusal = z
   .object({
     error: z.object({
       code: z.literal('rate_limited'),
       message: z.string(),
-      /** `app.requests`, `app.starts` or `admin.requests`. */
+      /** `app.requests`, `app.starts`, `admin.requests` or `client.auth_failures`. */
       resource: z.string(),
       /** Requests allowed per window. */
       limit: z.number().int(),

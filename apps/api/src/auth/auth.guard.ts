@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { LiveApps } from '../apps/live-apps.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { PrincipalResolver } from './principal-resolver.js';
 import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
@@ -18,6 +19,7 @@ export class AuthGuard implements CanActivate {
     private readonly principals: PrincipalResolver,
     private readonly usage: KeyUsageRecorder,
     private readonly apps: LiveApps,
+    private readonly authFailures: AuthFailureLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,6 +46,11 @@ export class AuthGuard implements CanActivate {
 
   private async authenticate(request: AuthenticatedRequest): Promise<Principal> {
     const principal = await this.principals.ofRequest(request);
+    // request.ip: the client's address, or the one a proxy on this host (Caddy) forwarded (trustProxy).
+    if (principal === 'missing' || principal === 'unknown') {
+      const refusal = await this.authFailures.refusal(request.ip);
+      if (refusal) throw refusal;
+    }
     if (principal === 'missing') throw new DomainError('unauthorized', 'missing bearer token');
     if (principal === 'unknown') throw new DomainError('unauthorized', 'unknown or revoked key');
     if (principal.kind === 'app') this.usage.record(principal.keyId);

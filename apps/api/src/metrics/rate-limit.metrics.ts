@@ -10,7 +10,7 @@ import { METRICS } from './metric-names.js';
 export class RateLimitMetrics {
   readonly counter = new Counter({
     name: METRICS.rateLimited,
-    help: 'Requests refused 429 rate_limited, by budget (app.requests, app.starts, admin.requests)',
+    help: 'Requests refused 429 rate_limited, by budget (app.requests, app.starts, admin.requests, client.auth_failures)',
     labelNames: ['resource'] as const,
     registers: [],
   });

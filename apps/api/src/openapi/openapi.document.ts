@@ -62,8 +62,9 @@ const RATE_LIMIT_HEADERS: Record<string, JsonSchema> = {
 };
 
 /**
- * Every keyed route may answer 429 `rate_limited` (docs/rate-limits.md): beside the route's own 429
- * (quota or capacity) where it has one. Retry-After says when the window ends.
+ * Every keyed route may answer 429 `rate_limited` (docs/rate-limits.md): the key's rate, or a bad key
+ * from a client over its failed authentications; beside the route's own 429 (quota or capacity)
+ * where it has one. Retry-After says when the window ends.
  */
 function rateLimited(own: z.ZodType | null | undefined): JsonSchema {
   const schema = own ? { oneOf: [ref(own), ref(RateLimitRefusal)] } : ref(RateLimitRefusal);

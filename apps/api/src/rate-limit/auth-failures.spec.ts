@@ -1,0 +1,67 @@
+import type { Config } from '@tally/config';
+import type { RedisConnection } from '@tally/runtime';
+import { describe, expect, it } from 'vitest';
+import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { AuthFailureLimiter } from './auth-failures.js';
+
+/** Redis as the lease script uses it: a counter per key (the window never ends here), or failures while `down`. */
+function fakeRedis() {
+  const counters = new Map<string, number>();
+  const redis = {
+    status: 'ready',
+    down: false,
+    counters,
+    defineCommand: () => undefined,
+    tallyRateLease(key: string, want: number, max: number, windowMs: number): Promise<[number, number, number]> {
+      if (redis.down) return Promise.reject(new Error('Connection is closed.'));
+      const used = counters.get(key) ?? 0;
+      const granted = Math.max(0, Math.min(want, max - used));
+      counters.set(key, used + granted);
+      return Promise.resolve([granted, used + granted, windowMs - 12_300]);
+    },
+  };
+  return redis;
+}
+
+function setup(authFailuresPerMinute = 3) {
+  const redis = fakeRedis();
+  const metrics = new RateLimitMetrics();
+  const config = { rateLimit: { authFailuresPerMinute } } as unknown as Config;
+  const replica = () => new AuthFailureLimiter(redis as unknown as RedisConnection, metrics, config);
+  return { redis, metrics, replica };
+}
+
+describe(AuthFailureLimiter.name, () => {
+  it('lets a client fail its limit of times, then refuses with rate_limited naming the budget and when to retry', async () => {
+    const t = setup(3);
+    const sut = t.replica();
+    const answers = [];
+    for (let i = 0; i < 4; i += 1) answers.push(await sut.refusal('198.51.100.7'));
+
+    expect(answers.slice(0, 3)).toEqual([undefined, undefined, undefined]);
+    expect(answers[3]?.code).toBe('rate_limited');
+    expect(answers[3]?.rate).toEqual({ resource: 'client.auth_failures', limit: 3, windowS: 60, retryAfterS: 48 });
+    expect((await t.metrics.counter.get()).values).toEqual([{ labels: { resource: 'client.auth_failures' }, value: 1 }]);
+  });
+
+  it('counts each client address apart, one shared counter for every replica', async () => {
+    const t = setup(2);
+    const [a, b] = [t.replica(), t.replica()];
+    expect(await a.refusal('198.51.100.7')).toBeUndefined();
+    expect(await b.refusal('198.51.100.7')).toBeUndefined();
+
+    expect((await a.refusal('198.51.100.7'))?.code).toBe('rate_limited');
+    expect((await b.refusal('198.51.100.7'))?.code).toBe('rate_limited');
+    expect(await b.refusal('2001:db8::1')).toBeUndefined();
+    expect(t.redis.counters.get('tally:rl:auth:198.51.100.7')).toBe(2);
+  });
+
+  it('fails open while Redis is down: a bad key gets its plain 401, never a 500 or a 429', async () => {
+    const t = setup(1);
+    const sut = t.replica();
+    t.redis.down = true;
+    expect([await sut.refusal('198.51.100.7'), await sut.refusal('198.51.100.7')]).toEqual([undefined, undefined]);
+    t.redis.status = 'reconnecting';
+    expect(await sut.refusal('198.51.100.7')).toBeUndefined();
+  });
+});
