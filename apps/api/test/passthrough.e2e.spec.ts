@@ -205,8 +205,12 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     console.log(`passthrough H.264 lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
   }, 240_000);
 
-  it('keeps a playable file up to the cut when the video egress is killed mid-recording', async () => {
-    const { appId, client, stream } = await syncStream('vp8');
+  /**
+   * Records a `codec` publisher with passthrough, SIGKILLs the video egress 8 s in, and waits for the
+   * recording to end; asserts it completes saying so, and returns its download and what ffprobe read.
+   */
+  async function killVideoEgressMidRecording(codec: 'vp8' | 'h264', videoPath: RegExp) {
+    const { appId, client, stream } = await syncStream(codec);
     const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'passthrough' });
     expect(started.status).toBe(201);
     const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
@@ -214,7 +218,7 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     await new Promise((r) => setTimeout(r, 8_000));
 
     const video = (await pairOf(stream.room)).find((e) => e.state === 'active' && e.requestedPath?.includes('.video'));
-    expect(video, 'the active video egress').toBeDefined();
+    expect(video?.requestedPath, 'the active video egress').toMatch(videoPath);
     const pid = handlerPid(video!.egressId);
     expect(pid, `the egress handler process of ${video!.egressId}`).toBeDefined();
     process.kill(pid!, 'SIGKILL');
@@ -223,7 +227,11 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     expect(ended.status, ended.error ?? '').toBe('complete');
     expect(ended.error).toMatch(/video egress failed: .*keeps what was recorded/);
     const file = await download(client, appId, ended);
-    const probed = await probe(file);
+    return { appId, recording: ended, file, probed: await probe(file) };
+  }
+
+  it('keeps a playable file up to the cut when the video egress is killed mid-recording', async () => {
+    const { file, probed } = await killVideoEgressMidRecording('vp8', /\.video(-\d+)?\.webm$/);
     expect(probed.streams).toEqual(['opus', 'vp8']);
     expect(probed.durationS).toBeGreaterThan(5);
     expect(await decodesCompletely(file)).toBe('');
@@ -232,25 +240,8 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
   it('keeps a playable MP4 up to the cut when the H.264 video egress is killed mid-recording', async () => {
     // The H.264 track file is a fragmented MP4 (provisioning's egress patch): a kill loses at most
     // the fragment being written, which the finaliser cuts off, instead of the index of the whole file.
-    const { appId, client, stream } = await syncStream('h264');
-    const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'passthrough' });
-    expect(started.status).toBe(201);
-    const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
-    expect(active.status).toBe('active');
-    await new Promise((r) => setTimeout(r, 8_000));
-
-    const video = (await pairOf(stream.room)).find((e) => e.state === 'active' && e.requestedPath?.includes('.video'));
-    expect(video?.requestedPath, 'the active video egress').toMatch(/\.video(-\d+)?\.mp4$/);
-    const pid = handlerPid(video!.egressId);
-    expect(pid, `the egress handler process of ${video!.egressId}`).toBeDefined();
-    process.kill(pid!, 'SIGKILL');
-
-    const ended = await recordingIn(client, appId, active.id, ['complete', 'failed']);
-    expect(ended.status, ended.error ?? '').toBe('complete');
-    expect(ended.error).toMatch(/video egress failed: .*keeps what was recorded/);
-    expect(ended.location).toBe(`${appId}/${active.id}.mp4`);
-    const file = await download(client, appId, ended);
-    const probed = await probe(file);
+    const { appId, recording, file, probed } = await killVideoEgressMidRecording('h264', /\.video(-\d+)?\.mp4$/);
+    expect(recording.location).toBe(`${appId}/${recording.id}.mp4`);
     expect(probed.streams).toEqual(['aac', 'h264']);
     expect(probed.durationS).toBeGreaterThan(5);
     expect(await decodesCompletely(file)).toBe('');

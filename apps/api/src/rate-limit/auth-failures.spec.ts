@@ -1,33 +1,14 @@
 import type { Config } from '@tally/config';
-import type { RedisConnection } from '@tally/runtime';
 import { describe, expect, it } from 'vitest';
 import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { asConnection, fakeLeaseRedis } from '../../test/fake-lease-redis.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 
-/** Redis as the lease script uses it: a counter per key (the window never ends here), or failures while `down`. */
-function fakeRedis() {
-  const counters = new Map<string, number>();
-  const redis = {
-    status: 'ready',
-    down: false,
-    counters,
-    defineCommand: () => undefined,
-    tallyRateLease(key: string, want: number, max: number, windowMs: number): Promise<[number, number, number]> {
-      if (redis.down) return Promise.reject(new Error('Connection is closed.'));
-      const used = counters.get(key) ?? 0;
-      const granted = Math.max(0, Math.min(want, max - used));
-      counters.set(key, used + granted);
-      return Promise.resolve([granted, used + granted, windowMs - 12_300]);
-    },
-  };
-  return redis;
-}
-
 function setup(authFailuresPerMinute = 3) {
-  const redis = fakeRedis();
+  const redis = fakeLeaseRedis(12_300);
   const metrics = new RateLimitMetrics();
   const config = { rateLimit: { authFailuresPerMinute } } as unknown as Config;
-  const replica = () => new AuthFailureLimiter(redis as unknown as RedisConnection, metrics, config);
+  const replica = () => new AuthFailureLimiter(asConnection(redis), metrics, config);
   return { redis, metrics, replica };
 }
 

@@ -1,37 +1,19 @@
 import type { Config } from '@tally/config';
-import type { RedisConnection } from '@tally/runtime';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PrincipalResolver } from '../auth/principal-resolver.js';
 import type { AppRateLimits } from './app-rates.js';
 import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { asConnection, fakeLeaseRedis } from '../../test/fake-lease-redis.js';
 import { RATE_LIMIT_CONFIG_KEY } from './rate-limit-class.js';
 import { ApiRateLimiter, perWindow } from './rate-limiter.js';
-
-/** Redis as the limiter's lease script uses it: a counter per key (windows never end here), or failures while `down`. */
-function fakeRedis() {
-  const counters = new Map<string, number>();
-  const redis = {
-    status: 'ready',
-    down: false,
-    defineCommand: () => undefined,
-    tallyRateLease(key: string, want: number, max: number, windowMs: number): Promise<[number, number, number]> {
-      if (redis.down) return Promise.reject(new Error('Connection is closed.'));
-      const used = counters.get(key) ?? 0;
-      const granted = Math.max(0, Math.min(want, max - used));
-      counters.set(key, used + granted);
-      return Promise.resolve([granted, used + granted, windowMs - 1_500]);
-    },
-  };
-  return redis;
-}
 
 const config = {
   rateLimit: { requestsPerMinute: 0, startsPerMinute: 0, adminPerMinute: 60, windowS: 10, startWindowS: 10 },
 } as unknown as Config;
 
 async function setup() {
-  const redis = fakeRedis();
+  const redis = fakeLeaseRedis(1_500);
   const principals = {
     ofRequest: ({ headers: { authorization: header } }: { headers: { authorization?: string } }) =>
       Promise.resolve(
@@ -44,7 +26,7 @@ async function setup() {
   } as unknown as PrincipalResolver;
   const rates = { of: () => Promise.resolve({ requestsPerMinute: 12, startsPerMinute: 6 }) } as unknown as AppRateLimits;
   const metrics = new RateLimitMetrics();
-  const sut = new ApiRateLimiter(principals, rates, redis as unknown as RedisConnection, metrics, config);
+  const sut = new ApiRateLimiter(principals, rates, asConnection(redis), metrics, config);
   const fastify = Fastify();
   await sut.register(fastify);
   fastify.get('/read', () => ({ ok: true }));
