@@ -122,8 +122,8 @@ patch_audio_encoder() {
 # apply_patches MODULE_DIR: the module's own source changes, one unified diff per file in
 # go/egress/patches (made from the module's root, `a/` and `b/` prefixes). Each must apply exactly,
 # without fuzz, or the module changed under us. They are part of the build's stamp.
-#   audio-mixer-follows-timestamps.patch: for SDK sources (track, track-composite) the audio mixer
-#     places every buffer at its timestamp, instead of counting samples through the gaps Opus DTX
+#   audio-mixer-follows-timestamps.patch: for Track egress (passthrough, audio-only recordings) the
+#     audio mixer places every buffer at its timestamp, instead of counting samples through the gaps Opus DTX
 #     leaves in a sender's silences (which moved the sound 0.2-1 s early).
 #   track-egress-first-packet-arrival.patch: a Track egress's file result `started_at` is when the
 #     track's first packet arrived, not when the egress got round to reading it (it waits ~1 s in
