@@ -93,6 +93,9 @@ const ATTEMPTS = 4;
 /** How old the nodes' counters a first placement attempt is chosen from may be (the reserve script has the last word). */
 const NODE_USAGE_FRESH_MS = 250;
 
+/** One admission's arguments, as `admit` takes them. */
+type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count: number; lapseAfterMs: number; options: AdmitOptions }>;
+
 /**
  * Admission for any workload kind: the app's cap and guarantee and one node's budget, decided by
  * libs/capacity and applied atomically by the ledger. Reads one app's policy per admission (in
@@ -178,7 +181,10 @@ export class Admitter {
     lapseAfterMs: number,
     options: AdmitOptions = {},
   ): Promise<Admitted | Refused> {
-    const result = await this.decide(id, appId, kind, count, lapseAfterMs, options);
+    const request: Admission = { id, appId, kind, count, lapseAfterMs, options };
+    // Decided on what the process holds; a refusal is decided again on fresh reads (it may be the copy's).
+    const first = await this.decideOn({}, request);
+    const result = first.ok ? first : await this.decideOn({ fresh: true }, request);
     try {
       this.options.onDecision?.(kind, result);
     } catch {
@@ -187,29 +193,7 @@ export class Admitter {
     return result;
   }
 
-  /** Decided on what the process holds; a refusal is decided again on fresh reads (it may be the copy's). */
-  private async decide(
-    id: string,
-    appId: string,
-    kind: WorkloadKind,
-    count: number,
-    lapseAfterMs: number,
-    options: AdmitOptions,
-  ): Promise<Admitted | Refused> {
-    const first = await this.decideOn({}, id, appId, kind, count, lapseAfterMs, options);
-    if (first.ok) return first;
-    return this.decideOn({ fresh: true }, id, appId, kind, count, lapseAfterMs, options);
-  }
-
-  private async decideOn(
-    read: PoolRead,
-    id: string,
-    appId: string,
-    kind: WorkloadKind,
-    count: number,
-    lapseAfterMs: number,
-    options: AdmitOptions,
-  ): Promise<Admitted | Refused> {
+  private async decideOn(read: PoolRead, { id, appId, kind, count, lapseAfterMs, options }: Admission): Promise<Admitted | Refused> {
     const [nodes, live, policy] = await Promise.all([
       this.pool.schedulableNodes(read),
       this.pool.liveNodes(read),
