@@ -119,6 +119,8 @@ type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count
 export class Admitter {
   private nodeUsage: Readonly<{ key: string; readAt: number; nodes: Promise<Usage['nodes']> }> | undefined;
   private readonly checkReads = new Map<string, SharedRead>();
+  /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
+  private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
   private readonly now: () => number;
 
   constructor(
@@ -179,7 +181,7 @@ export class Admitter {
 
   async limitsFor(appId: string): Promise<AppLimits> {
     const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
-    return effectiveLimits(policy, defaultLimits(nodes, policy.egressMode, { model: this.model }));
+    return effectiveLimits(policy, this.defaultsFor(nodes, policy.egressMode));
   }
 
   /** Every app's effective limits (listings and gauges). */
@@ -215,7 +217,7 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
+    const defaults = this.defaultsFor(live, policy.egressMode);
     const limits = effectiveLimits(policy, defaults);
     const terms = this.terms(defaults, live, true);
     const nodeIds = nodes.map((n) => n.id);
@@ -295,7 +297,7 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
+    const limits = effectiveLimits(policy, this.defaultsFor(live, policy.egressMode));
     const nodeIds = nodes.map((n) => n.id);
     const snapshot = await (read.fresh ? this.ledger.snapshot(nodeIds, [appId], { pool: true }) : this.recentCheckRead(nodeIds, appId));
     const { usage } = snapshot;
@@ -326,6 +328,21 @@ export class Admitter {
     );
     if (!guard.ok) return { admitted: false, refusal: guard.refusal };
     return { admitted: true, nodeId: placement.reservation.nodeId };
+  }
+
+  private defaultsFor(live: readonly NodeBudget[], egressMode: AppQuotaPolicy['egressMode']): AppLimits {
+    let byMode = this.defaultsOf.get(live);
+    if (!byMode) {
+      byMode = new Map();
+      this.defaultsOf.set(live, byMode);
+    }
+    const mode = egressMode ?? 'auto';
+    let limits = byMode.get(mode);
+    if (!limits) {
+      limits = defaultLimits(live, egressMode, { model: this.model });
+      byMode.set(mode, limits);
+    }
+    return limits;
   }
 
   /**
