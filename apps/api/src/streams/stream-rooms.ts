@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitRoomClient } from '@tally/livekit';
 
@@ -20,7 +20,7 @@ const MAX_IN_BACKGROUND = 64;
  * LiveKit again (CreateRoom returns the existing room), once per room.
  */
 @Injectable()
-export class StreamRooms {
+export class StreamRooms implements BeforeApplicationShutdown {
   private readonly logger = new Logger(StreamRooms.name);
   private readonly creating = new Map<string, Promise<void>>();
   private readonly known = new Set<string>();
@@ -49,6 +49,14 @@ export class StreamRooms {
   ready(room: string): Promise<void> {
     if (this.known.has(room)) return Promise.resolve();
     return this.creating.get(room) ?? this.track(room, this.create(room));
+  }
+
+  /**
+   * A stopping API finishes the rooms it started creating (and ends the streams LiveKit refused)
+   * before Prisma closes, so a stream it answered 201 for never waits on a creation nobody finishes.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.creating.values()]);
   }
 
   /** Waits for a creation in flight here to end, either way (before the room is removed). */
