@@ -50,6 +50,8 @@ describe(`${WebhookDeliveriesRepository.name} claims`, () => {
   it("claims each app's due deliveries up to its free slots, oldest first, with the event body and the app's secret", async () => {
     const a = await pending('app_claima0000000000', 10);
     const b = await pending('app_claimb0000000000', 3);
+    const failingSince = new Date('2026-11-20T10:11:12.345Z');
+    await prisma.app.update({ where: { id: 'app_claimb0000000000' }, data: { webhookFailingSince: failingSince } });
 
     const first = await sut.claim('worker-1', slots(4), LEASE_MS);
     // App A is at its cap (4 running here): only app B's last delivery and nothing more of A.
@@ -67,6 +69,7 @@ describe(`${WebhookDeliveriesRepository.name} claims`, () => {
       sealedSecret: 'sealed-app_claimb0000000000',
     });
     expect(JSON.parse(claimed.body)).toMatchObject({ id: claimed.eventId });
+    expect([claimed.failingSince, claimed.disabledAt, first.find((d) => d.id === a[0])!.failingSince]).toEqual([failingSince, null, null]);
   });
 
   it('never claims a delivery that is not due, not pending, or under a live lease of another worker', async () => {
