@@ -117,6 +117,19 @@ describe(`${WebhookDeliveriesRepository.name} claims`, () => {
     expect((await otherWorker.claim('worker-2', slots(16), LEASE_MS)).map((d) => d.id).sort()).toEqual([released, failed].sort());
   });
 
+  it('marks the successes waiting for their batch in the next claim, and claims none of them', async () => {
+    const [done, next] = await pending('app_claima0000000000', 2);
+    await sut.claim('worker-1', slots(1), LEASE_MS);
+
+    const marked = sut.recordDelivered(done!, { at: new Date(), statusCode: 204, error: null });
+    const claimed = await sut.claim('worker-1', slots(1), LEASE_MS);
+    await marked;
+
+    expect(claimed.map((d) => d.id)).toEqual([next]);
+    const row = await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: done! } });
+    expect(row).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 204, leaseOwner: null });
+  });
+
   it('never gives one delivery to two workers claiming at the same time', async () => {
     const all = await pending('app_claima0000000000', 150);
     await pending('app_claimb0000000000', 150).then((ids) => all.push(...ids));

@@ -69,9 +69,37 @@ export class WebhookDeliveriesRepository {
    * up to that app's free slots of its due, unleased deliveries, oldest first, skipping rows
    * another worker is claiming (SKIP LOCKED); leases them to `owner` for `leaseMs` and returns each
    * with its event's body and the app's secrets and health. An app at its cap claims nothing, so a
-   * receiver that never answers holds only its own app's slots.
+   * receiver that never answers holds only its own app's slots. The same statement marks the
+   * successes waiting for their batch (a data-modifying CTE always runs to completion), so a busy
+   * worker makes one round trip per batch of attempts, not two.
    */
   async claim(owner: string, slots: ClaimSlots, leaseMs: number): Promise<DeliveryToSend[]> {
+    // Successes waiting for their batch ride along: one statement marks them and claims the next.
+    const carried = this.deliveredMarks.takeWaiting();
+    try {
+      const claimed = await this.markAndClaim(
+        owner,
+        slots,
+        leaseMs,
+        carried.map((w) => w.item),
+      );
+      carried.forEach((w) => w.resolve(undefined));
+      return claimed;
+    } catch (error) {
+      carried.forEach((w) => w.reject(error));
+      throw error;
+    }
+  }
+
+  private async markAndClaim(
+    owner: string,
+    slots: ClaimSlots,
+    leaseMs: number,
+    marks: readonly DeliveredMark[],
+  ): Promise<DeliveryToSend[]> {
+    const markedIds = marks.map((m) => m.deliveryId);
+    const codes = marks.map((m) => m.statusCode);
+    const ats = marks.map((m) => m.at.toISOString());
     const busy = [...slots.running.entries()].filter(([, n]) => n > 0);
     const busyApps = busy.map(([appId]) => appId);
     const busyRunning = busy.map(([, n]) => n);
@@ -83,6 +111,15 @@ export class WebhookDeliveriesRepository {
                 WHERE d.status = 'pending' AND d."appId" > apps."appId" ORDER BY d."appId" LIMIT 1)
         FROM apps WHERE apps."appId" IS NOT NULL
       ),
+      marked AS (
+        UPDATE "WebhookDelivery" d
+        SET status = 'delivered', attempts = d.attempts + 1, "lastStatusCode" = v.code, "lastError" = NULL,
+            "lastAttemptAt" = v.at AT TIME ZONE 'UTC', "deliveredAt" = v.at AT TIME ZONE 'UTC', "nextAttemptAt" = NULL,
+            "leaseOwner" = NULL, "leasedUntil" = NULL
+        FROM unnest(${markedIds}::text[], ${codes}::int[], ${ats}::timestamptz[]) AS v(id, code, at)
+        WHERE d.id = v.id AND d.status <> 'delivered'
+        RETURNING d.id
+      ),
       busy AS (SELECT * FROM unnest(${busyApps}::text[], ${busyRunning}::int[]) AS b("appId", running)),
       picked AS (
         SELECT p.id FROM apps a
@@ -91,6 +128,7 @@ export class WebhookDeliveriesRepository {
           SELECT d.id FROM "WebhookDelivery" d
           WHERE d.status = 'pending' AND d."appId" = a."appId" AND d."nextAttemptAt" <= ${DB_NOW}
             AND (d."leasedUntil" IS NULL OR d."leasedUntil" < ${DB_NOW})
+            AND d.id <> ALL(${markedIds}::text[])
           ORDER BY d."nextAttemptAt"
           LIMIT GREATEST(${slots.cap}::int - COALESCE(b.running, 0), 0)
           FOR UPDATE OF d SKIP LOCKED
