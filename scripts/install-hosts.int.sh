@@ -246,6 +246,17 @@ metrics_token="$(env_value TALLY_METRICS_TOKEN)"
 check "tally.env has a TALLY_METRICS_TOKEN" test "${#metrics_token}" -ge 16
 check "/metrics through the proxy without the token: 401" test "$(https_code "https://$domain/metrics")" == 401
 check "/metrics with the token: 200" test "$(https_code -H "Authorization: Bearer $metrics_token" "https://$domain/metrics")" == 200
+# Failed sign-ins are limited per client address (TALLY_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, 30):
+# behind Caddy that is the client's address, not the proxy's loopback one.
+bad_key=(-H "Authorization: Bearer tk_not_a_key")
+for _ in $(seq 1 30); do https_code "${bad_key[@]}" "https://$domain/v1/apps" >/dev/null; done
+check "30 failed sign-ins through the proxy, then the 31st: 429" test "$(https_code "${bad_key[@]}" "https://$domain/v1/apps")" == 429
+check "... naming client.auth_failures, with Retry-After" sh -c \
+  "curl -s -i -m 10 --cacert '$ca' -H 'Authorization: Bearer tk_not_a_key' 'https://$domain/v1/apps' | grep -qi '^retry-after: [1-9]' &&
+   curl -s -m 10 --cacert '$ca' -H 'Authorization: Bearer tk_not_a_key' 'https://$domain/v1/apps' | grep -q '\"resource\":\"client.auth_failures\"'"
+check "the admin key from that address still works" test "$(https_code -H "Authorization: Bearer $(cat "$home/admin.key")" "https://$domain/v1/apps")" == 200
+check "another address (loopback, not through the proxy) still gets 401" \
+  test "$(http_code "${bad_key[@]}" "http://127.0.0.1:8080/v1/apps")" == 401
 # The LiveKit SDK (Rust) trusts the system bundle plus the CA; Node's fetch NODE_EXTRA_CA_CERTS.
 bundle="$home.bundle.pem"
 cat /etc/ssl/certs/ca-certificates.crt "$ca" >"$bundle"

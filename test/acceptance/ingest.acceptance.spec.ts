@@ -7,7 +7,7 @@ import type { CameraToken, CreatedCamera, CreatedIngress, HlsView } from '@tally
 import { pushRtmp, stopPush, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateJpegs, TestCamera } from '../../apps/api/test/camera-client.js';
-import { firstVideoFrame, joinAndPublish, joinAsViewer, type Publisher, type Viewer } from '../../apps/api/test/media-client.js';
+import { firstVideoFrame, joinAndPublish, joinAsViewer, type Publisher, tracksUp, type Viewer } from '../../apps/api/test/media-client.js';
 import { publishWhip, type WhipPublisher } from '../../apps/api/test/whip-client.js';
 import {
   createStream,
@@ -95,6 +95,7 @@ describe('an installed node: RTMP and WHIP in, live HLS out, ws-mjpeg cameras', 
     const token = await streamToken(tenant, stream.id, 'publisher', 'host');
     publishers.push(await joinAndPublish(token.url, token.token));
     await streamLive(tenant, stream.id);
+    await tracksUp(tenant.client, tenant.app.id, stream.id);
 
     const started = await waitFor(
       'HLS to start (LiveKit lists the tracks a moment after the join)',

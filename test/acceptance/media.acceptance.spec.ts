@@ -10,6 +10,7 @@ import {
   joinAndPublish,
   joinAsViewer,
   type Publisher,
+  tracksUp,
   tryPublishVideo,
   type Viewer,
 } from '../../apps/api/test/media-client.js';
@@ -92,6 +93,7 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
       publishers.push(await joinAndPublish(token.url, token.token, { video: options.video ?? true }));
     }
     await streamLive(app, stream.id, count);
+    if (count === 1) await tracksUp(app.client, app.app.id, stream.id, options.video === false ? [TrackKind.KIND_AUDIO] : undefined);
     const requestedAt = Date.now();
     const started = await waitFor(
       'the recording to be accepted (LiveKit lists the tracks a moment after the join)',

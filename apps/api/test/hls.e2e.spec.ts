@@ -7,7 +7,7 @@ import type { HlsView, LimitRefusal, StartHlsBody, StreamToken, StreamView } fro
 import { type ApiClient, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
 
 const run = promisify(execFile);
 const RETENTION_S = 3;
@@ -53,7 +53,7 @@ describe('live HLS on a real segmented egress', () => {
     const token = (await client.post<StreamToken>(`/v1/apps/${appId}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' }))
       .body;
     publishers.push(await joinAndPublish(token.url, token.token));
-    return waitFor(
+    const live = await waitFor(
       'the stream to be live with its publisher',
       async () => {
         const s = (await client.get<StreamView>(`/v1/apps/${appId}/streams/${stream.id}`)).body;
@@ -61,6 +61,8 @@ describe('live HLS on a real segmented egress', () => {
       },
       30_000,
     );
+    await tracksUp(client, appId, stream.id);
+    return live;
   }
 
   async function startHls(client: ApiClient, appId: string, streamId: string, body: Partial<StartHlsBody> = {}): Promise<HlsView> {

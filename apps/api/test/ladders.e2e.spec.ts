@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 
 type Tenant = Awaited<ReturnType<typeof createTenant>>;
@@ -76,6 +76,7 @@ describe('VOD ladders made by the node agents', () => {
       async () => ((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.publishers === 1 ? true : undefined),
       30_000,
     );
+    await tracksUp(client, app.id, stream.id);
     // Track-composite: egress encodes a 720p source, so the ladder's top rendition is known.
     const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
     expect(started.status).toBe(201);

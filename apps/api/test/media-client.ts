@@ -14,6 +14,8 @@ import {
   VideoSource,
   VideoStream,
 } from '@livekit/rtc-node';
+import type { StreamToken } from '@tally/contracts';
+import type { ApiClient } from '@tally/testing';
 
 const WIDTH = 320;
 const HEIGHT = 240;
@@ -59,19 +61,53 @@ export async function joinAndPublish(url: string, token: string, options: { vide
 
 export type Viewer = Readonly<{ room: Room; tracks: Promise<RemoteTrack[]> }>;
 
-/** Joins and resolves once a video and an audio track are subscribed. */
-export async function joinAsViewer(url: string, token: string): Promise<Viewer> {
+/** Joins; `tracks` resolves once a track of every kind in `kinds` (video and audio by default) is subscribed. */
+export async function joinAsViewer(
+  url: string,
+  token: string,
+  kinds: readonly TrackKind[] = [TrackKind.KIND_VIDEO, TrackKind.KIND_AUDIO],
+): Promise<Viewer> {
   const room = new Room();
   const subscribed: RemoteTrack[] = [];
   const tracks = new Promise<RemoteTrack[]>((resolve) => {
     room.on(RoomEvent.TrackSubscribed, (track) => {
       subscribed.push(track);
-      const kinds = new Set(subscribed.map((t) => t.kind));
-      if (kinds.has(TrackKind.KIND_VIDEO) && kinds.has(TrackKind.KIND_AUDIO)) resolve(subscribed);
+      const got = new Set(subscribed.map((t) => t.kind));
+      if (kinds.every((kind) => got.has(kind))) resolve(subscribed);
     });
   });
   await room.connect(url, token, { autoSubscribe: true, dynacast: false });
   return { room, tracks };
+}
+
+/**
+ * Resolves once a viewer of the stream receives a track of every kind in `kinds`, then leaves.
+ * publishTrack returns before the track's media is negotiated; LiveKit lists the track, and a
+ * track-based recording or HLS started then includes it, only after that (docs/recordings.md).
+ */
+export async function tracksUp(
+  client: ApiClient,
+  appId: string,
+  streamId: string,
+  kinds: readonly TrackKind[] = [TrackKind.KIND_VIDEO, TrackKind.KIND_AUDIO],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const minted = await client.post<StreamToken>(`/v1/apps/${appId}/streams/${streamId}/tokens`, {
+    identity: `tracks-${Date.now()}`,
+    role: 'viewer',
+  });
+  if (minted.status !== 201) throw new Error(`viewer token: ${minted.status} ${JSON.stringify(minted.body)}`);
+  const viewer = await joinAsViewer(minted.body.url, minted.body.token, kinds);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`a viewer received no ${kinds.join(' + ')} tracks within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([viewer.tracks, late]);
+  } finally {
+    clearTimeout(timer);
+    await viewer.room.disconnect().catch(() => undefined);
+  }
 }
 
 /** The size of the first decoded frame of a subscribed video track. */

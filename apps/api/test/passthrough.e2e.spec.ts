@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beepOnsets, flashOnsets, matchOnsets, type SyncReport } from './av-sync.js';
 import { type ApiHarness, createStream, createTenant } from './api-harness.js';
 import { startApiHarness } from './api-harness.js';
-import type { Publisher } from './media-client.js';
+import { type Publisher, tracksUp } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 import { download, recordingIn } from './recording-client.js';
 import { joinAndPublishSync } from './sync-publisher.js';
@@ -61,6 +61,7 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
       async () => ((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.publishers === 1 ? true : undefined),
       30_000,
     );
+    await tracksUp(client, app.id, stream.id);
     return { appId: app.id, client, stream };
   }
 

@@ -3,13 +3,14 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { TrackKind } from '@livekit/rtc-node';
 import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { LivekitEgressClient } from '@tally/livekit';
 import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { download, recordingIn } from './recording-client.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 
 const run = promisify(execFile);
@@ -51,7 +52,7 @@ describe('recordings on real LiveKit egress', () => {
       const token = (await client.post<StreamToken>(`/v1/apps/${appId}/streams/${stream.id}/tokens`, { identity, role: 'publisher' })).body;
       publishers.push(await joinAndPublish(token.url, token.token, { video }));
     }
-    return waitFor(
+    const live = await waitFor(
       'the stream to be live with its publishers',
       async () => {
         const s = (await client.get<StreamView>(`/v1/apps/${appId}/streams/${stream.id}`)).body;
@@ -59,6 +60,9 @@ describe('recordings on real LiveKit egress', () => {
       },
       30_000,
     );
+    const only = who.length === 1 ? who[0] : undefined;
+    if (only) await tracksUp(client, appId, stream.id, only.video ? undefined : [TrackKind.KIND_AUDIO]);
+    return live;
   }
 
   async function probe(path: string): Promise<{ durationS: number; streams: string[] }> {
