@@ -1,7 +1,7 @@
 import { EGRESS_MODES } from '@tally/capacity';
 import type { CameraView, CapacityView, CreatedCamera } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
-import { DeliveryQueue } from '@tally/webhooks';
+import { createPrismaClient } from '@tally/db';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsController } from '../src/metrics/metrics.controller.js';
@@ -121,23 +121,42 @@ describe(MetricsController.name, () => {
     expect(samples.filter((s) => s.name === 'tally_recordings_finished_total')).toHaveLength(EGRESS_MODES.length * 2);
   });
 
-  it("sums the apps' webhook queues into tally-webhooks, however many apps there are", async () => {
-    const queue = new DeliveryQueue(sut.stack.config.redisUrl);
+  it('counts pending webhook deliveries as the tally-webhooks queue: waiting, in flight and delayed, summed over apps', async () => {
+    const prisma = createPrismaClient(sut.stack.config.databaseUrl);
+    const busy = await createTenant(sut.admin, 'metrics-busy');
+    const quiet = await createTenant(sut.admin, 'metrics-quiet');
     try {
-      // Queued as the outbox queues them, with no worker running to take them.
-      await queue.enqueue([
-        ...['a', 'b', 'c'].map((n) => ({ appId: 'app_metricsbusy00000', deliveryId: `dlv_metrics_busy_${n}` })),
-        { appId: 'app_metricsquiet0000', deliveryId: 'dlv_metrics_quiet_a' },
-      ]);
+      // Pending rows as the outbox writes them, with no worker running to claim them: three due,
+      // one waiting for a retry, and one of another app held by a (pretend) worker's live lease.
+      const now = Date.now();
+      const delivery = async (appId: string, n: number, extra: { nextAttemptAt?: Date; leaseOwner?: string; leasedUntil?: Date } = {}) => {
+        const eventId = `evt_metrics_${appId.slice(-6)}_${n}`;
+        await prisma.webhookEvent.create({ data: { id: eventId, appId, type: 'stream.ended', payload: {} } });
+        await prisma.webhookDelivery.create({
+          data: {
+            id: `dlv_metrics_${appId.slice(-6)}_${n}`,
+            appId,
+            eventId,
+            url: 'https://hooks.example.com/x',
+            nextAttemptAt: new Date(now),
+            ...extra,
+          },
+        });
+      };
+      for (const n of [1, 2, 3]) await delivery(busy.app.id, n);
+      await delivery(busy.app.id, 4, { nextAttemptAt: new Date(now + 3_600_000) });
+      await delivery(quiet.app.id, 1, { leaseOwner: 'elsewhere', leasedUntil: new Date(now + 3_600_000) });
 
       const samples = await scrape();
-      expect(total(samples, 'tally_queue_jobs', { queue: 'tally-webhooks', state: 'waiting' })).toBe(4);
+      const webhooks = (state: string) => total(samples, 'tally_queue_jobs', { queue: 'tally-webhooks', state });
+      expect([webhooks('waiting'), webhooks('active'), webhooks('delayed'), webhooks('failed')]).toEqual([3, 1, 1, 0]);
       expect(samples.filter((s) => s.name === 'tally_queue_jobs' && s.labels['queue']?.startsWith('tally-webhooks.'))).toEqual([]);
       expect(total(samples, 'tally_webhook_apps_queued')).toBe(2);
-      expect(total(samples, 'tally_webhook_app_backlog_max')).toBe(3);
+      expect(total(samples, 'tally_webhook_app_backlog_max')).toBe(4);
+      expect(total(samples, 'tally_webhook_deliveries', { app: busy.app.id, status: 'pending' })).toBe(4);
     } finally {
-      await Promise.all(['app_metricsbusy00000', 'app_metricsquiet0000'].map((app) => queue.queueOf(app).obliterate({ force: true })));
-      await queue.close();
+      await prisma.webhookEvent.deleteMany({ where: { appId: { in: [busy.app.id, quiet.app.id] } } });
+      await prisma.$disconnect();
     }
   });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AppView, LimitRefusal, StreamView, WebhookDeliveryList, WebhookDeliveryView, WebhookSecretView } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
 import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
-import { DeliveryQueue, type StagedEvent, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, type StagedEvent, WebhookOutbox } from '@tally/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { SignedReceiver } from './signed-receiver.js';
@@ -66,10 +66,10 @@ describe('webhook delivery between apps', () => {
     const stalled = await createTenant(sut.admin, 'stalled');
     await subscribe(stalled.client, stalled.app.id, await hole.start());
     const prisma = createPrismaClient(sut.stack.config.databaseUrl);
-    const queue = new DeliveryQueue(sut.stack.config.redisUrl);
+    const wake = new DeliveryWake(sut.stack.config.redisUrl);
     try {
       // The backlog goes through the real outbox, in the transactions a burst of state changes would use.
-      const outbox = new WebhookOutbox(queue);
+      const outbox = new WebhookOutbox(wake);
       const stream = await createStream(stalled.client, stalled.app.id, 'busy');
       for (let batch = 0; batch < BACKLOG / 50; batch += 1) {
         const staged = await prisma.$transaction(
@@ -83,7 +83,7 @@ describe('webhook delivery between apps', () => {
         await outbox.flush(staged);
       }
     } finally {
-      await queue.close();
+      await wake.close();
       await prisma.$disconnect();
     }
     await waitFor(`${APP_CONCURRENCY} hanging attempts`, () => Promise.resolve(hole.open() >= APP_CONCURRENCY ? true : undefined), 30_000);

@@ -15,14 +15,14 @@ import {
 } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
 import { ApiClient, type Child, freePort, mediaNodeIp, startAppProcess, waitFor } from '@tally/testing';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../src/bootstrap.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
 
-/** Small backoff so retries happen within a test; the sweep runs every 2 s. */
+/** Small backoff so retries happen within a test. */
 const WORKER_ENV = {
   TALLY_WEBHOOK_RETRY_SCHEDULE: '300ms,600ms,1s,2s',
   TALLY_WEBHOOK_TIMEOUT_MS: '5000',
@@ -317,22 +317,22 @@ describe('outbound webhooks', () => {
     expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(470);
   });
 
-  it('queues a delivery whose flush never happened (a crash between commit and flush)', async () => {
+  it('delivers a delivery whose wake never came (a crash between commit and flush)', async () => {
     const { app, client } = await subscribedTenant('orphan');
     const stream = await createStream(client, app.id, 'orphaned');
     const prisma = createPrismaClient(sut.stack.config.databaseUrl);
-    const queue = new DeliveryQueue(sut.stack.config.redisUrl);
+    const wake = new DeliveryWake(sut.stack.config.redisUrl);
     try {
       const staged = await prisma.$transaction((tx) =>
-        new WebhookOutbox(queue).stage(tx, app.id, 'stream.live', { ...stream, status: 'live' }),
+        new WebhookOutbox(wake).stage(tx, app.id, 'stream.live', { ...stream, status: 'live' }),
       );
       expect(staged).toBeDefined();
-      // No flush: only the worker's outbox sweep can find it.
+      // No flush, so no wake: only the dispatcher's poll of due rows can find it.
       const [delivery] = await settled(client, app.id, 'delivered', 1, 30_000);
       expect(delivery!.eventId).toBe(staged!.eventId);
       expect(receiver.unique('orphan').has(staged!.eventId)).toBe(true);
     } finally {
-      await queue.close();
+      await wake.close();
       await prisma.$disconnect();
     }
   });

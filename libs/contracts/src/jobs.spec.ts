@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JOBS, QUEUES, STATIC_QUEUES, transcodeQueueOf, webhookQueueOf } from './jobs.js';
+import { JOBS, QUEUES, STATIC_QUEUES, transcodeQueueOf } from './jobs.js';
 
 describe('JOBS', () => {
   it('gives every job its own name, so a job is found by name alone', () => {
@@ -7,10 +7,8 @@ describe('JOBS', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('builds per-app and per-node queue names inside their families, never as a fixed queue', () => {
-    expect(webhookQueueOf('app_1')).toBe('tally-webhooks.app_1');
+  it('builds per-node queue names inside their family, never as a fixed queue', () => {
     expect(transcodeQueueOf('node-a')).toBe('tally-transcode-node.node-a');
-    expect(STATIC_QUEUES).not.toContain(QUEUES.webhooks);
     expect(STATIC_QUEUES).not.toContain(QUEUES.transcodeNode);
   });
 });

@@ -6,25 +6,23 @@ import { WorkerExitReport } from './workers.js';
  * The registry of every BullMQ queue and job name: producers and processors (API, worker, agent)
  * take their names from here and nowhere else. Job names are unique across queues.
  *
- * Two queues are families built per key rather than fixed names, because what they isolate is
- * only known at run time:
- * - webhooks: one queue per app, `webhookQueueOf(appId)`, so a receiver that never answers holds
- *   back only its own app's deliveries; the worker opens a consumer (a lane) per app with
- *   deliveries (docs/adr/0011-fair-webhook-delivery.md). `QUEUES.webhooks` names the family.
- * - transcodes per node: `transcodeQueueOf(nodeId)`, consumed only by that node's agent, which
- *   runs the ladders admission placed on its node.
- * Every other queue is one fixed name the Nest processes register with `@nestjs/bullmq`.
+ * One queue is a family built per key rather than a fixed name, because what it isolates is only
+ * known at run time: transcodes per node, `transcodeQueueOf(nodeId)`, consumed only by that node's
+ * agent, which runs the ladders admission placed on its node. Every other queue is one fixed name
+ * the Nest processes register with `@nestjs/bullmq`.
+ *
+ * Webhook deliveries are no BullMQ jobs: the worker claims them straight from PostgreSQL
+ * (docs/adr/0019-webhook-deliveries-claimed-from-postgres.md); see WEBHOOK_DELIVERIES_QUEUE below.
  */
 export const QUEUES = {
   maintenance: 'tally-maintenance',
-  webhooks: 'tally-webhooks',
   recordings: 'tally-recordings',
   transcodes: 'tally-transcodes',
   transcodeNode: 'tally-transcode-node',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-/** The queues with one fixed name (the others are families, above). */
+/** The queues with one fixed name (the other is a family, above). */
 export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes] as const;
 export type StaticQueueName = (typeof STATIC_QUEUES)[number];
 
@@ -68,13 +66,6 @@ export const JOBS = {
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
   workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
-  /** Sends one webhook delivery (job id = delivery id, so a delivery is queued at most once), on its app's queue. */
-  deliverWebhook: {
-    queue: QUEUES.webhooks,
-    name: 'webhook.deliver',
-    consumer: 'worker',
-    payload: z.object({ deliveryId: z.string() }),
-  },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
   finaliseRecording: {
     queue: QUEUES.recordings,
@@ -97,11 +88,10 @@ export function transcodeQueueOf(nodeId: string): string {
   return `${QUEUES.transcodeNode}.${nodeId}`;
 }
 
-/** An app's webhook deliveries: one queue per app, so a slow receiver holds back only its own app. */
-export function webhookQueueOf(appId: string): string {
-  return `${QUEUES.webhooks}.${appId}`;
-}
-
-/** Apps whose webhook queue may hold jobs (a Redis set), and the channel that wakes workers for a new one. */
-export const WEBHOOK_APPS_KEY = `${QUEUES.webhooks}:apps`;
-export const WEBHOOK_WAKE_CHANNEL = `${QUEUES.webhooks}:wake`;
+/**
+ * The name /metrics reports webhook deliveries under (`tally_queue_jobs{queue=…}`): pending rows
+ * counted in PostgreSQL, so the dashboards and the backlog alert read them like a queue.
+ */
+export const WEBHOOK_DELIVERIES_QUEUE = 'tally-webhooks';
+/** Redis channel an app id is published on after its deliveries commit: wakes the workers' dispatchers. */
+export const WEBHOOK_WAKE_CHANNEL = `${WEBHOOK_DELIVERIES_QUEUE}:wake`;

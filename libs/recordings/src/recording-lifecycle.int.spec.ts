@@ -5,7 +5,7 @@ import { createPrismaClient, type PrismaClient } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
 import { QUEUES } from '@tally/contracts';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -21,7 +21,7 @@ describe(RecordingLifecycle.name, () => {
   let redis: TestRedis;
   let connection: Redis;
   let ledger: CapacityLedger;
-  let deliveries: DeliveryQueue;
+  let deliveries: DeliveryWake;
   let finalise: FinaliseQueue;
   let finaliseJobs: Queue;
   let sut: RecordingLifecycle;
@@ -32,7 +32,7 @@ describe(RecordingLifecycle.name, () => {
     redis = await startRedis();
     connection = new Redis(redis.url);
     ledger = new CapacityLedger(connection);
-    deliveries = new DeliveryQueue(redis.url);
+    deliveries = new DeliveryWake(redis.url);
     finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     finalise = new FinaliseQueue(finaliseJobs);
     sut = new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise);

@@ -1,19 +1,20 @@
 import { newId, type WebhookEventBody, type WebhookEventData, type WebhookEventType } from '@tally/contracts';
 import type { Prisma } from '@tally/db';
-import type { DeliveryQueue } from './delivery-queue.js';
+import type { DeliveryWake } from './delivery-wake.js';
 
 /** What a transaction staged for delivery; hand it to `flush` once the transaction has committed. */
 export type StagedEvent = Readonly<{ appId: string; eventId: string; deliveryId: string }>;
 
 export type OutboxOptions = Readonly<{
   now?: () => Date;
-  /** Called when queueing after commit failed; nothing is lost (the worker's sweep queues it), only delayed. */
+  /** Called when the wake after commit failed; nothing is lost (the workers' dispatchers poll for due rows), only delayed. */
   onFlushError?: (error: unknown, deliveryIds: readonly string[]) => void;
 }>;
 
 /**
  * The transactional outbox for an app's webhooks. An event is a row written in the same
- * transaction as the state change it reports; its delivery is queued only after that commits:
+ * transaction as the state change it reports, with its pending delivery, which is the queue: the
+ * workers claim due deliveries from PostgreSQL. After commit, `flush` wakes them:
  *
  * ```ts
  * const staged = await prisma.$transaction(async (tx) => {
@@ -23,14 +24,14 @@ export type OutboxOptions = Readonly<{
  * await outbox.flush([staged]);
  * ```
  *
- * A crash between commit and flush leaves a pending delivery without a job; the worker's outbox
- * sweep queues it.
+ * A crash between commit and flush loses only the wake: the dispatchers' poll finds the row
+ * (docs/adr/0019-webhook-deliveries-claimed-from-postgres.md).
  */
 export class WebhookOutbox {
   private readonly now: () => Date;
 
   constructor(
-    private readonly queue: DeliveryQueue,
+    private readonly wake: DeliveryWake,
     private readonly options: OutboxOptions = {},
   ) {
     this.now = options.now ?? (() => new Date());
@@ -64,12 +65,12 @@ export class WebhookOutbox {
     return { appId, eventId, deliveryId };
   }
 
-  /** After commit: queues a job per staged delivery (job id = delivery id). Never throws. */
+  /** After commit: wakes the dispatchers for the staged deliveries' apps. Never throws. */
   async flush(staged: ReadonlyArray<StagedEvent | undefined>): Promise<void> {
-    const deliveries = staged.flatMap((s) => (s ? [{ appId: s.appId, deliveryId: s.deliveryId }] : []));
+    const deliveries = staged.flatMap((s) => (s ? [s] : []));
     if (deliveries.length === 0) return;
     try {
-      await this.queue.enqueue(deliveries);
+      await this.wake.wake(deliveries.map((d) => d.appId));
     } catch (error) {
       this.options.onFlushError?.(
         error,

@@ -1,9 +1,9 @@
 import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import type { Config } from '@tally/config';
 import { LivekitWebhookVerifier } from '@tally/livekit';
-import { QUEUES, STATIC_QUEUES } from '@tally/contracts';
+import { STATIC_QUEUES } from '@tally/contracts';
 import { QueuesModule, RuntimeModule } from '@tally/runtime';
-import { AddressPolicy, DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { AddressPolicy, DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 
 export { RedisConnection } from '@tally/runtime';
 
@@ -16,25 +16,27 @@ export class InfraModule {
       module: InfraModule,
       imports: [
         RuntimeModule.forRoot(config),
-        // The API only produces. QUEUES.webhooks (the family's name, not an app's queue) is registered for its depth in /metrics.
-        QueuesModule.forRoot({ queues: [...STATIC_QUEUES, QUEUES.webhooks] }),
+        // The API only produces.
+        QueuesModule.forRoot({ queues: STATIC_QUEUES }),
       ],
       providers: [
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },
-        { provide: DeliveryQueue, useFactory: () => new DeliveryQueue(config.redisUrl) },
+        { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
         {
           provide: WebhookOutbox,
-          useFactory: (queue: DeliveryQueue) => new WebhookOutbox(queue, { onFlushError }),
-          inject: [DeliveryQueue],
+          useFactory: (wake: DeliveryWake) => new WebhookOutbox(wake, { onFlushError }),
+          inject: [DeliveryWake],
         },
       ],
-      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy, DeliveryQueue],
+      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy],
     };
   }
 }
 
-/** Queueing after commit failed: the delivery row is pending, so the worker's outbox sweep queues it later. */
+/** The wake after commit failed: the delivery rows are pending, so the worker's dispatcher finds them at its next poll. */
 function onFlushError(error: unknown, deliveryIds: readonly string[]): void {
-  new Logger(WebhookOutbox.name).warn(`queueing ${deliveryIds.length} webhook deliveries failed, the sweep will: ${String(error)}`);
+  new Logger(WebhookOutbox.name).warn(
+    `waking the dispatchers for ${deliveryIds.length} webhook deliveries failed, their poll will find them: ${String(error)}`,
+  );
 }

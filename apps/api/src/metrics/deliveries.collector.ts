@@ -7,7 +7,7 @@ import { MetricsStore } from './metrics.store.js';
 
 const DELIVERY_STATUSES = ['pending', 'delivered', 'dead'] as const;
 
-/** Outbound webhook deliveries (Postgres, the durable truth) and the BullMQ queues behind them. */
+/** Outbound webhook deliveries (Postgres: the delivery rows are the queue) and the BullMQ queues. */
 @Injectable()
 export class DeliveriesCollector {
   constructor(repository: MetricsRepository, store: MetricsStore, metrics: MetricsRegistry) {
@@ -24,26 +24,26 @@ export class DeliveriesCollector {
         for (const r of rows) this.set({ app: r.appId, status: r.status }, r.count);
       },
     });
-    // Per-app queues, summed: bounded series however many apps there are.
+    // Summed over apps: bounded series however many apps there are.
     new Gauge({
       name: METRICS.webhookAppsQueued,
-      help: 'Apps with webhook deliveries in their queue (waiting, delayed or in flight)',
+      help: 'Apps with pending webhook deliveries (waiting, delayed or in flight)',
       registers,
       async collect() {
-        this.set((await store.webhookLanes()).apps);
+        this.set((await store.webhookBacklog()).apps);
       },
     });
     new Gauge({
       name: METRICS.webhookAppBacklogMax,
-      help: "The largest one app's webhook backlog (deliveries waiting or delayed in its queue)",
+      help: "The largest one app's webhook backlog (pending deliveries waiting or delayed, not in flight)",
       registers,
       async collect() {
-        this.set((await store.webhookLanes()).largestAppBacklog);
+        this.set((await store.webhookBacklog()).largestAppBacklog);
       },
     });
     new Gauge({
       name: METRICS.queueJobs,
-      help: "Jobs per BullMQ queue and state (tally-webhooks: every app's delivery queue summed)",
+      help: 'Jobs per BullMQ queue and state (tally-webhooks: pending webhook deliveries in PostgreSQL, every app summed)',
       labelNames: ['queue', 'state'] as const,
       registers,
       async collect() {

@@ -3,6 +3,7 @@ import { PrismaService } from '@tally/db';
 
 export type Counted<K extends string> = Readonly<Record<K, string>> & Readonly<{ count: number }>;
 export type LiveCamera = Readonly<{ id: string; appId: string }>;
+export type PendingDeliveries = Readonly<{ appId: string; active: number; waiting: number; delayed: number }>;
 export type CompletedRecordings = Readonly<{ mode: string; count: number; durationS: number; sizeBytes: number }>;
 
 const OPEN_RECORDING = ['starting', 'active', 'ending'] as const;
@@ -87,5 +88,21 @@ export class MetricsRepository {
   async deliveries(): Promise<Counted<'appId' | 'status'>[]> {
     const rows = await this.prisma.webhookDelivery.groupBy({ by: ['appId', 'status'], _count: { _all: true } });
     return rows.map((r) => ({ appId: r.appId, status: r.status, count: r._count._all }));
+  }
+
+  /**
+   * Pending deliveries per app, as a queue would count them (docs/adr/0019-webhook-deliveries-claimed-from-postgres.md):
+   * `active` under a live lease (an attempt running), `waiting` due and unclaimed, `delayed` waiting for a retry.
+   */
+  async pendingDeliveries(): Promise<PendingDeliveries[]> {
+    const rows = await this.prisma.$queryRaw<{ appId: string; active: bigint; waiting: bigint; delayed: bigint }[]>`
+      SELECT "appId",
+             count(*) FILTER (WHERE "leasedUntil" >= now() AT TIME ZONE 'UTC') AS active,
+             count(*) FILTER (WHERE ("leasedUntil" IS NULL OR "leasedUntil" < now() AT TIME ZONE 'UTC')
+                                AND "nextAttemptAt" <= now() AT TIME ZONE 'UTC') AS waiting,
+             count(*) FILTER (WHERE ("leasedUntil" IS NULL OR "leasedUntil" < now() AT TIME ZONE 'UTC')
+                                AND "nextAttemptAt" > now() AT TIME ZONE 'UTC') AS delayed
+      FROM "WebhookDelivery" WHERE status = 'pending' GROUP BY "appId"`;
+    return rows.map((r) => ({ appId: r.appId, active: Number(r.active), waiting: Number(r.waiting), delayed: Number(r.delayed) }));
   }
 }

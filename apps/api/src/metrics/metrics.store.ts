@@ -1,27 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
-import { QUEUES } from '@tally/contracts';
-import { DeliveryQueue, type DeliveryJobCounts } from '@tally/webhooks';
+import { QUEUES, WEBHOOK_DELIVERIES_QUEUE } from '@tally/contracts';
 import type { Queue } from 'bullmq';
 import { RedisConnection } from '../infra/infra.module.js';
 import { REPAIRS_KEY } from './metric-names.js';
+import { MetricsRepository, type PendingDeliveries } from './metrics.repository.js';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed'] as const;
 
-/** The Redis side of the metrics: the worker's repair totals and the BullMQ queue depths. */
+/** Webhook deliveries pending over all apps, per queue state; apps with any; the largest one app's backlog. */
+export type WebhookBacklog = Readonly<{ byState: Readonly<Record<string, number>>; apps: number; largestAppBacklog: number }>;
+
+/** The queue side of the metrics: the worker's repair totals, the BullMQ queue depths and the webhook backlog. */
 @Injectable()
 export class MetricsStore {
   private readonly queues: readonly Queue[];
-  private webhookCountsInFlight: Promise<DeliveryJobCounts> | undefined;
+  private webhookBacklogInFlight: Promise<WebhookBacklog> | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
-    private readonly deliveries: DeliveryQueue,
+    private readonly repository: MetricsRepository,
     @InjectQueue(QUEUES.maintenance) maintenance: Queue,
     @InjectQueue(QUEUES.recordings) recordings: Queue,
     @InjectQueue(QUEUES.transcodes) transcodes: Queue,
   ) {
-    // Webhook deliveries are queued per app (docs/adr/0011-fair-webhook-delivery.md): summed under QUEUES.webhooks below.
     this.queues = [maintenance, recordings, transcodes];
   }
 
@@ -30,6 +32,7 @@ export class MetricsStore {
     return Object.fromEntries(Object.entries(raw).map(([kind, n]) => [kind, Number(n)]));
   }
 
+  /** BullMQ's queues, and the webhook deliveries (rows in PostgreSQL, ADR 0019) counted as the queue `tally-webhooks`. */
   async queueDepths(): Promise<{ queue: string; state: string; count: number }[]> {
     const perQueue = await Promise.all(
       this.queues.map(async (queue) => {
@@ -37,20 +40,33 @@ export class MetricsStore {
         return JOB_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
       }),
     );
-    const webhooks = await this.webhookCounts();
-    return [...perQueue.flat(), ...JOB_STATES.map((state) => ({ queue: QUEUES.webhooks, state, count: webhooks.byState[state] ?? 0 }))];
+    const webhooks = await this.webhookBacklog();
+    return [
+      ...perQueue.flat(),
+      ...JOB_STATES.map((state) => ({ queue: WEBHOOK_DELIVERIES_QUEUE, state, count: webhooks.byState[state] ?? 0 })),
+    ];
   }
 
-  /** The per-app webhook queues together: apps with deliveries queued, and the largest one app's backlog. */
-  async webhookLanes(): Promise<{ apps: number; largestAppBacklog: number }> {
-    return this.webhookCounts();
+  /** A scrape runs its collectors concurrently: one grouped count of pending deliveries serves them all. */
+  webhookBacklog(): Promise<WebhookBacklog> {
+    this.webhookBacklogInFlight ??= this.repository
+      .pendingDeliveries()
+      .then(summarise)
+      .finally(() => {
+        this.webhookBacklogInFlight = undefined;
+      });
+    return this.webhookBacklogInFlight;
   }
+}
 
-  /** A scrape runs its collectors concurrently: one pass over the apps' queues serves them all. */
-  private webhookCounts(): Promise<DeliveryJobCounts> {
-    this.webhookCountsInFlight ??= this.deliveries.jobCounts(JOB_STATES).finally(() => {
-      this.webhookCountsInFlight = undefined;
-    });
-    return this.webhookCountsInFlight;
+function summarise(rows: readonly PendingDeliveries[]): WebhookBacklog {
+  const byState = { waiting: 0, active: 0, delayed: 0 };
+  let largestAppBacklog = 0;
+  for (const r of rows) {
+    byState.waiting += r.waiting;
+    byState.active += r.active;
+    byState.delayed += r.delayed;
+    largestAppBacklog = Math.max(largestAppBacklog, r.waiting + r.delayed);
   }
+  return { byState, apps: rows.length, largestAppBacklog };
 }

@@ -4,7 +4,7 @@ import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
@@ -34,7 +34,7 @@ describe(CamerasReconciler.name, () => {
   let prisma: PrismaService;
   let redis: TestRedis;
   let connection: Redis;
-  let deliveries: DeliveryQueue;
+  let deliveries: DeliveryWake;
   let ledger: CapacityLedger;
   let admitter: Admitter;
   let counter: RepairCounter;
@@ -47,7 +47,7 @@ describe(CamerasReconciler.name, () => {
     prisma = new PrismaService(await createTestDatabase(inject('postgresUrl')));
     redis = await startRedis();
     connection = new Redis(redis.url);
-    deliveries = new DeliveryQueue(redis.url);
+    deliveries = new DeliveryWake(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
     const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries), new InvalidationPublisher(connection));

@@ -6,7 +6,7 @@ import { PrismaService } from '@tally/db';
 import { NodeRegistry } from '@tally/nodes';
 import { FinaliseQueue, RecordingLifecycle } from '@tally/recordings';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -34,7 +34,7 @@ describe(NodeDepartures.name, () => {
   let connection: Redis;
   let ledger: CapacityLedger;
   let registry: NodeRegistry;
-  let deliveries: DeliveryQueue;
+  let deliveries: DeliveryWake;
   let finalise: FinaliseQueue;
   let finaliseJobs: Queue;
   let sut: NodeDepartures;
@@ -47,7 +47,7 @@ describe(NodeDepartures.name, () => {
     connection = new Redis(redis.url);
     ledger = new CapacityLedger(connection);
     registry = new NodeRegistry(connection);
-    deliveries = new DeliveryQueue(redis.url);
+    deliveries = new DeliveryWake(redis.url);
     finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     finalise = new FinaliseQueue(finaliseJobs);
     sut = new NodeDepartures(prisma, registry, new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise));

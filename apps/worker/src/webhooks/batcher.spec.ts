@@ -65,4 +65,20 @@ describe(Batcher.name, () => {
     expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     await expect(sut.add(3)).resolves.toBe(3);
   });
+
+  it('hands the items still waiting to whoever takes them, and runs no batch for them', async () => {
+    const batches: number[][] = [];
+    const sut = new Batcher<number, number>((items) => {
+      batches.push([...items]);
+      return Promise.resolve([...items]);
+    });
+
+    const results = [1, 2].map((i) => sut.add(i));
+    const taken = sut.takeWaiting();
+    taken.forEach((w) => w.resolve(w.item * 100));
+
+    await expect(Promise.all(results)).resolves.toEqual([100, 200]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(batches).toEqual([]);
+  });
 });

@@ -6,8 +6,11 @@
  * more CPU than a row: the bench's profile), at the price of a few milliseconds of latency. A
  * batch never holds more than `max` items; each caller gets its own result or its batch's error.
  */
+/** An item waiting for its batch, with the settlement of its caller's promise. */
+export type Waiting<I, O> = { item: I; resolve: (out: O) => void; reject: (error: unknown) => void };
+
 export class Batcher<I, O> {
-  private pending: { item: I; resolve: (out: O) => void; reject: (error: unknown) => void }[] = [];
+  private pending: Waiting<I, O>[] = [];
   private scheduled = false;
   private inFlight = 0;
 
@@ -24,6 +27,14 @@ export class Batcher<I, O> {
       this.pending.push({ item, resolve, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * Takes every item still waiting for a batch, so another statement can carry them; the caller
+   * settles each (resolve or reject). Batches already running are not touched.
+   */
+  takeWaiting(): Waiting<I, O>[] {
+    return this.pending.splice(0);
   }
 
   private schedule(): void {

@@ -6,7 +6,7 @@ import { EndpointHealthRepository } from './endpoint-health.repository.js';
 import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 
 export type DeliveryOutcome =
-  | Readonly<{ kind: 'skipped' | 'delivered' | 'dead' }>
+  | Readonly<{ kind: 'delivered' | 'dead' }>
   /** Failed; the next attempt is due at `at`. */
   | Readonly<{ kind: 'retry'; at: Date }>;
 
@@ -16,8 +16,8 @@ const KEY_CACHE_SIZE = 1_000;
 type Unsent = Readonly<{ ok: false; statusCode: null; error: string; unsent: true }>;
 
 /**
- * One attempt of one delivery. The row decides: a delivery that is not pending is never sent
- * again, its attempt count walks the retry schedule, and the last allowed failure makes it dead.
+ * One attempt of one claimed delivery (only pending rows are claimed, so a delivered one is never
+ * sent again). Its attempt count walks the retry schedule, and the last allowed failure makes it dead.
  * The app's endpoint health follows: a success clears it; failures with no success in between for
  * TALLY_WEBHOOK_DISABLE_AFTER_DAYS, or one 410 Gone, disable the endpoint until the app re-enables it.
  */
@@ -33,9 +33,7 @@ export class WebhookDeliverer {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async deliver(deliveryId: string): Promise<DeliveryOutcome> {
-    const delivery = await this.deliveries.load(deliveryId);
-    if (!delivery || delivery.status !== 'pending') return { kind: 'skipped' };
+  async deliver(delivery: DeliveryToSend): Promise<DeliveryOutcome> {
     if (delivery.disabledAt !== null) {
       await this.deliveries.recordAbandoned(delivery.id, this.clock.now(), 'endpoint disabled');
       return { kind: 'dead' };

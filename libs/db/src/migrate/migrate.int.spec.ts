@@ -81,7 +81,7 @@ describe(Migrator.name, () => {
     expect((await tableNames(databaseUrl)).sort()).toEqual([...models, '_prisma_migrations'].sort());
     const rows = await query<{ migration_name: string; applied_steps_count: number; finished: boolean }>(
       databaseUrl,
-      'SELECT migration_name, applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations',
+      'SELECT migration_name, applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations ORDER BY migration_name',
     );
     expect(rows).toEqual(committed.map((name) => ({ migration_name: name, applied_steps_count: 1, finished: true })));
     expect(await sut.status()).toMatchObject({ migrations: committed, pending: [], failed: [], edited: [] });

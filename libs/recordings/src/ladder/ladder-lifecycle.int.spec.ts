@@ -4,7 +4,7 @@ import { DEFAULT_MODEL, type NodeBudget } from '@tally/capacity';
 import { type LadderRun, transcodeQueueOf } from '@tally/contracts';
 import { createPrismaClient, type PrismaClient, type Recording } from '@tally/db';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryQueue, WebhookOutbox } from '@tally/webhooks';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,7 +19,7 @@ describe(LadderLifecycle.name, () => {
   let redis: TestRedis;
   let connection: Redis;
   let ledger: CapacityLedger;
-  let deliveries: DeliveryQueue;
+  let deliveries: DeliveryWake;
   let ladderQueue: LadderQueue;
   let sut: LadderLifecycle;
   let nodes: NodeBudget[] = [GPU, CPU];
@@ -35,7 +35,7 @@ describe(LadderLifecycle.name, () => {
       schedulableNodes: () => Promise.resolve(nodes),
       ...policiesFrom(async () => (await prisma.app.findMany()).map((a) => ({ appId: a.id, limits: a.limits as Record<string, number> }))),
     };
-    deliveries = new DeliveryQueue(redis.url);
+    deliveries = new DeliveryWake(redis.url);
     ladderQueue = new LadderQueue({ url: redis.url, maxRetriesPerRequest: null });
     sut = new LadderLifecycle(prisma, new Admitter(ledger, pool, DEFAULT_MODEL), ledger, new WebhookOutbox(deliveries), ladderQueue);
   });
