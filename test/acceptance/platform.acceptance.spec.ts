@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { dispose } from '@livekit/rtc-node';
 import type { AppList, CapacityView, CreatedIngress, JoinTokenView, NodeList, RateLimitRefusal, RecordingView } from '@tally/contracts';
+import { LivekitEgressClient } from '@tally/livekit';
 import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
@@ -120,6 +121,17 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
     ).catch(async (error: unknown) => {
       throw new Error(`${String(error)}; now ${JSON.stringify(await reserved(node))}, held ${JSON.stringify(held)}`);
     });
+    // ... and the deleted app's recording really stops: LiveKit lists none of its egresses as active.
+    const egress = new LivekitEgressClient({
+      url: node.env['LIVEKIT_URL'] ?? 'http://127.0.0.1:7880',
+      apiKey: node.env['LIVEKIT_API_KEY'] ?? '',
+      apiSecret: node.env['LIVEKIT_API_SECRET'] ?? '',
+    });
+    await waitFor(
+      "the deleted app's egresses to end",
+      async () => ((await egress.list({ activeOnly: true, room: stream.room })).length === 0 ? true : undefined),
+      60_000,
+    );
   });
 
   it('a burst of recording starts by one app gets 429 rate_limited with Retry-After, while another app starts unaffected', async () => {
