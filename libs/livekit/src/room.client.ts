@@ -1,3 +1,4 @@
+import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { RoomServiceClient, TrackType, TwirpError } from 'livekit-server-sdk';
 import type { LivekitCredentials, ParticipantSummary, RoomSummary } from './livekit.types.js';
 
@@ -42,18 +43,21 @@ export class LivekitRoomClient {
     return rooms.map((r) => ({ name: r.name, participants: r.numParticipants, publishers: r.numPublishers }));
   }
 
-  /** The participants LiveKit has in a room now; an unknown room has none. */
+  /** The participants LiveKit has in a room now, without its egress recorders; an unknown room has none. */
   async listParticipants(room: string): Promise<ParticipantSummary[]> {
     try {
       const participants = await this.client.listParticipants(room);
-      return participants.map((p) => ({
-        identity: p.identity,
-        publishedTracks: p.tracks.length,
-        tracks: p.tracks.flatMap((t) => {
-          const kind = t.type === TrackType.AUDIO ? 'audio' : t.type === TrackType.VIDEO ? 'video' : undefined;
-          return kind ? [{ sid: t.sid, kind, mimeType: t.mimeType } as const] : [];
-        }),
-      }));
+      // LiveKit's egress joins the room it records; it records the stream, it is not somebody in it.
+      return participants
+        .filter((p) => p.kind !== ParticipantInfo_Kind.EGRESS)
+        .map((p) => ({
+          identity: p.identity,
+          publishedTracks: p.tracks.length,
+          tracks: p.tracks.flatMap((t) => {
+            const kind = t.type === TrackType.AUDIO ? 'audio' : t.type === TrackType.VIDEO ? 'video' : undefined;
+            return kind ? [{ sid: t.sid, kind, mimeType: t.mimeType } as const] : [];
+          }),
+        }));
     } catch (error) {
       if (isNotFound(error)) return [];
       throw error;
