@@ -11,6 +11,7 @@ import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable, ratio } from '../lib/table.js';
 import { streamCreateByAppCount } from './app-count.js';
+import { type Ceiling, measureCeilings } from './ceilings.js';
 import { raceCheck } from './race.js';
 import { scenarios } from './scenarios.js';
 
@@ -24,6 +25,8 @@ const args = benchArgs({
   appCountConcurrency: 4,
   /** Comma-separated scenario names to run besides the bare route (all when empty), for short runs while developing. */
   only: '',
+  /** 1: also drive a stream row's INSERT and LiveKit's CreateRoom alone, at the most connections, for as long as a scenario. */
+  ceilings: 1,
 });
 const log = (m: string) => progress('control-plane', m);
 const BARE = 'bare fastify route';
@@ -85,6 +88,20 @@ try {
         stackCpuUsPerRequest: scenario.name === BARE ? 0 : perRequest(stackBefore.cpuSeconds, stackAfter.cpuSeconds),
       });
     }
+  }
+
+  let ceilings: Ceiling[] = [];
+  if (args.ceilings === 1) {
+    const concurrency = Math.max(...args.connections);
+    log(`a stream row's INSERT and LiveKit's CreateRoom alone, ${concurrency} at a time, ${args.duration} s each`);
+    const { url, apiKey, apiSecret } = bench.stack.livekit;
+    ceilings = await measureCeilings({
+      databaseUrl: bench.stack.config.databaseUrl,
+      livekit: { url, apiKey, apiSecret },
+      appId: app.id,
+      concurrency,
+      durationS: args.duration,
+    });
   }
 
   log(`race: ${args.raceRequests} concurrent creates across two API processes, quota ${args.raceQuota}`);
@@ -172,9 +189,21 @@ try {
       fixed(r.checkP99Ms, 1),
     ]),
   );
-  const file = writeResult('control-plane', { args, rows, race, byApps });
+  const ceilingsTable = markdownTable(
+    ['operation alone', 'concurrency', 'ops/s', 'p50 ms', 'p99 ms', 'server CPU µs/op', 'caller CPU µs/op'],
+    ceilings.map((c) => [
+      c.operation,
+      c.concurrency,
+      fixed(c.opsPerSec),
+      fixed(c.p50Ms, 1),
+      fixed(c.p99Ms, 1),
+      fixed(c.serverCpuUsPerOp),
+      fixed(c.clientCpuUsPerOp),
+    ]),
+  );
+  const file = writeResult('control-plane', { args, rows, ceilings, race, byApps });
   process.stdout.write(
-    `## Control plane throughput\n\n${table}\n\n## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
+    `## Control plane throughput\n\n${table}\n\n${ceilings.length > 0 ? `## A stream create's side effects alone\n\n${ceilingsTable}\n\n` : ''}## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
   );
   if (race.overAdmissions !== 0) process.exitCode = 1;
   // Admission reads one app's policy: the 10,000-app p50 must stay within 1.5× of the 10-app one.
