@@ -1,7 +1,7 @@
 // What a stream create's two durable side effects cost on this host when nothing else runs: the
 // stream row's INSERT (one Postgres commit) and LiveKit's CreateRoom, each driven on its own.
 import { randomUUID } from 'node:crypto';
-import { RoomServiceClient } from 'livekit-server-sdk';
+import { LivekitRoomClient } from '@tally/livekit';
 import pg from 'pg';
 import { pidsMatching, processTree, sampleTree } from '../lib/proc.js';
 
@@ -60,7 +60,7 @@ async function drive(operation: string, server: () => number[], options: Options
 
 /**
  * The stream row's INSERT through a pool the size of the API's (pg's default, 10 connections), and
- * LiveKit's CreateRoom through the SDK's client, as the API issues them; the rooms are removed after.
+ * LiveKit's CreateRoom through Tally's room client, as the API issues them; the rooms are removed after.
  */
 export async function measureCeilings(options: Options): Promise<Ceiling[]> {
   const pool = new pg.Pool({ connectionString: options.databaseUrl });
@@ -83,11 +83,11 @@ export async function measureCeilings(options: Options): Promise<Ceiling[]> {
     });
     await pool.query(`DELETE FROM "Stream" WHERE "name" = 'ceiling'`);
 
-    const rooms = new RoomServiceClient(options.livekit.url, options.livekit.apiKey, options.livekit.apiSecret);
+    const rooms = new LivekitRoomClient(options.livekit);
     const created: string[] = [];
     const createRoom = await drive('LiveKit CreateRoom', livekitServer, options, async () => {
       const name = `ceiling-${randomUUID()}`;
-      await rooms.createRoom({ name, emptyTimeout: 30, departureTimeout: 30 });
+      await rooms.createRoom(name, { emptyTimeoutS: 30, departureTimeoutS: 30 });
       created.push(name);
     });
     for (let i = 0; i < created.length; i += 20) await Promise.all(created.slice(i, i + 20).map((name) => rooms.deleteRoom(name)));
