@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -101,7 +101,11 @@ describe('live HLS on a real segmented egress', () => {
     );
     return found.catch(async (error: unknown) => {
       const now = (await client.get<HlsView>(`/v1/apps/${session.appId}/streams/${session.streamId}/hls`)).body;
-      throw new Error(`${String(error)}; session ${JSON.stringify(now)}`);
+      // What egress said, for a failure on a busy host that cannot be reproduced alone.
+      const logFile = harness.stack.egress?.logFile;
+      const egressLog =
+        logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-60).join('\n') : '(no egress log)';
+      throw new Error(`${String(error)}; session ${JSON.stringify(now)}\n--- egress log (last 60 lines)\n${egressLog}`);
     });
   }
 

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import type { Child } from './child.js';
 import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
-import { startEgress } from './egress.js';
+import { startEgress, type TestEgress } from './egress.js';
 import { type IngressPorts, ingressPorts, startIngress, type TestIngress } from './ingress.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
 import { freePort, waitFor } from './ports.js';
@@ -27,7 +27,7 @@ export type TestStack = Readonly<{
   nodeId: string;
   agent: Child;
   /** LiveKit egress, when started with `egress: true`; supervised (restarted when it exits on its own). */
-  egress?: Child;
+  egress?: TestEgress;
   /** LiveKit ingress (RTMP and WHIP), when started with `ingress: true`; supervised like egress. */
   ingress?: TestIngress;
   stop(): Promise<void>;
