@@ -5,11 +5,13 @@ import { freePort, startAppProcess, startChild, waitFor } from '@tally/testing';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
 import { benchArgs } from '../lib/args.js';
 import { httpLoad, type LoadResult } from '../lib/http-load.js';
+import { processTree, sampleTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable, ratio } from '../lib/table.js';
 import { streamCreateByAppCount } from './app-count.js';
+import { type Ceiling, measureCeilings } from './ceilings.js';
 import { raceCheck } from './race.js';
 import { scenarios } from './scenarios.js';
 
@@ -21,8 +23,13 @@ const args = benchArgs({
   appCounts: [10, 1_000, 10_000],
   appCountSamples: 300,
   appCountConcurrency: 4,
+  /** Comma-separated scenario names to run besides the bare route (all when empty), for short runs while developing. */
+  only: '',
+  /** 1: also drive a stream row's INSERT and LiveKit's CreateRoom alone, at the most connections, for as long as a scenario. */
+  ceilings: 1,
 });
 const log = (m: string) => progress('control-plane', m);
+const BARE = 'bare fastify route';
 
 log('starting Postgres, Redis, livekit-server, agent and the API');
 // The node holds every stream a create phase makes before the end phase ends them (a stream costs
@@ -54,15 +61,47 @@ try {
     key: key.key,
   });
 
-  type Row = Readonly<{ scenario: string; connections: number; result: LoadResult }>;
+  // CPU time of the process serving each run, per request: steadier than req/s on a shared host,
+  // where the ratio of the two processes' CPU per request is what req/s tends to once both are CPU-bound.
+  // The stack's (the API, Postgres, Redis, livekit-server, the agent: every process this bench started
+  // but the bare route) says what a request costs the platform as a whole.
+  type Row = Readonly<{ scenario: string; connections: number; result: LoadResult; cpuUsPerRequest: number; stackCpuUsPerRequest: number }>;
+  const stackPids = () => processTree([process.pid]).filter((pid) => pid !== process.pid && pid !== bare.process.pid);
   const rows: Row[] = [];
   for (const connections of args.connections) {
     for (const scenario of all) {
+      if (args.only !== '' && scenario.name !== BARE && !args.only.split(',').includes(scenario.name)) continue;
       const load = scenario.load();
       if (load.amount === 0) continue;
       log(`${scenario.name} at ${connections} connection(s) ${load.amount === undefined ? `for ${args.duration} s` : `× ${load.amount}`}`);
-      rows.push({ scenario: scenario.name, connections, result: await httpLoad({ ...load, connections, durationS: args.duration }) });
+      const server = (scenario.name === BARE ? bare : bench.api).process.pid;
+      const servers = server === undefined ? [] : [server];
+      const [before, stackBefore] = [sampleTree(servers), sampleTree(stackPids())];
+      const result = await httpLoad({ ...load, connections, durationS: args.duration });
+      const [after, stackAfter] = [sampleTree(servers), sampleTree(stackPids())];
+      const perRequest = (from: number, to: number) => (result.total > 0 ? ((to - from) * 1e6) / result.total : 0);
+      rows.push({
+        scenario: scenario.name,
+        connections,
+        result,
+        cpuUsPerRequest: perRequest(before.cpuSeconds, after.cpuSeconds),
+        stackCpuUsPerRequest: scenario.name === BARE ? 0 : perRequest(stackBefore.cpuSeconds, stackAfter.cpuSeconds),
+      });
     }
+  }
+
+  let ceilings: Ceiling[] = [];
+  if (args.ceilings === 1) {
+    const concurrency = Math.max(...args.connections);
+    log(`a stream row's INSERT and LiveKit's CreateRoom alone, ${concurrency} at a time, ${args.duration} s each`);
+    const { url, apiKey, apiSecret } = bench.stack.livekit;
+    ceilings = await measureCeilings({
+      databaseUrl: bench.stack.config.databaseUrl,
+      livekit: { url, apiKey, apiSecret },
+      appId: app.id,
+      concurrency,
+      durationS: args.duration,
+    });
   }
 
   log(`race: ${args.raceRequests} concurrent creates across two API processes, quota ${args.raceQuota}`);
@@ -86,17 +125,31 @@ try {
   });
   const fewest = byApps[0]?.p50Ms ?? 0;
 
-  const bareAt = (connections: number) =>
-    rows.find((r) => r.scenario === 'bare fastify route' && r.connections === connections)?.result.reqPerSec ?? 0;
+  const bareAt = (connections: number) => rows.find((r) => r.scenario === BARE && r.connections === connections);
   const table = markdownTable(
-    ['scenario', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'vs bare route', 'non-2xx', 'errors'],
+    [
+      'scenario',
+      'connections',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'vs bare route',
+      'CPU µs/req',
+      'bare CPU / CPU',
+      'stack CPU µs/req',
+      'non-2xx',
+      'errors',
+    ],
     rows.map((r) => [
       r.scenario,
       r.connections,
       fixed(r.result.reqPerSec),
       fixed(r.result.p50Ms, 1),
       fixed(r.result.p99Ms, 1),
-      ratio(r.result.reqPerSec, bareAt(r.connections)),
+      ratio(r.result.reqPerSec, bareAt(r.connections)?.result.reqPerSec ?? 0),
+      fixed(r.cpuUsPerRequest),
+      ratio(bareAt(r.connections)?.cpuUsPerRequest ?? 0, r.cpuUsPerRequest),
+      r.scenario === BARE ? '' : fixed(r.stackCpuUsPerRequest),
       r.result.non2xx,
       r.result.errors,
     ]),
@@ -136,9 +189,21 @@ try {
       fixed(r.checkP99Ms, 1),
     ]),
   );
-  const file = writeResult('control-plane', { args, rows, race, byApps });
+  const ceilingsTable = markdownTable(
+    ['operation alone', 'concurrency', 'ops/s', 'p50 ms', 'p99 ms', 'server CPU µs/op', 'caller CPU µs/op'],
+    ceilings.map((c) => [
+      c.operation,
+      c.concurrency,
+      fixed(c.opsPerSec),
+      fixed(c.p50Ms, 1),
+      fixed(c.p99Ms, 1),
+      fixed(c.serverCpuUsPerOp),
+      fixed(c.clientCpuUsPerOp),
+    ]),
+  );
+  const file = writeResult('control-plane', { args, rows, ceilings, race, byApps });
   process.stdout.write(
-    `## Control plane throughput\n\n${table}\n\n## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
+    `## Control plane throughput\n\n${table}\n\n${ceilings.length > 0 ? `## A stream create's side effects alone\n\n${ceilingsTable}\n\n` : ''}## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
   );
   if (race.overAdmissions !== 0) process.exitCode = 1;
   // Admission reads one app's policy: the 10,000-app p50 must stay within 1.5× of the 10-app one.

@@ -92,9 +92,12 @@ service_spec() {
       SPEC_STOP_TIMEOUT=60 SPEC_USER="$TALLY_LIVEKIT_USER"
       ;;
     api | worker)
-      # A young generation capped at 2 MB: the services idle ~30 MB smaller each, for a scavenge every
-      # few dozen requests (docs/capacity.md, bench:base-load). libs/testing's appCommand matches.
-      SPEC_CMD=("$NODE_BIN" --max-semi-space-size=2 "dist/$1.js")
+      # A young generation capped at 2 MB keeps the worker ~30 MB smaller idle; the API gets 8 MB: half
+      # the CPU per request under load for ~10 MB idle (docs/capacity.md, bench:base-load and
+      # bench:control-plane). libs/testing's appCommand and deploy/systemd match.
+      local semi_space=2
+      [[ $1 == api ]] && semi_space=8
+      SPEC_CMD=("$NODE_BIN" "--max-semi-space-size=$semi_space" "dist/$1.js")
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
       ;;
     agent)

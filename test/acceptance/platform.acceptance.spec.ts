@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { dispose } from '@livekit/rtc-node';
-import type { AppList, CapacityView, CreatedIngress, JoinTokenView, NodeList, RateLimitRefusal, RecordingView } from '@tally/contracts';
+import type {
+  AppList,
+  CapacityView,
+  CreatedIngress,
+  JoinTokenView,
+  NodeList,
+  RateLimitRefusal,
+  RecordingView,
+  StreamList,
+} from '@tally/contracts';
 import { LivekitEgressClient } from '@tally/livekit';
 import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +31,14 @@ function schemathesis(): string {
   if (!existsSync(path)) throw new Error(`${path} is missing: run bash scripts/provision/schemathesis.sh`);
   return path;
 }
+
+/** The installed node's LiveKit egress API, with the credentials install.sh wrote. */
+const egressOf = (node: Installed) =>
+  new LivekitEgressClient({
+    url: node.env['LIVEKIT_URL'] ?? 'http://127.0.0.1:7880',
+    apiKey: node.env['LIVEKIT_API_KEY'] ?? '',
+    apiSecret: node.env['LIVEKIT_API_SECRET'] ?? '',
+  });
 
 const reserved = async (node: Installed) => {
   const capacity = await node.admin.get<CapacityView>('/v1/capacity');
@@ -122,11 +139,7 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       throw new Error(`${String(error)}; now ${JSON.stringify(await reserved(node))}, held ${JSON.stringify(held)}`);
     });
     // ... and the deleted app's recording really stops: LiveKit lists none of its egresses as active.
-    const egress = new LivekitEgressClient({
-      url: node.env['LIVEKIT_URL'] ?? 'http://127.0.0.1:7880',
-      apiKey: node.env['LIVEKIT_API_KEY'] ?? '',
-      apiSecret: node.env['LIVEKIT_API_SECRET'] ?? '',
-    });
+    const egress = egressOf(node);
     await waitFor(
       "the deleted app's egresses to end",
       async () => ((await egress.list({ activeOnly: true, room: stream.room })).length === 0 ? true : undefined),
@@ -159,6 +172,7 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
     const other = await calm.client.post<RateLimitRefusal>(calmPath, {});
     expect(other.status, JSON.stringify(other.body)).toBe(409);
     expect((await busy.client.get(`/v1/apps/${busy.app.id}`)).status).toBe(200);
+    for (const tenant of [busy, calm]) expect((await node.admin.delete(`/v1/apps/${tenant.app.id}`)).status).toBe(204);
   });
 
   it('a bounded schemathesis run against the served /openapi.json gets no 5xx', { timeout: 600_000 }, async () => {
@@ -176,6 +190,7 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       ...['--exclude-path-regex', '/mjpeg$'],
     ];
     const appsBefore = new Set((await node.admin.get<AppList>('/v1/apps')).body.items.map((a) => a.id));
+    const fuzzStart = Date.now();
     // Its cwd gets a cache directory: not the checkout.
     const result = await run(schemathesis(), args, { cwd: tmpdir(), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 })
       .then(
@@ -185,21 +200,41 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
           output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
         }),
       )
-      .finally(() => undoFuzzing(node, appsBefore));
+      .finally(() => undoFuzzing(node, appsBefore, fuzzStart));
     expect(result.code, result.output.slice(-8_000)).toBe(0);
   });
 });
 
 /**
- * The fuzzer speaks with the admin key: it may drain or disable this node and create apps with
- * guarantees. The suites after it (and the same suite after the upgrade) need the node as it was.
+ * The fuzzer speaks with the admin key: it may drain or disable this node, create apps with
+ * guarantees, and start streams, recordings and HLS sessions in any app it finds (a room-composite
+ * recording of an empty room runs a Chromium until stopped). The suites after it (and the same suite
+ * after the upgrade) need the node as it was, and its CPU.
  */
-async function undoFuzzing(node: Installed, appsBefore: ReadonlySet<string>): Promise<void> {
+async function undoFuzzing(node: Installed, appsBefore: ReadonlySet<string>, since: number): Promise<void> {
   for (const n of (await node.admin.get<NodeList>('/v1/nodes')).body.items) {
     if (n.status !== 'active') await node.admin.patch(`/v1/nodes/${n.nodeId}`, { status: 'active' });
   }
+  const rooms: string[] = [];
   for (const app of (await node.admin.get<AppList>('/v1/apps')).body.items) {
-    if (!appsBefore.has(app.id)) await node.admin.delete(`/v1/apps/${app.id}`);
+    const streams = (await node.admin.get<StreamList>(`/v1/apps/${app.id}/streams`)).body.items;
+    rooms.push(...streams.filter((s) => Date.parse(s.createdAt) >= since).map((s) => s.room));
+    if (!appsBefore.has(app.id)) {
+      await node.admin.delete(`/v1/apps/${app.id}`);
+      continue;
+    }
+    for (const stream of streams) {
+      if (stream.status !== 'ended' && Date.parse(stream.createdAt) >= since) {
+        await node.admin.delete(`/v1/apps/${app.id}/streams/${stream.id}`);
+      }
+    }
   }
   await node.admin.post('/v1/reconcile');
+  // Ending a room ends its egresses in LiveKit a moment later; the next suites start once they have.
+  const egress = egressOf(node);
+  await waitFor(
+    "the fuzzer's egresses to end",
+    async () => ((await egress.list({ activeOnly: true })).some((e) => rooms.includes(e.room)) ? undefined : true),
+    90_000,
+  );
 }

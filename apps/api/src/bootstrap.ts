@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './app.module.js';
+import { registerRequestLog } from './common/request-log.js';
 import { registerStaticFiles } from './common/static-files.js';
 import { registerWebSockets } from './common/web-sockets.js';
 import { CameraSockets } from './cameras/camera-sockets.js';
@@ -18,16 +18,12 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   const adapter = new FastifyAdapter({
     logger: false,
     bodyLimit: 1024 * 1024,
+    // A client's own x-request-id is kept; otherwise a new UUID (genReqId).
     requestIdHeader: 'x-request-id',
     // request.ip is the client behind a proxy on this host (the installed Caddy), never an
     // X-Forwarded-For a remote client sent itself: only loopback peers are trusted to forward.
     trustProxy: 'loopback',
-    // Written back into the headers so the request's log lines (nestjs-pino) carry the same id.
-    genReqId: (request: IncomingMessage) => {
-      const id = randomUUID();
-      request.headers['x-request-id'] = id;
-      return id;
-    },
+    genReqId: () => randomUUID(),
   });
   // LiveKit signs the exact bytes it sends, so webhook bodies stay unparsed strings.
   adapter.getInstance().addContentTypeParser('application/webhook+json', { parseAs: 'string' }, (_request, body, done) => {
@@ -53,6 +49,7 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   // First of the request hooks: a refused request costs no body parsing, metrics still count it.
   await app.get(ApiRateLimiter).register(adapter.getInstance());
   app.get(HttpMetrics).attach(adapter.getInstance());
+  registerRequestLog(adapter.getInstance());
   app.get(CameraSockets).register(adapter.getInstance());
   await app.init();
   return app;

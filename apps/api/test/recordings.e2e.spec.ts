@@ -3,10 +3,13 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { TrackKind } from '@livekit/rtc-node';
 import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import { createPrismaClient } from '@tally/db';
 import { LivekitEgressClient } from '@tally/livekit';
 import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { download, recordingIn } from './recording-client.js';
@@ -130,6 +133,28 @@ describe('recordings on real LiveKit egress', () => {
     expect(started.status).toBe(201);
     expect(started.body.mode).toBe('track');
     await recordingIn(client, app.id, started.body.id, ['active']);
+
+    // The recorder is in the LiveKit room, but it is not somebody in the stream. Once the API has
+    // applied the joins so far (the host, the viewer tracksUp sent, the recorder) and that viewer's
+    // leave, the stream counts the host alone.
+    const { url, apiKey, apiSecret } = harness.stack.config.livekit;
+    const livekit = new RoomServiceClient(url, apiKey, apiSecret);
+    await waitFor('the egress recorder in the room', async () =>
+      (await livekit.listParticipants(stream.room)).some((p) => p.kind === ParticipantInfo_Kind.EGRESS) ? true : undefined,
+    );
+    const prisma = createPrismaClient(harness.stack.config.databaseUrl);
+    try {
+      const applied = (event: string) => prisma.livekitEvent.count({ where: { room: stream.room, event } });
+      await waitFor('the joins and the leave applied', async () =>
+        (await applied('participant_joined')) >= 3 && (await applied('participant_left')) >= 1 ? true : undefined,
+      );
+    } finally {
+      await prisma.$disconnect();
+    }
+    expect((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body).toMatchObject({
+      participants: 1,
+      publishers: 1,
+    });
     await new Promise((r) => setTimeout(r, 4_000));
     await client.post(`/v1/apps/${app.id}/recordings/${started.body.id}/stop`);
     const complete = await recordingIn(client, app.id, started.body.id, ['complete', 'failed']);

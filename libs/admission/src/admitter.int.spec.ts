@@ -2,7 +2,7 @@ import { DEFAULT_MODEL, maxConcurrent, type NodeBudget } from '@tally/capacity';
 import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admitter, policiesFrom, type PoolSource } from './admitter.js';
+import { Admitter, CHECK_FRESH_MS, policiesFrom, type PoolSource } from './admitter.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CapacityLedger } from './capacity-ledger.js';
 import { toStoredPolicy } from './app-policy.js';
@@ -161,6 +161,37 @@ describe(Admitter.name, () => {
     policies.forget('app_c');
     expect(await sut.check('app_c', 'stream', 1)).toMatchObject({ admitted: false, refusal: { resource: 'app.streams', limit: 2 } });
     for (const id of ['c-1', 'c-2']) await ledger.release(id);
+  });
+
+  it('answers a check from counters at most CHECK_FRESH_MS old: another replica’s reservation shows once that passes, its own at once', async () => {
+    const replica = () => {
+      const connection = new Redis(redis.url);
+      connections.push(connection);
+      const ledger = new CapacityLedger(connection, () => now);
+      const pool = { liveNodes: () => Promise.resolve([NODE]), schedulableNodes: () => Promise.resolve([NODE]) };
+      const policies = policiesFrom(() => Promise.resolve([{ appId: 'app_f', limits: { streams: 2 } }]));
+      return { ledger, sut: new Admitter(ledger, { ...pool, ...policies }, DEFAULT_MODEL, { now: () => now }) };
+    };
+    const a = replica();
+    const b = replica();
+    expect((await a.sut.admit('f-1', 'app_f', 'stream', 1, 60_000)).ok).toBe(true);
+    expect(await a.sut.check('app_f', 'stream', 1)).toMatchObject({ admitted: true });
+
+    // Replica B takes the last unit: A's next check within the bound answers from its earlier read...
+    expect((await b.sut.admit('f-2', 'app_f', 'stream', 1, 60_000)).ok).toBe(true);
+    now += CHECK_FRESH_MS - 1;
+    expect(await a.sut.check('app_f', 'stream', 1)).toMatchObject({ admitted: true });
+    // ...and once it has passed, reads again and says no; admission itself never admitted a third.
+    now += 1;
+    expect(await a.sut.check('app_f', 'stream', 1)).toMatchObject({ admitted: false, refusal: { resource: 'app.streams', used: 2 } });
+    expect((await a.sut.admit('f-3', 'app_f', 'stream', 1, 60_000)).ok).toBe(false);
+
+    // A release through A's own ledger shows in A's next check at once, without waiting for the bound.
+    expect(await a.ledger.release('f-2')).toBe(true);
+    expect(await a.sut.check('app_f', 'stream', 1)).toMatchObject({ admitted: true });
+    expect((await a.sut.admit('f-4', 'app_f', 'stream', 1, 60_000)).ok).toBe(true);
+    expect(await a.sut.check('app_f', 'stream', 1)).toMatchObject({ admitted: false, refusal: { resource: 'app.streams', used: 2 } });
+    for (const id of ['f-1', 'f-4']) await a.ledger.release(id);
   });
 
   /** The pool's counters span every node, so these tests start from an empty ledger. */

@@ -35,7 +35,7 @@ import {
   ZERO_LOAD,
 } from '@tally/capacity';
 import { fromStoredPolicy, toStoredPolicy } from './app-policy.js';
-import { CapacityLedger, type LedgerOutcome, type ReserveTerms } from './capacity-ledger.js';
+import { CapacityLedger, type LedgerOutcome, type LedgerSnapshot, type ReserveTerms } from './capacity-ledger.js';
 import type { PolicyCache } from './policy-cache.js';
 
 /**
@@ -84,6 +84,8 @@ export type AdmitterOptions = Readonly<{
    * policy from the ledger.
    */
   policies?: PolicyCache;
+  /** The clock the shared reads' ages are measured on (tests move it). */
+  now?: () => number;
 }>;
 
 type CheckResult = Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>;
@@ -92,6 +94,16 @@ type CheckResult = Readonly<{ admitted: true; nodeId: string }> | Readonly<{ adm
 const ATTEMPTS = 4;
 /** How old the nodes' counters a first placement attempt is chosen from may be (the reserve script has the last word). */
 const NODE_USAGE_FRESH_MS = 250;
+/**
+ * How old the counters a `check` answers "admitted" from may be (ADR 0018): what another replica
+ * or the worker reserved in that time may be missing. A refusal is always decided on a fresh read,
+ * and a write through this process's ledger makes its own next check read again.
+ */
+export const CHECK_FRESH_MS = 100;
+/** Shared check reads kept at most (one per app and node list); older ones are dropped past this. */
+const CHECK_READS_KEPT = 1_000;
+
+type SharedRead = Readonly<{ readAt: number; writeCount: number; snapshot: Promise<LedgerSnapshot> }>;
 
 /** One admission's arguments, as `admit` takes them. */
 type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count: number; lapseAfterMs: number; options: AdmitOptions }>;
@@ -106,13 +118,19 @@ type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count
  */
 export class Admitter {
   private nodeUsage: Readonly<{ key: string; readAt: number; nodes: Promise<Usage['nodes']> }> | undefined;
+  private readonly checkReads = new Map<string, SharedRead>();
+  /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
+  private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
+  private readonly now: () => number;
 
   constructor(
     private readonly ledger: CapacityLedger,
     private readonly pool: PoolSource,
     readonly model: CapacityModel,
     private readonly options: AdmitterOptions = {},
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** The app's policy: in process, the ledger's copy, or the source's (stored in the ledger for the next admission). */
   async policyOf(appId: string, read: PoolRead = {}): Promise<AppQuotaPolicy> {
@@ -163,7 +181,7 @@ export class Admitter {
 
   async limitsFor(appId: string): Promise<AppLimits> {
     const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
-    return effectiveLimits(policy, defaultLimits(nodes, policy.egressMode, { model: this.model }));
+    return effectiveLimits(policy, this.defaultsFor(nodes, policy.egressMode));
   }
 
   /** Every app's effective limits (listings and gauges). */
@@ -199,7 +217,7 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const defaults = defaultLimits(live, policy.egressMode, { model: this.model });
+    const defaults = this.defaultsFor(live, policy.egressMode);
     const limits = effectiveLimits(policy, defaults);
     const terms = this.terms(defaults, live, true);
     const nodeIds = nodes.map((n) => n.id);
@@ -230,8 +248,8 @@ export class Admitter {
   private recentNodeUsage(nodeIds: readonly string[]): Promise<Usage['nodes']> {
     const key = nodeIds.join(',');
     const recent = this.nodeUsage;
-    if (recent && recent.key === key && Date.now() - recent.readAt < NODE_USAGE_FRESH_MS) return recent.nodes;
-    const readAt = Date.now();
+    if (recent && recent.key === key && this.now() - recent.readAt < NODE_USAGE_FRESH_MS) return recent.nodes;
+    const readAt = this.now();
     const nodes = this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes);
     this.nodeUsage = { key, readAt, nodes };
     nodes.catch(() => {
@@ -279,12 +297,9 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const limits = effectiveLimits(policy, defaultLimits(live, policy.egressMode, { model: this.model }));
-    const snapshot = await this.ledger.snapshot(
-      nodes.map((n) => n.id),
-      [appId],
-      { pool: true },
-    );
+    const limits = effectiveLimits(policy, this.defaultsFor(live, policy.egressMode));
+    const nodeIds = nodes.map((n) => n.id);
+    const snapshot = await (read.fresh ? this.ledger.snapshot(nodeIds, [appId], { pool: true }) : this.recentCheckRead(nodeIds, appId));
     const { usage } = snapshot;
     const pool = snapshot.pool!;
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
@@ -313,6 +328,41 @@ export class Admitter {
     );
     if (!guard.ok) return { admitted: false, refusal: guard.refusal };
     return { admitted: true, nodeId: placement.reservation.nodeId };
+  }
+
+  private defaultsFor(live: readonly NodeBudget[], egressMode: AppQuotaPolicy['egressMode']): AppLimits {
+    let byMode = this.defaultsOf.get(live);
+    if (!byMode) {
+      byMode = new Map();
+      this.defaultsOf.set(live, byMode);
+    }
+    const mode = egressMode ?? 'auto';
+    let limits = byMode.get(mode);
+    if (!limits) {
+      limits = defaultLimits(live, egressMode, { model: this.model });
+      byMode.set(mode, limits);
+    }
+    return limits;
+  }
+
+  /**
+   * The app's, the nodes' and the pool's counters as read at most CHECK_FRESH_MS ago and since this
+   * process's last write to the ledger; concurrent checks share one read.
+   */
+  private recentCheckRead(nodeIds: readonly string[], appId: string): Promise<LedgerSnapshot> {
+    const key = `${appId}|${nodeIds.join(',')}`;
+    const now = this.now();
+    const recent = this.checkReads.get(key);
+    if (recent && now - recent.readAt < CHECK_FRESH_MS && recent.writeCount === this.ledger.writeCount) return recent.snapshot;
+    if (this.checkReads.size >= CHECK_READS_KEPT) {
+      for (const [k, r] of this.checkReads) if (now - r.readAt >= CHECK_FRESH_MS) this.checkReads.delete(k);
+    }
+    const snapshot = this.ledger.snapshot(nodeIds, [appId], { pool: true });
+    this.checkReads.set(key, { readAt: now, writeCount: this.ledger.writeCount, snapshot });
+    snapshot.catch(() => {
+      if (this.checkReads.get(key)?.snapshot === snapshot) this.checkReads.delete(key);
+    });
+    return snapshot;
   }
 
   /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */

@@ -112,6 +112,7 @@ const HELD_RESOURCE = { ramMb: 'node.ram', cpuMillicores: 'node.cpu', nicKbps: '
  */
 export class CapacityLedger {
   private readonly redis: Redis & Commands;
+  private writes = 0;
 
   constructor(
     redis: Redis,
@@ -156,12 +157,14 @@ export class CapacityLedger {
       },
     };
     const now = this.now();
-    const [verdict, what, limit, used, requested] = await this.redis.tallyCapReserve(
-      ...reservationKeys(id, reservation.appId, reservation.nodeId),
-      id,
-      String(now),
-      String(now + lapseAfterMs),
-      JSON.stringify(request),
+    const [verdict, what, limit, used, requested] = await this.writing(() =>
+      this.redis.tallyCapReserve(
+        ...reservationKeys(id, reservation.appId, reservation.nodeId),
+        id,
+        String(now),
+        String(now + lapseAfterMs),
+        JSON.stringify(request),
+      ),
     );
     if (verdict === 'ok') return { ok: true, alreadyHeld: false, nodeId: reservation.nodeId };
     if (verdict === 'held') return { ok: true, alreadyHeld: true, nodeId: what ?? reservation.nodeId };
@@ -181,7 +184,9 @@ export class CapacityLedger {
 
   /** True when the reservation is held (and no longer lapses); false when it lapsed or was released. */
   async confirm(id: string): Promise<boolean> {
-    return (await this.redis.tallyCapConfirm(LEDGER_KEYS.reservation(id), LEDGER_KEYS.pending, id, String(this.now()))) === 1;
+    return (
+      (await this.writing(() => this.redis.tallyCapConfirm(LEDGER_KEYS.reservation(id), LEDGER_KEYS.pending, id, String(this.now())))) === 1
+    );
   }
 
   /** True when this call gave the reservation back. */
@@ -189,7 +194,9 @@ export class CapacityLedger {
     for (;;) {
       const held = await this.held(id);
       if (!held) return false;
-      const released = await this.redis.tallyCapRelease(...reservationKeys(id, held.appId, held.nodeId), id, held.appId, held.nodeId);
+      const released = await this.writing(() =>
+        this.redis.tallyCapRelease(...reservationKeys(id, held.appId, held.nodeId), id, held.appId, held.nodeId),
+      );
       if (released !== -1) return released === 1;
     }
   }
@@ -204,7 +211,9 @@ export class CapacityLedger {
     for (let i = 0; i < ids.length; i += RENEW_BATCH) {
       const now = this.now();
       lost.push(
-        ...(await this.redis.tallyCapRenew(LEDGER_KEYS.pending, String(now), String(now + lapseAfterMs), ...ids.slice(i, i + RENEW_BATCH))),
+        ...(await this.writing(() =>
+          this.redis.tallyCapRenew(LEDGER_KEYS.pending, String(now), String(now + lapseAfterMs), ...ids.slice(i, i + RENEW_BATCH)),
+        )),
       );
     }
     return lost;
@@ -220,7 +229,10 @@ export class CapacityLedger {
       for (const id of ids) {
         const held = await this.held(id);
         const [appId, nodeId] = held ? [held.appId, held.nodeId] : ['', ''];
-        if ((await this.redis.tallyCapLapse(...reservationKeys(id, appId, nodeId), id, appId, nodeId, String(now))) === 1) released += 1;
+        const lapsed = await this.writing(() =>
+          this.redis.tallyCapLapse(...reservationKeys(id, appId, nodeId), id, appId, nodeId, String(now)),
+        );
+        if (lapsed === 1) released += 1;
       }
       if (ids.length < EXPIRE_BATCH) return released;
     }
@@ -234,12 +246,31 @@ export class CapacityLedger {
 
   /** Stores (or, with undefined, drops) the app's policy, moving the pool's guarantee counters with it. */
   async writePolicy(appId: string, policy: StoredPolicy | undefined): Promise<void> {
-    await this.redis.tallyCapSetPolicy(
-      LEDGER_KEYS.policy(appId),
-      LEDGER_KEYS.app(appId),
-      LEDGER_KEYS.pool,
-      policy === undefined ? '' : JSON.stringify(policy),
+    await this.writing(() =>
+      this.redis.tallyCapSetPolicy(
+        LEDGER_KEYS.policy(appId),
+        LEDGER_KEYS.app(appId),
+        LEDGER_KEYS.pool,
+        policy === undefined ? '' : JSON.stringify(policy),
+      ),
     );
+  }
+
+  /**
+   * Moves whenever a write through this ledger starts and again when it ends: a read begun at an
+   * earlier value may not show every write this process has made since (Admitter.check's shared reads).
+   */
+  get writeCount(): number {
+    return this.writes;
+  }
+
+  private async writing<T>(write: () => Promise<T>): Promise<T> {
+    this.writes += 1;
+    try {
+      return await write();
+    } finally {
+      this.writes += 1;
+    }
   }
 
   async pool(): Promise<PoolLedger> {

@@ -28,7 +28,7 @@ export const DEFAULT_BASE_LOAD: BaseLoad = Object.freeze({
   livekitServer: load(77, 10),
   redis: load(64, 10), // est.
   postgres: load(128, 20), // est.
-  api: load(112, 20), // idle PSS of the built bundle (node dist/api.js), bench:base-load
+  api: load(118, 20), // idle PSS of the built bundle (node --max-semi-space-size=8 dist/api.js), bench:base-load
   worker: load(108, 20), // idle PSS of the built bundle, bench:base-load
   agent: load(42, 10), // idle PSS of the built bundle, bench:base-load
   ingressIdle: load(270, 10),

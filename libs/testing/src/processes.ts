@@ -6,6 +6,9 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 export type AppRuntime = 'source' | 'built';
 
+/** Young generation per service: the API trades ~10 MB idle for half the CPU per request under load (docs/capacity.md). */
+const SEMI_SPACE_MB = { api: 8, worker: 2, agent: 2 } as const;
+
 /** Tests run the sources; benchmarks set TALLY_APP_RUNTIME=built to measure what production runs (dist/). */
 const defaultRuntime = (): AppRuntime => (process.env['TALLY_APP_RUNTIME'] === 'built' ? 'built' : 'source');
 
@@ -13,7 +16,7 @@ const defaultRuntime = (): AppRuntime => (process.env['TALLY_APP_RUNTIME'] === '
 export function appCommand(name: 'api' | 'worker' | 'agent', runtime: AppRuntime = defaultRuntime()): string[] {
   return runtime === 'built'
     ? // The flags the installer's units run the services with (scripts/install/services.sh).
-      ['--max-semi-space-size=2', join(ROOT, 'dist', `${name}.js`)]
+      [`--max-semi-space-size=${SEMI_SPACE_MB[name]}`, join(ROOT, 'dist', `${name}.js`)]
     : ['--import', '@swc-node/register/esm-register', join(ROOT, 'apps', name, 'src', 'main.ts')];
 }
 

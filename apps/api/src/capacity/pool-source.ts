@@ -12,6 +12,8 @@ import { AppsRepository } from '../apps/apps.repository.js';
  */
 const NODES_FRESH_MS = 1_000;
 
+type Budgets = Readonly<{ live: NodeBudget[]; schedulable: NodeBudget[] }>;
+
 /** The pool as admission sees it: live, active nodes from their heartbeats, and every app's policy. */
 @Injectable()
 export class PoolSourceAdapter implements PoolSource {
@@ -20,6 +22,7 @@ export class PoolSourceAdapter implements PoolSource {
   private latest: Readonly<{ nodes: NodeView[]; readAt: number }> | undefined;
   /** Bumped by `forget`: a read that raced it must not be kept. */
   private generation = 0;
+  private readonly budgetsOf = new WeakMap<NodeView[], Budgets>();
 
   constructor(
     private readonly registry: NodeRegistry,
@@ -27,11 +30,21 @@ export class PoolSourceAdapter implements PoolSource {
   ) {}
 
   async liveNodes(read: PoolRead = {}): Promise<NodeBudget[]> {
-    return (await this.nodes(read)).map(toNodeBudget);
+    return this.budgets(await this.nodes(read)).live;
   }
 
   async schedulableNodes(read: PoolRead = {}): Promise<NodeBudget[]> {
-    return schedulableBudgets(await this.nodes(read));
+    return this.budgets(await this.nodes(read)).schedulable;
+  }
+
+  /** One read's budgets, shared by every admission decided on that read (the Admitter derives default caps once per list). */
+  private budgets(nodes: NodeView[]): Budgets {
+    let budgets = this.budgetsOf.get(nodes);
+    if (!budgets) {
+      budgets = { live: nodes.map(toNodeBudget), schedulable: schedulableBudgets(nodes) };
+      this.budgetsOf.set(nodes, budgets);
+    }
+    return budgets;
   }
 
   /** The next admission reads the registry (a node's status changed through this process). */
