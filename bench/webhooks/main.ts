@@ -27,6 +27,7 @@ import { writeResult } from '../lib/results.js';
 import { quantile } from '../lib/stats.js';
 import { fixed, markdownTable, ratio } from '../lib/table.js';
 import { bareLoop } from './bare-loop.js';
+import { CpuAccount, type CpuSnapshot, perDelivery, processCpuSeconds } from './cpu-account.js';
 import { VerifyingReceiver } from './receiver.js';
 
 const args = benchArgs({
@@ -34,6 +35,8 @@ const args = benchArgs({
   apps: 4,
   appConcurrency: 32,
   killAt: 0.4,
+  // Events the worker delivers before the backlog is released (at least one per app): its boot is timed on them.
+  warmUp: 4,
   drainTimeoutS: 180,
   paced: 500,
   pacedPerSecond: 50,
@@ -77,13 +80,23 @@ try {
   });
   const concurrency = args.apps * args.appConcurrency;
 
-  log(`bare loop: ${args.events} signed POSTs, ${concurrency} at a time`);
-  const bare = await bareLoop(
-    receiver,
-    JSON.stringify({ id: 'evt_0000000000000000', type: 'stream.ended', data: sample(0) }),
-    args.events,
-    concurrency,
-  );
+  const cpu = new CpuAccount(postgres.url);
+  // The baseline runs before and after the drain, and the drain is compared with their mean: load
+  // from elsewhere on the shared host then weighs on both sides alike, not on whichever ran alone.
+  const runBareLoop = async (when: string) => {
+    log(`bare loop ${when}: ${args.events} signed POSTs, ${concurrency} at a time`);
+    const from = cpu.snapshot(0);
+    const { perSecond } = await bareLoop(
+      receiver,
+      // An event's body as the worker sends it (the stored event, in jsonb's key order).
+      (id) =>
+        JSON.stringify({ id, data: sample(0), type: 'stream.ended', appId: 'app_bench00000000000', createdAt: new Date().toISOString() }),
+      args.events,
+      concurrency,
+    );
+    return { perSecond, cpuUsPerRequest: perDelivery(from, cpu.snapshot(0), args.events) };
+  };
+  const bareBefore = await runBareLoop('before the drain');
   receiver.reset();
 
   const apps: string[] = [];
@@ -128,7 +141,9 @@ try {
   log('starting the worker; one warm-up event per app');
   const spawned = Date.now();
   worker = await startWorker(0);
-  const warmUp = (await stage(args.events + args.paced, args.events + args.paced + args.apps)).flatMap((s) => (s ? [s.eventId] : []));
+  const warmUpEvents = Math.max(args.apps, args.warmUp);
+  const warmUp = (await stage(args.events + args.paced, args.events + args.paced + warmUpEvents)).flatMap((s) => (s ? [s.eventId] : []));
+  const warmUpIds = new Set(warmUp);
   await waitFor('the warm-up events', () => Promise.resolve(warmUp.every((id) => receiver.firstSeen.has(id)) || undefined), 60_000);
   const bootS = (Math.min(...warmUp.map((id) => receiver.firstSeen.get(id)!)) - spawned) / 1000;
 
@@ -150,6 +165,20 @@ try {
 
   log(`released: draining with the running worker, SIGKILLed at ${args.killAt * 100} % received`);
   const started = Date.now();
+  // The workers' CPU during the drain: the first's from the release to its kill, then the second's (boot included).
+  const firstWorkerAtRelease = processCpuSeconds(worker.process.pid);
+  let firstWorkerAtKill = firstWorkerAtRelease;
+  let cpuAtKill: CpuSnapshot | undefined;
+  const xacts = async () =>
+    Number(
+      (
+        await prisma.$queryRaw<
+          { n: bigint }[]
+        >`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`
+      )[0]?.n ?? 0,
+    );
+  const xactsAtRelease = await xacts();
+  const cpuAtRelease = cpu.snapshot(0);
   let killedAt: number | undefined;
   let receivedAtKill = 0;
   let restarted: Promise<void> | undefined;
@@ -159,18 +188,52 @@ try {
     killedAt = Date.now();
     receivedAtKill = receiver.firstSeen.size - warmUp.length;
     const dying = worker!;
+    firstWorkerAtKill = processCpuSeconds(dying.process.pid);
+    cpuAtKill = cpu.snapshot(firstWorkerAtKill - firstWorkerAtRelease);
     restarted = dying.stop('SIGKILL').then(async () => {
       log(`worker killed at ${receivedAtKill} received; starting another`);
       worker = await startWorker(1);
     });
   }, 20);
   await Promise.all(staging);
-  backlog = new Set([...stagedAt.keys()].filter((id) => !warmUp.includes(id)));
+  backlog = new Set([...stagedAt.keys()].filter((id) => !warmUpIds.has(id)));
   const deadline = Date.now() + args.drainTimeoutS * 1000;
   const missing = () => [...backlog].some((id) => !receiver.firstSeen.has(id));
   while (Date.now() < deadline && missing()) await new Promise((r) => setTimeout(r, 200));
   clearInterval(killer);
   await restarted;
+  const cpuAtEnd = cpu.snapshot(
+    killedAt === undefined
+      ? processCpuSeconds(worker.process.pid) - firstWorkerAtRelease
+      : firstWorkerAtKill - firstWorkerAtRelease + processCpuSeconds(worker.process.pid),
+  );
+  const drainCpuUs = perDelivery(cpuAtRelease, cpuAtEnd, args.events);
+  // Each worker's share: the first's from the release to the kill, the second's (its boot included) after.
+  const firstCpuUs = cpuAtKill && perDelivery(cpuAtRelease, cpuAtKill, Math.max(1, receivedAtKill));
+  const secondCpuUs = cpuAtKill && perDelivery(cpuAtKill, cpuAtEnd, Math.max(1, args.events - receivedAtKill));
+  // PostgreSQL publishes a backend's counters when it goes idle, at most once a second.
+  await new Promise((r) => setTimeout(r, 1_100));
+  const xactsPerDelivery = ((await xacts()) - xactsAtRelease) / args.events;
+  // Its requests carry ids of their own: the outbox's receipts, duplicates and losses are untouched.
+  const bareAfter = await runBareLoop('after the drain');
+  const bare = { perSecond: (bareBefore.perSecond + bareAfter.perSecond) / 2 };
+  const bareCpuUs = perDelivery(
+    { worker: 0, postgres: 0, bench: 0, hostBusy: 0 },
+    {
+      worker: 0,
+      postgres: 0,
+      bench: (bareBefore.cpuUsPerRequest.receiver + bareAfter.cpuUsPerRequest.receiver) / 2e6,
+      hostBusy:
+        (bareBefore.cpuUsPerRequest.receiver +
+          bareBefore.cpuUsPerRequest.other +
+          bareAfter.cpuUsPerRequest.receiver +
+          bareAfter.cpuUsPerRequest.other) /
+        2e6,
+    },
+    1,
+  );
+  // CPU for CPU: what the bare loop spends on a request (client and receiver) against what the outbox spends on a delivery.
+  const cpuRatio = bareCpuUs.receiver / (drainCpuUs.worker + drainCpuUs.postgres + drainCpuUs.receiver);
 
   log(`latency: ${args.paced} events, one per transaction, ${args.pacedPerSecond}/s`);
   const paced = new Set<string>();
@@ -232,13 +295,50 @@ try {
       ...dash,
       ratio(restartedPerSecond ?? 0, bare.perSecond),
     ],
-    ['bare loop of signed POSTs (baseline)', args.events, fixed(bare.perSecond), ...dash, '1×'],
+    [
+      `bare loop of signed POSTs (baseline: mean of ${fixed(bareBefore.perSecond)}/s before and ${fixed(bareAfter.perSecond)}/s after the drain)`,
+      args.events,
+      fixed(bare.perSecond),
+      ...dash,
+      '1×',
+    ],
   ];
   const table = markdownTable(
     ['path', 'events', 'deliveries/s', 'p50 event→receipt ms', 'p99 ms', 'duplicates', 'lost', 'vs bare loop'],
     rows,
   );
   process.stdout.write(`${table}\n\n`);
+  const cpuTable = markdownTable(
+    [
+      'CPU µs per delivery (from /proc)',
+      'worker',
+      'PostgreSQL',
+      'receiver (bench process)',
+      'rest of the host',
+      'PostgreSQL transactions per delivery',
+    ],
+    [
+      [
+        'outbox drain',
+        fixed(drainCpuUs.worker),
+        fixed(drainCpuUs.postgres),
+        fixed(drainCpuUs.receiver),
+        fixed(drainCpuUs.other),
+        fixed(xactsPerDelivery, 3),
+      ],
+      ...(
+        [
+          ['first worker, release → kill', firstCpuUs],
+          ['second worker, boot included', secondCpuUs],
+        ] as const
+      ).flatMap(([name, us]) => (us ? [[name, fixed(us.worker), fixed(us.postgres), fixed(us.receiver), fixed(us.other), '–']] : [])),
+      ['bare loop (client and receiver share the bench process)', '–', '–', fixed(bareCpuUs.receiver), fixed(bareCpuUs.other), '–'],
+    ],
+  );
+  process.stdout.write(`${cpuTable}\n\n`);
+  process.stdout.write(
+    `CPU for CPU: the bare loop spends ${fixed(bareCpuUs.receiver)} µs on a request, the outbox ${fixed(drainCpuUs.worker + drainCpuUs.postgres + drainCpuUs.receiver)} µs on a delivery (${ratio(cpuRatio, 1)}).\n`,
+  );
   process.stdout.write(
     `Drain: ${fixed(perSecond)} deliveries/s from the release of the backlog to the last receipt, the SIGKILL, the pause and the restart included ` +
       `(${fixed((lastReceipt - started) / 1000, 1)} s); the first worker's boot (spawn to first receipt, before the release) took ${fixed(bootS, 1)} s; ` +
@@ -265,9 +365,21 @@ try {
       runningPerSecond: runningPerSecond ?? null,
       restartedPerSecond: restartedPerSecond ?? null,
       stoppedAfterKillS: gapS ?? null,
+      // First receipts per 100 ms from the release (where the drain went fast, slow or stopped).
+      receiptsPer100Ms: receipts.reduce<number[]>((buckets, t) => {
+        const i = Math.floor((t - started) / 100);
+        while (buckets.length <= i) buckets.push(0);
+        buckets[i]! += 1;
+        return buckets;
+      }, []),
       deliveredRows: delivered,
+      cpuUsPerDelivery: drainCpuUs,
+      firstWorkerCpuUsPerDelivery: firstCpuUs ?? null,
+      secondWorkerCpuUsPerDelivery: secondCpuUs ?? null,
+      postgresTransactionsPerDelivery: xactsPerDelivery,
     },
-    bare,
+    bare: { ...bare, cpuUsPerRequest: bareCpuUs, before: bareBefore, after: bareAfter },
+    cpuRatio,
     ratio: perSecond / bare.perSecond,
   });
   log(`wrote ${path}`);

@@ -5,6 +5,8 @@ import { signatureHeader, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_T
 
 export const USER_AGENT = 'Tally-Webhooks/1';
 
+const VERDICT_CACHE_SIZE = 10_000;
+
 export type DeliveryRequest = Readonly<{
   url: string;
   /** The stored event JSON, sent byte for byte as signed. */
@@ -36,6 +38,8 @@ export type AttemptResult =
  */
 export class WebhookSender {
   private readonly agent: Agent;
+  /** URL → what is known before connecting: unparseable, an IP literal the policy refuses, or fine. */
+  private readonly verdicts = new Map<string, 'connection failed' | 'address not allowed' | null>();
 
   constructor(private readonly policy: AddressPolicy) {
     this.agent = new Agent({ connect: { lookup: policy.lookup() }, keepAliveTimeout: 10_000 });
@@ -43,9 +47,8 @@ export class WebhookSender {
 
   /** One attempt: POST the signed body; only a 2xx delivers. Never throws. */
   async attempt(delivery: DeliveryRequest): Promise<AttemptResult> {
-    const host = hostOf(delivery.url);
-    if (host === undefined) return { ok: false, statusCode: null, error: 'connection failed' };
-    if (isIP(host) !== 0 && !this.policy.allows(host)) return { ok: false, statusCode: null, error: 'address not allowed' };
+    const refused = this.verdictOf(delivery.url);
+    if (refused !== null) return { ok: false, statusCode: null, error: refused };
     try {
       const response = await request(delivery.url, {
         method: 'POST',
@@ -64,6 +67,20 @@ export class WebhookSender {
     } catch (error) {
       return { ok: false, statusCode: null, error: coarse(error) };
     }
+  }
+
+  /**
+   * Parsing a URL and checking an IP literal cost more than signing; the policy never changes, so
+   * each URL's verdict is kept (a host name is checked at every connect, by the policy's lookup).
+   */
+  private verdictOf(url: string): 'connection failed' | 'address not allowed' | null {
+    const known = this.verdicts.get(url);
+    if (known !== undefined) return known;
+    const host = hostOf(url);
+    const verdict = host === undefined ? 'connection failed' : isIP(host) !== 0 && !this.policy.allows(host) ? 'address not allowed' : null;
+    if (this.verdicts.size >= VERDICT_CACHE_SIZE) this.verdicts.clear();
+    this.verdicts.set(url, verdict);
+    return verdict;
   }
 
   async close(): Promise<void> {

@@ -33,8 +33,13 @@ export class WebhookDeliverer {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async deliver(delivery: DeliveryToSend): Promise<DeliveryOutcome> {
+  /**
+   * `sent` is called once the request is over (answered, failed or never made), before the outcome
+   * is recorded: the receiver is done with it, so its app's slot may go to the next delivery.
+   */
+  async deliver(delivery: DeliveryToSend, sent: () => void = () => undefined): Promise<DeliveryOutcome> {
     if (delivery.disabledAt !== null) {
+      sent();
       await this.deliveries.recordAbandoned(delivery.id, this.clock.now(), 'endpoint disabled');
       return { kind: 'dead' };
     }
@@ -42,10 +47,14 @@ export class WebhookDeliverer {
     const result = await this.attempt(delivery);
     const at = this.clock.now();
     if (result.ok) {
-      await this.deliveries.recordDelivered(delivery.id, { at, statusCode: result.statusCode, error: null });
+      // Queued for the next claim to record (or its own batch), before the freed slot asks for that claim.
+      const recorded = this.deliveries.recordDelivered(delivery.id, { at, statusCode: result.statusCode, error: null });
+      sent();
+      await recorded;
       if (delivery.failingSince !== null) await this.health.markHealthy(delivery.appId);
       return { kind: 'delivered' };
     }
+    sent();
     const failed = { at, statusCode: result.statusCode, error: result.error };
     const disabled = 'unsent' in result ? undefined : await this.endpointFailed(delivery, result.statusCode, at);
     const wait = disabled ? null : retryDelayMs(delivery.attempts + 1, this.config.webhooks.retryScheduleMs);

@@ -37,7 +37,10 @@ export class WebhookDispatcher {
   /** This process's name on its leases. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly logger = new Logger(WebhookDispatcher.name);
-  private readonly running = new Map<string, number>();
+  /** Per app: its requests in flight. */
+  private readonly requests = new Map<string, number>();
+  /** Per app: its claimed deliveries not yet recorded (requests in flight included). */
+  private readonly held = new Map<string, number>();
   private readonly attempts = new Map<string, Promise<void>>();
   private readonly subscriber: Redis;
   private claiming: Promise<void> | undefined;
@@ -113,14 +116,29 @@ export class WebhookDispatcher {
   }
 
   private async claim(): Promise<void> {
-    const slots = { cap: this.config.webhooks.appConcurrency, running: this.running };
+    const cap = this.config.webhooks.appConcurrency;
+    // An app's free slots: `cap` less its requests in flight, and never more than 2 × `cap` claimed
+    // at once, so an app whose failures are slow to record cannot pile up writes ahead of others.
+    const running = new Map([...this.held].map(([appId, held]) => [appId, Math.max(this.requests.get(appId) ?? 0, held - cap)]));
+    const slots = { cap, running };
     for (const delivery of await this.deliveries.claim(this.owner, slots, WEBHOOK_LEASE.leaseMs)) this.attempt(delivery);
   }
 
   private attempt(delivery: DeliveryToSend): void {
-    this.running.set(delivery.appId, (this.running.get(delivery.appId) ?? 0) + 1);
+    increment(this.requests, delivery.appId, 1);
+    increment(this.held, delivery.appId, 1);
+    let holdsSlot = true;
+    // The slot is the app's request in flight: it frees when the request is over, not when its
+    // outcome is written (the row stays leased to this worker, and renewed, until then), so the
+    // claim that takes its replacement can also carry its success.
+    const freeSlot = () => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      increment(this.requests, delivery.appId, -1);
+      this.claimSoon(CLAIM_WINDOW_MS);
+    };
     const done = this.deliverer
-      .deliver(delivery)
+      .deliver(delivery, freeSlot)
       .then((outcome) => {
         const wait = outcome.kind === 'retry' ? outcome.at.getTime() - Date.now() : Infinity;
         if (wait <= RETRY_TIMER_MAX_MS) setTimeout(() => this.claimSoon(), Math.max(0, wait)).unref();
@@ -129,10 +147,11 @@ export class WebhookDispatcher {
       .catch((error: unknown) => this.logger.error(`webhook delivery ${delivery.id} of ${delivery.appId} failed: ${String(error)}`))
       .finally(() => {
         this.attempts.delete(delivery.id);
-        const left = (this.running.get(delivery.appId) ?? 1) - 1;
-        if (left > 0) this.running.set(delivery.appId, left);
-        else this.running.delete(delivery.appId);
-        this.claimSoon(CLAIM_WINDOW_MS);
+        // Past `cap` held, the app's claims are bounded by what it holds, not by its requests.
+        const atBound = (this.held.get(delivery.appId) ?? 0) > this.config.webhooks.appConcurrency;
+        increment(this.held, delivery.appId, -1);
+        freeSlot();
+        if (atBound) this.claimSoon(CLAIM_WINDOW_MS);
       });
     this.attempts.set(delivery.id, done);
   }
@@ -144,4 +163,10 @@ export class WebhookDispatcher {
       this.logger.warn(`renewing webhook leases: ${String(error)}`);
     }
   }
+}
+
+function increment(counts: Map<string, number>, key: string, by: 1 | -1): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }
