@@ -68,6 +68,39 @@ describe('per-app rate limits across two API replicas', () => {
     expect((await second.withKey(undefined).get('/healthz')).status).toBe(200);
   });
 
+  it('with a limit large enough to be leased, concurrent requests on both replicas get exactly the limit through, then only 429s', async () => {
+    const busy = await createTenant(first, 'busy');
+    // 600 a window: each replica leases 6 at a time from Redis and spends them in process.
+    await setRate(busy.app.id, { requestsPerMinute: 600 });
+    const path = `/v1/apps/${busy.app.id}`;
+    const admitted = [0, 0];
+    const refused = [0, 0];
+    // Eight callers per replica, each asking until its replica refuses it.
+    const caller = async (replicaIndex: number) => {
+      const replica = [first, second][replicaIndex]!.withKey(busy.key.key);
+      for (;;) {
+        const response = await replica.get<RateLimitRefusal>(path);
+        if (response.status === 200) {
+          admitted[replicaIndex]! += 1;
+          continue;
+        }
+        expect(response.status).toBe(429);
+        expect(response.body.error).toMatchObject({ code: 'rate_limited', resource: 'app.requests', limit: 600 });
+        refused[replicaIndex]! += 1;
+        return;
+      }
+    };
+    await Promise.all([0, 1].flatMap((replicaIndex) => Array.from({ length: 8 }, () => caller(replicaIndex))));
+
+    // Redis grants no unit past the limit, and a replica refuses only once it has spent its lease: together exactly 600.
+    expect(admitted[0]! + admitted[1]!).toBe(600);
+    expect(admitted[0]).toBeGreaterThan(0);
+    expect(admitted[1]).toBeGreaterThan(0);
+    expect(refused).toEqual([8, 8]);
+    // Later requests on either replica are refused without a lease left anywhere.
+    for (const client of [first, second]) expect((await client.withKey(busy.key.key).get(path)).status).toBe(429);
+  });
+
   it('an operator raising one app’s limit on replica A applies on replica B at once, and lowering another’s leaves the first alone', async () => {
     const raised = await createTenant(first, 'raised');
     const lowered = await createTenant(first, 'lowered');
