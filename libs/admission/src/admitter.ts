@@ -24,69 +24,19 @@ import {
   type NodeBudget,
   type NodeHeadroom,
   poolAllocatable,
-  type QuotaClass,
   QUOTA_CLASSES,
   type Refusal,
   RUNTIMES,
   type Usage,
   unlimited,
-  type WorkloadCost,
   type WorkloadKind,
   ZERO_LOAD,
 } from '@tally/capacity';
 import { fromStoredPolicy, toStoredPolicy } from './app-policy.js';
-import { CapacityLedger, type LedgerOutcome, type LedgerSnapshot, type ReserveTerms } from './capacity-ledger.js';
-import type { PolicyCache } from './policy-cache.js';
-
-/**
- * How current a read of the pool must be. A source may answer from a copy a moment old (nodes
- * change at heartbeat pace); `fresh` asks for what the registry holds now. Admission decides every
- * refusal on fresh reads, so a copy can only make it admit what the pool admitted a moment ago.
- */
-export type PoolRead = Readonly<{ fresh?: boolean }>;
-
-export type PoolSource = Readonly<{
-  /** Every node with a live heartbeat: default caps follow its largest node; guarantees are shares of its sum. */
-  liveNodes(read?: PoolRead): Promise<NodeBudget[]>;
-  /** The nodes that take new work now (live heartbeat, status active). */
-  schedulableNodes(read?: PoolRead): Promise<NodeBudget[]>;
-  /** One app's policy (explicit caps, guarantees, egress mode); undefined for an unknown app. */
-  appPolicy(appId: string): Promise<AppQuotaPolicy | undefined>;
-  /** Every app's policy: for listings, gauges and re-syncing the ledger, never for one admission. */
-  appPolicies(): Promise<AppQuotaPolicy[]>;
-}>;
-
-/** A PoolSource's app half from one list (tools and tests): `appPolicy` finds the app in it. */
-export function policiesFrom(list: () => Promise<AppQuotaPolicy[]>): Pick<PoolSource, 'appPolicy' | 'appPolicies'> {
-  return { appPolicies: list, appPolicy: async (appId) => (await list()).find((p) => p.appId === appId) };
-}
-
-export type GuaranteeHeadroom = Readonly<{
-  guaranteed: Readonly<Record<QuotaClass, number>>;
-  allocatable: Load;
-  promised: Load;
-  unused: Load;
-  free: Load;
-}>;
-
-export type Admitted = Readonly<{ ok: true; nodeId: string }>;
-export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
-
-/** Per-admission refinements: a node the workload must share (a viewer with its camera) and a per-instance cost. */
-export type AdmitOptions = Readonly<{ nodeId?: string; unitCost?: WorkloadCost }>;
-
-export type AdmitterOptions = Readonly<{
-  /** Sees every admission decision once (metrics); it must not throw, and cannot change the decision. */
-  onDecision?: (kind: WorkloadKind, result: Admitted | Refused) => void;
-  /**
-   * Apps' policies kept in process (a process with an invalidation bus: its owner forgets an app's
-   * entry on every replica when the app's policy changes). Without it every admission reads the
-   * policy from the ledger.
-   */
-  policies?: PolicyCache;
-  /** The clock the shared reads' ages are measured on (tests move it). */
-  now?: () => number;
-}>;
+import { CapacityLedger } from './capacity-ledger.js';
+import { RecentReads } from './recent-reads.js';
+import type { LedgerOutcome, LedgerSnapshot, ReserveTerms } from './capacity-ledger.types.js';
+import type { AdmitOptions, Admitted, AdmitterOptions, GuaranteeHeadroom, PoolRead, PoolSource, Refused } from './admitter.types.js';
 
 type CheckResult = Readonly<{ admitted: true; nodeId: string }> | Readonly<{ admitted: false; refusal: Refusal }>;
 
@@ -102,8 +52,8 @@ const NODE_USAGE_FRESH_MS = 250;
 export const CHECK_FRESH_MS = 100;
 /** Shared check reads kept at most (one per app and node list); older ones are dropped past this. */
 const CHECK_READS_KEPT = 1_000;
-
-type SharedRead = Readonly<{ readAt: number; writeCount: number; snapshot: Promise<LedgerSnapshot> }>;
+/** Shared node-usage reads kept at most (one per node list). */
+const NODE_USAGE_READS_KEPT = 16;
 
 /** One admission's arguments, as `admit` takes them. */
 type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count: number; lapseAfterMs: number; options: AdmitOptions }>;
@@ -117,8 +67,8 @@ type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count
  * decision stale, never the reservation; refusals are decided again on fresh reads.
  */
 export class Admitter {
-  private nodeUsage: Readonly<{ key: string; readAt: number; nodes: Promise<Usage['nodes']> }> | undefined;
-  private readonly checkReads = new Map<string, SharedRead>();
+  private readonly nodeUsageReads: RecentReads<Usage['nodes']>;
+  private readonly checkReads: RecentReads<LedgerSnapshot>;
   /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
   private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
   private readonly now: () => number;
@@ -130,6 +80,8 @@ export class Admitter {
     private readonly options: AdmitterOptions = {},
   ) {
     this.now = options.now ?? Date.now;
+    this.nodeUsageReads = new RecentReads(NODE_USAGE_FRESH_MS, NODE_USAGE_READS_KEPT, this.now);
+    this.checkReads = new RecentReads(CHECK_FRESH_MS, CHECK_READS_KEPT, this.now);
   }
 
   /** The app's policy: in process, the ledger's copy, or the source's (stored in the ledger for the next admission). */
@@ -246,16 +198,7 @@ export class Admitter {
 
   /** The nodes' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
   private recentNodeUsage(nodeIds: readonly string[]): Promise<Usage['nodes']> {
-    const key = nodeIds.join(',');
-    const recent = this.nodeUsage;
-    if (recent && recent.key === key && this.now() - recent.readAt < NODE_USAGE_FRESH_MS) return recent.nodes;
-    const readAt = this.now();
-    const nodes = this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes);
-    this.nodeUsage = { key, readAt, nodes };
-    nodes.catch(() => {
-      if (this.nodeUsage?.nodes === nodes) this.nodeUsage = undefined;
-    });
-    return nodes;
+    return this.nodeUsageReads.get(nodeIds.join(','), () => this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes));
   }
 
   /**
@@ -350,19 +293,11 @@ export class Admitter {
    * process's last write to the ledger; concurrent checks share one read.
    */
   private recentCheckRead(nodeIds: readonly string[], appId: string): Promise<LedgerSnapshot> {
-    const key = `${appId}|${nodeIds.join(',')}`;
-    const now = this.now();
-    const recent = this.checkReads.get(key);
-    if (recent && now - recent.readAt < CHECK_FRESH_MS && recent.writeCount === this.ledger.writeCount) return recent.snapshot;
-    if (this.checkReads.size >= CHECK_READS_KEPT) {
-      for (const [k, r] of this.checkReads) if (now - r.readAt >= CHECK_FRESH_MS) this.checkReads.delete(k);
-    }
-    const snapshot = this.ledger.snapshot(nodeIds, [appId], { pool: true });
-    this.checkReads.set(key, { readAt: now, writeCount: this.ledger.writeCount, snapshot });
-    snapshot.catch(() => {
-      if (this.checkReads.get(key)?.snapshot === snapshot) this.checkReads.delete(key);
-    });
-    return snapshot;
+    return this.checkReads.get(
+      `${appId}|${nodeIds.join(',')}`,
+      () => this.ledger.snapshot(nodeIds, [appId], { pool: true }),
+      this.ledger.writeCount,
+    );
   }
 
   /** Per schedulable node: its base load, free capacity, and how many more of each kind fit there now. */

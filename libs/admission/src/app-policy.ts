@@ -1,7 +1,7 @@
 import { type AppQuotaPolicy, type CapacityModel, type EgressModeSetting, guaranteeUnitCosts, QUOTA_CLASSES } from '@tally/capacity';
 import { parseStoredRateLimits } from '@tally/contracts';
 import { z } from 'zod';
-import type { StoredPolicy } from './capacity-ledger.js';
+import type { StoredPolicy } from './capacity-ledger.types.js';
 
 /** An app's explicit limits or guarantees by quota class, as stored in `App.limits` / `App.guarantees`. */
 export const StoredLimits = z.partialRecord(z.enum(QUOTA_CLASSES), z.number().int().min(0));

@@ -2,7 +2,8 @@ import { DEFAULT_MODEL, type NodeBudget } from '@tally/capacity';
 import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Admitter, policiesFrom } from './admitter.js';
+import { Admitter } from './admitter.js';
+import { policiesFrom } from './admitter.types.js';
 import { CapacityLedger } from './capacity-ledger.js';
 
 const NODE: NodeBudget = { id: 'node-a', cpuMillicores: 8_000, ramMb: 8_192, nicMbps: 1_000, gpus: [] };
