@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the pinned LiveKit binaries into $TALLY_TOOLS_DIR/bin:
-#   livekit-server  v1.13.5   (go install of the upstream module, unmodified)
+#   livekit-server  v1.13.5   (the upstream module with the patches in go/livekit-server/patches,
+#                              applied in name order, see build_livekit_server)
 #   lk              v2.18.2   (livekit-cli, via the wrapper module in go/lk, -tags portaudio_system;
 #                              its load-test sample media, Git LFS pointers in the module zip,
 #                              generated with ffmpeg to the names, sizes and bitrates it expects)
@@ -13,6 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LIVEKIT_SERVER_VERSION="v1.13.5"
 LK_VERSION="v2.18.2"
 LK_WRAPPER_DIR="$TALLY_PROVISION_DIR/go/lk"
+LIVEKIT_SERVER_PATCH_DIR="$TALLY_PROVISION_DIR/go/livekit-server/patches"
 LK_MODULE="github.com/livekit/livekit-cli/v2"
 # Bump when the lk build steps below change in a way the wrapper files do not show.
 LK_RECIPE=2
@@ -26,23 +28,37 @@ check_binary_version() {
   [[ "$out" == *"${2#v}"* ]] || die "$1 --version printed '$out', expected ${2#v}"
 }
 
+# build_livekit_server: built from a patched copy of the module (its own go.mod and go.sum). Each
+# patch in go/livekit-server/patches is a unified diff from the module's root (`a/` and `b/`
+# prefixes) that must apply exactly, without fuzz, or the module changed under us; they are part of
+# the build's stamp.
+#   ingress-state-after-delete.patch: an ingress that reports its state while it is being deleted
+#     (an RTMP push that stops as its ingress is deleted) no longer crashes livekit-server with a nil
+#     pointer, which dropped every room on the node. Upstream fixed it in v1.13.10 (#4806).
 build_livekit_server() {
-  local name=livekit-server stamp="livekit-server $LIVEKIT_SERVER_VERSION recipe=1"
+  local name=livekit-server recipe
+  recipe="$(hash_files "$LIVEKIT_SERVER_PATCH_DIR"/*.patch)"
+  local stamp="livekit-server $LIVEKIT_SERVER_VERSION recipe=$recipe.2"
   if stamp_matches "$name" "$stamp"; then
     log "$name $LIVEKIT_SERVER_VERSION: present ($TALLY_BIN_DIR/$name)"
     return 0
   fi
   ensure_go
   log "building $name $LIVEKIT_SERVER_VERSION ..."
-  local start=$SECONDS gobin="$TALLY_TOOLS_DIR/src/livekit-server-gobin"
-  rm -rf "$gobin"
-  mkdir -p "$gobin"
-  # Run outside any module so `go install pkg@version` uses the module's own go.mod/go.sum.
-  (cd "$TALLY_TOOLS_DIR/src" && GOBIN="$gobin" go install -trimpath \
-    "github.com/livekit/livekit-server/cmd/server@$LIVEKIT_SERVER_VERSION")
-  [[ -x "$gobin/server" ]] || die "go install produced no 'server' binary in $gobin"
-  mv -f "$gobin/server" "$TALLY_BIN_DIR/$name"
-  rm -rf "$gobin"
+  local start=$SECONDS work="$TALLY_TOOLS_DIR/src/livekit-server" module_dir patch
+  module_dir="$(cd "$TALLY_TOOLS_DIR/src" && go mod download -json "github.com/livekit/livekit-server@$LIVEKIT_SERVER_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$module_dir" && -f "$module_dir/go.mod" ]] || die "go mod download livekit-server@$LIVEKIT_SERVER_VERSION failed"
+  # Scratch copy: the module cache and the repo are never written to.
+  rm -rf "$work"
+  cp -r "$module_dir" "$work"
+  chmod -R u+w "$work"
+  for patch in "$LIVEKIT_SERVER_PATCH_DIR"/*.patch; do
+    patch --quiet --forward --fuzz=0 -p1 -d "$work" <"$patch" || die "$patch did not apply to livekit-server $LIVEKIT_SERVER_VERSION"
+  done
+  (cd "$work" && go build -mod=readonly -trimpath -o "$TALLY_BIN_DIR/$name.tmp" ./cmd/server)
+  mv -f "$TALLY_BIN_DIR/$name.tmp" "$TALLY_BIN_DIR/$name"
+  rm -rf "$work"
   check_binary_version "$TALLY_BIN_DIR/$name" "$LIVEKIT_SERVER_VERSION"
   stamp_write "$name" "$stamp"
   log "built $name $LIVEKIT_SERVER_VERSION in $(fmt_duration $((SECONDS - start)))"

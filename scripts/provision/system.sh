@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 TALLY_APT_PACKAGES=(
   ca-certificates
-  build-essential
+  build-essential patch # patch: the LiveKit modules built from patched copies
   gcc
   pkg-config
   iproute2
