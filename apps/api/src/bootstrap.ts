@@ -41,13 +41,15 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   );
   if (!quiet) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
-  // Callback-style hooks here and in HttpMetrics: an async hook costs a promise per request.
-  adapter.getInstance().addHook('onSend', (request, reply, payload, done) => {
+  // Callback-style hooks here and in HttpMetrics: an async hook costs a promise per request. The
+  // request id is set as the request arrives, not in an onSend hook: error replies keep the headers
+  // set before them, and a route without onSend hooks skips Fastify's onSend runner.
+  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
-    done(null, payload);
+    done();
   });
   // First of the request hooks: a refused request costs no body parsing, metrics still count it.
-  await app.get(ApiRateLimiter).register(adapter.getInstance());
+  app.get(ApiRateLimiter).register(adapter.getInstance());
   app.get(HttpMetrics).attach(adapter.getInstance());
   registerRequestLog(adapter.getInstance());
   app.get(CameraSockets).register(adapter.getInstance());

@@ -22,8 +22,11 @@ export class AuthGuard implements CanActivate {
     private readonly authFailures: AuthFailureLimiter,
   ) {}
 
+  /** A route's access never changes once declared: read from its metadata once per controller and handler, not per request. */
+  private readonly accessByRoute = new WeakMap<object, WeakMap<object, Access>>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, [context.getHandler(), context.getClass()]) ?? 'app';
+    const access = this.accessOf(context.getClass(), context.getHandler());
     if (access === 'public') return true;
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -42,6 +45,17 @@ export class AuthGuard implements CanActivate {
     if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
     return true;
+  }
+
+  private accessOf(controller: ReturnType<ExecutionContext['getClass']>, handler: ReturnType<ExecutionContext['getHandler']>): Access {
+    let byHandler = this.accessByRoute.get(controller);
+    if (byHandler === undefined) this.accessByRoute.set(controller, (byHandler = new WeakMap()));
+    let access = byHandler.get(handler);
+    if (access === undefined) {
+      access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, [handler, controller]) ?? 'app';
+      byHandler.set(handler, access);
+    }
+    return access;
   }
 
   private async authenticate(request: AuthenticatedRequest): Promise<Principal> {

@@ -28,12 +28,17 @@ export class AppRateLimits {
     invalidation.onChange((change) => this.evict(change));
   }
 
+  /** The rates held in process, if any: every keyed request asks, so a hit costs no promise. */
+  cached(appId: string): AppRates | undefined {
+    if (!this.invalidation.live) return undefined;
+    const hit = this.entries.get(appId);
+    return hit && hit.expiresAt > Date.now() ? hit.rates : undefined;
+  }
+
   async of(appId: string): Promise<AppRates> {
+    const hit = this.cached(appId);
+    if (hit) return hit;
     const now = Date.now();
-    if (this.invalidation.live) {
-      const hit = this.entries.get(appId);
-      if (hit && hit.expiresAt > now) return hit.rates;
-    }
     const generation = this.generation;
     const defaults = this.config.rateLimit;
     let explicit: Partial<AppRates>;

@@ -24,13 +24,16 @@ async function setup() {
             : 'missing',
       ),
   } as unknown as PrincipalResolver;
-  const rates = { of: () => Promise.resolve({ requestsPerMinute: 12, startsPerMinute: 6 }) } as unknown as AppRateLimits;
+  const rates = {
+    cached: () => undefined,
+    of: () => Promise.resolve({ requestsPerMinute: 12, startsPerMinute: 6 }),
+  } as unknown as AppRateLimits;
   const metrics = new RateLimitMetrics();
   const sut = new ApiRateLimiter(principals, rates, asConnection(redis), metrics, config);
   const fastify = Fastify();
-  await sut.register(fastify);
+  sut.register(fastify);
   fastify.get('/read', () => ({ ok: true }));
-  fastify.post('/start', { config: { [RATE_LIMIT_CONFIG_KEY]: 'start' } as object }, () => ({ started: true }));
+  fastify.post('/start', { config: { [RATE_LIMIT_CONFIG_KEY]: 'start' } }, () => ({ started: true }));
   await fastify.ready();
   return { fastify, redis, metrics };
 }
