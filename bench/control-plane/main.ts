@@ -27,6 +27,12 @@ const args = benchArgs({
   only: '',
   /** 1: also drive a stream row's INSERT and LiveKit's CreateRoom alone, at the most connections, for as long as a scenario. */
   ceilings: 1,
+  /**
+   * Seconds of uncounted load on the bare route, token mint and capacity/check (10 connections) before
+   * the measured runs: V8 still compiles the api's request path for its first seconds of load, which
+   * otherwise lands in the first rows (docs/capacity.md). 0 measures from cold.
+   */
+  warmup: 3,
 });
 const log = (m: string) => progress('control-plane', m);
 const BARE = 'bare fastify route';
@@ -68,6 +74,12 @@ try {
   type Row = Readonly<{ scenario: string; connections: number; result: LoadResult; cpuUsPerRequest: number; stackCpuUsPerRequest: number }>;
   const stackPids = () => processTree([process.pid]).filter((pid) => pid !== process.pid && pid !== bare.process.pid);
   const rows: Row[] = [];
+  const WARMED = new Set([BARE, 'token mint', 'capacity/check']);
+  if (args.warmup > 0) {
+    log(`warming up the bare route, token mint and capacity/check for ${args.warmup} s each (not counted)`);
+    for (const scenario of all.filter((s) => WARMED.has(s.name)))
+      await httpLoad({ ...scenario.load(), connections: 10, durationS: args.warmup });
+  }
   for (const connections of args.connections) {
     for (const scenario of all) {
       if (args.only !== '' && scenario.name !== BARE && !args.only.split(',').includes(scenario.name)) continue;
