@@ -53,7 +53,9 @@ export class ApiModule {
       ],
       controllers: [OpenApiController],
       providers: [
-        { provide: APP_GUARD, useClass: AuthGuard },
+        AuthGuard,
+        // The same instance guards Nest's routes and the routes served straight by Fastify (common/direct-routes.ts).
+        { provide: APP_GUARD, useExisting: AuthGuard },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
       ],
     };

@@ -26,10 +26,16 @@ export class AuthGuard implements CanActivate {
   private readonly accessByRoute = new WeakMap<object, WeakMap<object, Access>>();
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const access = this.accessOf(context.getClass(), context.getHandler());
-    if (access === 'public') return true;
+    await this.authorize(
+      context.switchToHttp().getRequest<AuthenticatedRequest>(),
+      this.accessOf(context.getClass(), context.getHandler()),
+    );
+    return true;
+  }
 
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  /** Lets the request through a route of this `access` or throws the refusal (routes served without Nest call it directly). */
+  async authorize(request: AuthenticatedRequest, access: Access): Promise<void> {
+    if (access === 'public') return;
     const principal = await this.authenticate(request);
     request.principal = principal;
 
@@ -40,14 +46,13 @@ export class AuthGuard implements CanActivate {
       if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.exists(params.appId))) {
         throw new NotFoundError('app');
       }
-      return true;
+      return;
     }
     if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
-    return true;
   }
 
-  private accessOf(controller: ReturnType<ExecutionContext['getClass']>, handler: ReturnType<ExecutionContext['getHandler']>): Access {
+  accessOf(controller: ReturnType<ExecutionContext['getClass']>, handler: ReturnType<ExecutionContext['getHandler']>): Access {
     let byHandler = this.accessByRoute.get(controller);
     if (byHandler === undefined) this.accessByRoute.set(controller, (byHandler = new WeakMap()));
     let access = byHandler.get(handler);

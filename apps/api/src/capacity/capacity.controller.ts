@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { AppParams, AppUsageView, CapacityCheckBody, CapacityCheckResult, CapacityQuery, CapacityView, ErrorBody } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../auth/principal.js';
+import { DirectRoute } from '../common/direct-routes.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CapacityService } from './capacity.service.js';
 import { ReconcileQueue } from './reconcile.queue.js';
@@ -44,6 +45,7 @@ export class CapacityController {
     summary: 'Would this workload be admitted now, and if not, which limit refuses it (reserves nothing)',
     responses: { 200: CapacityCheckResult, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
   })
+  @DirectRoute()
   @Post('apps/:appId/capacity/check')
   @HttpCode(200)
   check(

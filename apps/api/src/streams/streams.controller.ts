@@ -12,6 +12,7 @@ import {
   StreamView,
 } from '@tally/contracts';
 import type { z } from 'zod';
+import { DirectRoute } from '../common/direct-routes.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { StreamsService } from './streams.service.js';
 import { TokensService } from './tokens.service.js';
@@ -67,6 +68,7 @@ export class StreamsController {
       "Mint a LiveKit join token for this stream (once the stream's room exists: it is created right after the stream; 503 when LiveKit could not create it)",
     responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
   })
+  @DirectRoute()
   @Post(':streamId/tokens')
   token(@Param(new ZodPipe(StreamParams)) p: StreamScope, @Body(new ZodPipe(CreateTokenBody)) body: CreateTokenBody): Promise<StreamToken> {
     return this.tokens.mint(p.appId, p.streamId, body);

@@ -1,0 +1,99 @@
+import { HttpStatus, RequestMethod, SetMetadata, type Type } from '@nestjs/common';
+import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { AuthGuard } from '../auth/auth.guard.js';
+import { IDEMPOTENT } from '../idempotency/idempotent.decorator.js';
+import { sendError } from './http-error.filter.js';
+import { ZodPipe } from './zod.pipe.js';
+
+const DIRECT = 'tally:direct-route';
+
+/**
+ * Marks a controller route that Fastify serves without Nest's router: the route is still declared,
+ * documented (OpenAPI) and validated by its decorators, and its controller method still answers, but
+ * the guard, the `ZodPipe`s and the error filter are called straight from the Fastify handler. Nest's
+ * per-request pipeline (execution context, guard and pipe consumers, the adapter's handler) costs a
+ * hot route several µs of CPU per request (docs/capacity.md). Only for routes whose arguments are
+ * `@Param` / `@Body` / `@Query` objects validated by a `ZodPipe`, with no interceptor.
+ */
+export const DirectRoute = () => SetMetadata(DIRECT, true);
+
+type Arg = Readonly<{ from: 'params' | 'body' | 'query'; pipe: ZodPipe<z.ZodType> }>;
+type Direct = Readonly<{ controller: Type; method: string; handler: Type; args: readonly Arg[]; status: number }>;
+
+const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
+  [RouteParamtypes.PARAM]: 'params',
+  [RouteParamtypes.BODY]: 'body',
+  [RouteParamtypes.QUERY]: 'query',
+};
+
+/**
+ * Replaces the handler Nest registers for each `@DirectRoute()` of `controllers` (an onRoute hook:
+ * call before Nest registers its routes, in `app.init()`). `instanceOf` gives Nest's instance of a
+ * controller; `guard` is the API's global guard.
+ */
+export function registerDirectRoutes(
+  fastify: FastifyInstance,
+  controllers: readonly Type[],
+  instanceOf: (controller: Type) => object,
+  guard: AuthGuard,
+): void {
+  const byRoute = new Map<string, Direct>();
+  for (const controller of controllers) {
+    const prototype = controller.prototype as Record<string, unknown>;
+    for (const method of Object.getOwnPropertyNames(prototype)) {
+      const handler = prototype[method];
+      if (typeof handler !== 'function' || Reflect.getMetadata(DIRECT, handler) !== true) continue;
+      if (Reflect.getMetadata(IDEMPOTENT, handler) === true)
+        throw new Error(`${controller.name}.${method}: an @Idempotent() route needs Nest's interceptor`);
+      const verb = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+      const path = joinPath(
+        Reflect.getMetadata(PATH_METADATA, controller) as string,
+        Reflect.getMetadata(PATH_METADATA, handler) as string,
+      );
+      const status =
+        (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (verb === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
+      byRoute.set(`${verb} ${path}`, { controller, method, handler: handler as Type, args: argsOf(controller, method), status });
+    }
+  }
+  fastify.addHook('onRoute', (route) => {
+    const direct = [route.method].flat().length === 1 ? byRoute.get(`${String(route.method)} ${route.url}`) : undefined;
+    if (!direct) return;
+    const instance = instanceOf(direct.controller) as Record<string, (...args: unknown[]) => unknown>;
+    const access = guard.accessOf(direct.controller, direct.handler);
+    route.handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        await guard.authorize(request, access);
+        const args = direct.args.map((arg) => arg.pipe.transform(request[arg.from]));
+        const result = await instance[direct.method]!.apply(instance, args);
+        return await reply.code(direct.status).send(result);
+      } catch (error) {
+        sendError(request, reply, error);
+        return reply;
+      }
+    };
+  });
+}
+
+function argsOf(controller: Type, method: string): Arg[] {
+  const declared = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {}) as Record<
+    string,
+    { index: number; data?: unknown; pipes?: unknown[] }
+  >;
+  const args: Arg[] = [];
+  for (const [key, arg] of Object.entries(declared)) {
+    const from = SOURCES[Number(key.split(':')[0]) as RouteParamtypes];
+    const pipe: unknown = arg.pipes?.length === 1 ? arg.pipes[0] : undefined;
+    if (from === undefined || arg.data !== undefined || !(pipe instanceof ZodPipe))
+      throw new Error(`${controller.name}.${method}: a direct route takes whole @Param/@Body/@Query objects, each with one ZodPipe`);
+    args[arg.index] = { from, pipe: pipe as ZodPipe<z.ZodType> };
+  }
+  return args;
+}
+
+/** Nest's route path as Fastify receives it: `/v1/apps/:appId/streams/:streamId/tokens`. */
+function joinPath(prefix: string, path: string): string {
+  return `/${[prefix, path].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
+}

@@ -1,0 +1,68 @@
+import type { CapacityCheckResult, StreamToken } from '@tally/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+
+type ErrorAnswer = Readonly<{ error: { code: string; message: string; details?: { fields?: { field: string }[] } }; requestId: string }>;
+
+/** Token minting and capacity/check are served by Fastify without Nest's router (@DirectRoute): they must answer as every other route does. */
+describe('routes served without Nest', () => {
+  let harness: ApiHarness | undefined;
+
+  beforeAll(async () => {
+    harness = await startApiHarness();
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  it('mint a token and check capacity with the request id and rate-limit headers of any keyed route', async () => {
+    const { admin } = harness!;
+    const { app, client } = await createTenant(admin, 'direct routes');
+    const stream = await createStream(client, app.id);
+
+    const token = await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, {
+      identity: 'viewer-1',
+      role: 'viewer',
+    });
+    const check = await client.post<CapacityCheckResult>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream' });
+
+    expect(token.status).toBe(201);
+    expect(token.body.token.split('.')).toHaveLength(3);
+    expect(check.status).toBe(200);
+    expect(check.body).toMatchObject({ admitted: true });
+    for (const answer of [token, check]) {
+      expect(answer.headers.get('x-request-id')).toMatch(/\S/);
+      expect(answer.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    }
+  });
+
+  it('answer 400 naming the field, 404 for another app or stream, 401 without a valid key', async () => {
+    const { admin, anonymous } = harness!;
+    const { app, client } = await createTenant(admin, 'direct errors');
+    const other = await createTenant(admin, 'direct other');
+    const stream = await createStream(client, app.id);
+    const tokens = `/v1/apps/${app.id}/streams/${stream.id}/tokens`;
+
+    const badBody = await client.post<ErrorAnswer>(tokens, { identity: 'has space', role: 'viewer' });
+    const badCheck = await client.post<ErrorAnswer>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream', count: 0 });
+    const badParams = await client.post<ErrorAnswer>(`/v1/apps/${app.id}/streams/not-an-id/tokens`, { identity: 'v', role: 'viewer' });
+    const otherApp = await other.client.post<ErrorAnswer>(tokens, { identity: 'v', role: 'viewer' });
+    const otherCheck = await other.client.post<ErrorAnswer>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream' });
+    const otherStream = await other.client.post<ErrorAnswer>(`/v1/apps/${other.app.id}/streams/${stream.id}/tokens`, {
+      identity: 'v',
+      role: 'viewer',
+    });
+    const noKey = await anonymous.post<ErrorAnswer>(tokens, { identity: 'v', role: 'viewer' });
+    const badKey = await anonymous.withKey('tally_not_a_key').post<ErrorAnswer>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream' });
+
+    expect(badBody.status).toBe(400);
+    expect(badBody.body.error.details?.fields?.map((f) => f.field)).toEqual(['identity']);
+    expect(badCheck.status).toBe(400);
+    expect(badCheck.body.error.details?.fields?.map((f) => f.field)).toEqual(['count']);
+    expect(badParams.status).toBe(400);
+    expect(badParams.body.error.details?.fields?.map((f) => f.field)).toEqual(['streamId']);
+    for (const answer of [otherApp, otherCheck, otherStream]) expect([answer.status, answer.body.error.code]).toEqual([404, 'not_found']);
+    for (const answer of [noKey, badKey]) expect([answer.status, answer.body.error.code]).toEqual([401, 'unauthorized']);
+    for (const answer of [badBody, otherApp, noKey]) expect(answer.body.requestId).toBe(answer.headers.get('x-request-id'));
+  });
+});
