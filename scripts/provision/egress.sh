@@ -131,8 +131,9 @@ patch_audio_encoder() {
 #     files on it.
 #   Both: docs/recordings.md, Lip sync.
 #   track-egress-fragmented-mp4.patch: a Track egress writes its MP4 (an H.264 track) fragmented,
-#     1 s a fragment, so a killed egress leaves a file readable up to its last whole fragment
-#     (docs/recordings.md, Passthrough).
+#     1 s a fragment, so a killed egress leaves a file readable up to its last whole fragment, and
+#     mp4mux is told the file cannot seek, so a caps change (a new picture size) does not make it
+#     rewrite a longer moov over the first fragment (docs/recordings.md, Passthrough).
 apply_patches() {
   local module_dir="$1" patch
   for patch in "$EGRESS_WRAPPER_DIR"/patches/*.patch; do

@@ -1,9 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { dispose, TrackKind } from '@livekit/rtc-node';
 import type { AppView, RecordingView, StreamView, WebhookSecretView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   firstVideoFrame,
@@ -29,6 +31,14 @@ import {
 } from './installed.js';
 
 const RECORD_MS = 8_000;
+
+/** The installed node's LiveKit room API, with the credentials install.sh wrote (as an operator would use them). */
+const roomsOf = (node: Installed) =>
+  new RoomServiceClient(
+    node.env['LIVEKIT_URL'] ?? 'http://127.0.0.1:7880',
+    node.env['LIVEKIT_API_KEY'] ?? '',
+    node.env['LIVEKIT_API_SECRET'] ?? '',
+  );
 
 describe('an installed node: live streams, recordings and signed webhooks', () => {
   let node: Installed;
@@ -84,7 +94,10 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
    * and the completed file is downloaded and checked: what it reports is what it holds, every track
    * spans the recorded time, and it decodes.
    */
-  async function record(name: string, options: { video?: boolean; publishers?: number; on?: Tenant } = {}) {
+  async function record(
+    name: string,
+    options: { video?: boolean; publishers?: number; on?: Tenant; whileRecording?: (stream: StreamView) => Promise<void> } = {},
+  ) {
     const app = options.on ?? tenant;
     const stream = await createStream(app, name);
     const count = options.publishers ?? 1;
@@ -110,7 +123,9 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
       async () => ((await app.client.get<RecordingView>(path)).body.status === 'active' ? true : undefined),
       90_000,
     );
-    await new Promise((r) => setTimeout(r, RECORD_MS));
+    const recordedUntil = Date.now() + RECORD_MS;
+    await options.whileRecording?.(stream);
+    await new Promise((r) => setTimeout(r, Math.max(0, recordedUntil - Date.now())));
     expect((await app.client.post(`${path}/stop`)).status).toBeLessThan(300);
     // The file spans from egress's start (after the request) to the stop (before its answer).
     const spanS = (Date.now() - requestedAt) / 1000;
@@ -138,8 +153,8 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     return { started: started.body, done, media, size: Number(download.headers.get('content-length')) };
   }
 
-  it('records a camera publisher as sent (auto: passthrough); the download plays with video and audio; webhooks arrive signed', async () => {
-    const { started, done, media, size } = await record('recorded');
+  it('records a camera publisher as sent (auto: passthrough); the recorders are not counted in the stream; the download plays with video and audio; webhooks arrive signed', async () => {
+    const { started, done, media, size } = await record('recorded', { whileRecording: recordersNotCounted });
     expect(started.mode).toBe('passthrough');
     expect(media.streams).toEqual(['audio', 'video']);
     for (const type of ['recording.started', 'recording.completed']) {
@@ -149,6 +164,27 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     const completed = receiver.of('recording.completed', done.id)[0]!.body.data as RecordingView;
     expect(completed.sizeBytes).toBe(size);
   });
+
+  /**
+   * The egresses recording the stream are in its LiveKit room, yet the stream counts its people only.
+   * Tally reads the counts back from LiveKit on each room event, and LiveKit sends one room's events
+   * in order: so once a guest who starts publishing after the recorders joined is counted among the
+   * publishers, the participant count beside it was read with the recorders in the room.
+   */
+  async function recordersNotCounted(stream: StreamView): Promise<void> {
+    const livekit = roomsOf(node);
+    await waitFor('the egress recorders in the room', async () =>
+      (await livekit.listParticipants(stream.room)).some((p) => p.kind === ParticipantInfo_Kind.EGRESS) ? true : undefined,
+    );
+    const token = await streamToken(tenant, stream.id, 'publisher', 'guest');
+    const guest = await joinAndPublish(token.url, token.token, { video: false });
+    try {
+      // The host and the guest; not the recorders.
+      expect(await streamLive(tenant, stream.id, 2)).toMatchObject({ participants: 2, publishers: 2 });
+    } finally {
+      await guest.stop();
+    }
+  }
 
   it('records an audio-only publisher as a single track egress that plays', async () => {
     const { started, media } = await record('podcast', { video: false });

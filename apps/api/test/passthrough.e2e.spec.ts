@@ -13,7 +13,7 @@ import { startApiHarness } from './api-harness.js';
 import { type Publisher, tracksUp } from './media-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 import { download, recordingIn } from './recording-client.js';
-import { joinAndPublishSync } from './sync-publisher.js';
+import { joinAndPublishSync, type SyncPublisher } from './sync-publisher.js';
 
 const run = promisify(execFile);
 /** The gaps between flashes, in turn: unequal, so a track shifted by a whole gap cannot pass for one in sync. */
@@ -47,7 +47,9 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     await harness?.stop();
   });
 
-  async function syncStream(codec: 'vp8' | 'h264' = 'vp8'): Promise<{ appId: string; client: ApiClient; stream: StreamView }> {
+  async function syncStream(
+    codec: 'vp8' | 'h264' = 'vp8',
+  ): Promise<{ appId: string; client: ApiClient; stream: StreamView; publisher: SyncPublisher }> {
     const { app, client } = await createTenant(harness.admin, `passthrough-${codec}`);
     await client.patch(`/v1/apps/${app.id}`, { webhookUrl: receiver.url });
     receiver.secret = (await client.post<{ secret: string }>(`/v1/apps/${app.id}/webhook-secret`)).body.secret;
@@ -55,14 +57,15 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     const token = (
       await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' })
     ).body;
-    publishers.push(await joinAndPublishSync(token.url, token.token, { gapsMs: GAPS_MS, codec }));
+    const publisher = await joinAndPublishSync(token.url, token.token, { gapsMs: GAPS_MS, codec });
+    publishers.push(publisher);
     await waitFor(
       'the publisher live',
       async () => ((await client.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.publishers === 1 ? true : undefined),
       30_000,
     );
     await tracksUp(client, app.id, stream.id);
-    return { appId: app.id, client, stream };
+    return { appId: app.id, client, stream, publisher };
   }
 
   async function probe(path: string): Promise<{ durationS: number; streams: string[] }> {
@@ -204,6 +207,38 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     // the same); a software H.264 encoder on a loaded 2-core host drops frames, so a flash can land
     // one or two frames late, on the next frame kept.
     console.log(`passthrough H.264 lip sync (audio - video, ms): ${sync.offsetsMs.join(', ')}; ${describeSync(sync)}`);
+  }, 240_000);
+
+  it('keeps the whole video of an H.264 publisher whose picture size changes mid-recording (as a simulcast layer switch does)', async () => {
+    const { appId, client, stream, publisher } = await syncStream('h264');
+    const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, {});
+    const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
+    expect(active).toMatchObject({ status: 'active', mode: 'passthrough' });
+    await new Promise((r) => setTimeout(r, 4_000));
+    publisher.resize();
+    await new Promise((r) => setTimeout(r, 6_000));
+    await client.post(`/v1/apps/${appId}/recordings/${active.id}/stop`);
+
+    const complete = await recordingIn(client, appId, active.id, ['complete', 'failed']);
+    expect(complete).toMatchObject({ status: 'complete', error: null });
+    expect(complete.codecs).toEqual([
+      { type: 'video', codec: 'h264' },
+      { type: 'audio', codec: 'aac' },
+    ]);
+    const file = await download(client, appId, complete);
+    expect(await decodesCompletely(file)).toBe('');
+    const { stdout } = await run(
+      'ffprobe',
+      ['-v', 'error', '-select_streams', 'v', '-show_entries', 'frame=width,height', '-of', 'csv=p=0', file],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    const sizes = new Set(stdout.split('\n').filter((l) => l.trim() !== ''));
+    expect([...sizes], 'the picture sizes the recording shows').toContain('640,480');
+    const probed = await probe(file);
+    const streams = await streamDurations(file);
+    expect(streams.video, `video ${streams.video} s of ${probed.durationS} s`).toBeGreaterThan(probed.durationS - 1.5);
   }, 240_000);
 
   /**

@@ -13,8 +13,11 @@ import {
 } from '@livekit/rtc-node';
 import type { Publisher } from './media-client.js';
 
-const WIDTH = 320;
-const HEIGHT = 240;
+/** The picture's sizes: the first until `resize`, then the second (as a simulcast layer switch changes it). */
+const SIZES = [
+  { width: 320, height: 240 },
+  { width: 640, height: 480 },
+] as const;
 const FPS = 30;
 const SAMPLE_RATE = 48_000;
 /** 10 ms audio frames; the native source keeps at most this much queued ahead of the wire. */
@@ -44,7 +47,12 @@ export type SyncPublisherOptions = Readonly<{
  * audio's clock (see below), so a recording that keeps each track's timing shows the flash and the
  * beep together, and any gap it shows is the recorder's.
  */
-export async function joinAndPublishSync(url: string, token: string, options: SyncPublisherOptions = {}): Promise<Publisher> {
+export type SyncPublisher = Publisher & {
+  /** From the next frame on, the picture is 640×480 instead of 320×240: the encoder starts a new stream (new SPS). */
+  resize(): void;
+};
+
+export async function joinAndPublishSync(url: string, token: string, options: SyncPublisherOptions = {}): Promise<SyncPublisher> {
   const gapsMs = options.gapsMs ?? [1_200, 1_800];
   const cycleMs = gapsMs.reduce((a, b) => a + b, 0);
   /** Where each flash starts within a cycle, in ms. */
@@ -52,7 +60,7 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
   const flashMs = options.flashMs ?? 200;
   const room = new Room();
   await room.connect(url, token, { autoSubscribe: false, dynacast: false });
-  const video = new VideoSource(WIDTH, HEIGHT);
+  const video = new VideoSource(SIZES[0].width, SIZES[0].height);
   const audio = new AudioSource(SAMPLE_RATE, 1, AUDIO_QUEUE_MS);
   const videoOptions = new TrackPublishOptions({ source: TrackSource.SOURCE_CAMERA, simulcast: false });
   if (options.codec === 'h264') videoOptions.videoCodec = VideoCodec.H264;
@@ -65,14 +73,16 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
   // A strip of noise at the bottom keeps every frame distinct; the rest is black, or white during a
   // flash. The strip is thin on purpose: a bitrate above what the sender's bandwidth estimate allows
   // at first makes libwebrtc drop frames (5–10 fps), and a flash then shows up to 200 ms late.
-  const noisy = (base: number) =>
+  const noisy = (base: number, { width, height }: (typeof SIZES)[number]) =>
     Array.from({ length: 8 }, () => {
-      const rgba = new Uint8Array(WIDTH * HEIGHT * 4).fill(base);
-      for (let i = WIDTH * (HEIGHT - 8); i < WIDTH * HEIGHT; i++) rgba.fill(Math.floor(Math.random() * 256), i * 4, i * 4 + 3);
+      const rgba = new Uint8Array(width * height * 4).fill(base);
+      for (let i = width * (height - 8); i < width * height; i++) rgba.fill(Math.floor(Math.random() * 256), i * 4, i * 4 + 3);
       return rgba;
     });
-  const black = noisy(0);
-  const white = noisy(255);
+  const pictures = SIZES.map((size) => ({ size, black: noisy(0, size), white: noisy(255, size) }));
+  let picture = pictures[0]!;
+  const frame = (shade: 'black' | 'white') =>
+    new VideoFrame(picture[shade][frameNo++ % picture[shade].length]!, picture.size.width, picture.size.height, VideoBufferType.RGBA);
 
   // One clock for both tracks: the audio's. The native source plays the queued audio out 10 ms at a
   // time, so in steady state audio frame n leaves at `audioZero + n * 10 ms` on the monotonic clock
@@ -94,7 +104,7 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
     const now = nowUs();
     if (audioZeroUs === undefined) {
       lastStampUs = now;
-      video.captureFrame(new VideoFrame(black[frameNo++ % black.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA), now);
+      video.captureFrame(frame('black'), now);
       return;
     }
     const cycleStart = audioZeroUs + ((now - audioZeroUs) / cycleUs) * cycleUs;
@@ -102,9 +112,8 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
     const flashStart = cycleStart + BigInt(startsMs.filter((start) => start <= inCycleMs).pop() ?? 0) * 1_000n;
     // The flash's first frame is stamped with the beep's start, the rest with their capture time.
     const stamp = flashStart > lastStampUs && lastStampUs > 0n ? flashStart : now;
-    const frames = stamp - flashStart < flashUs ? white : black;
     lastStampUs = stamp;
-    video.captureFrame(new VideoFrame(frames[frameNo++ % frames.length]!, WIDTH, HEIGHT, VideoBufferType.RGBA), stamp);
+    video.captureFrame(frame(stamp - flashStart < flashUs ? 'white' : 'black'), stamp);
   }, 1000 / FPS);
 
   const zeroes: bigint[] = [];
@@ -131,6 +140,9 @@ export async function joinAndPublishSync(url: string, token: string, options: Sy
 
   return {
     room,
+    resize() {
+      picture = pictures[1]!;
+    },
     async stop() {
       running = false;
       clearInterval(videoTimer);

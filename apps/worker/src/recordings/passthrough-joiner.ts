@@ -46,7 +46,10 @@ export class PassthroughJoiner {
       }
       const probe = await ffprobe(path).catch(() => undefined);
       const codec = probe?.codecs.find((c) => c.type === part.track)?.codec;
-      if (!codec) {
+      // An MP4 whose header names the codec but whose frames ffprobe cannot reach (its first
+      // fragment overwritten) has no duration: joined, the track would silently vanish from the file.
+      const framesUnreachable = path.endsWith('.mp4') && probe?.durationS === undefined;
+      if (!codec || framesUnreachable) {
         unreadable.push(part.track);
         continue;
       }
