@@ -91,8 +91,9 @@ suite() {
 # And the node's budget is the capacity model's reference origin (8 vCPU / 8 GB, as the operator
 # override TALLY_NODE_* states it), not what the agent measures on a 2-core CI host: there an RTMP
 # transcode does not fit, and the derived app.ingresses cap is 0.
+# A stream nobody joins ends after TALLY_STREAM_JOIN_TIMEOUT_S, shortened so the suite can watch one end.
 printf '%s\n' TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 TALLY_NODE_CPU_MILLICORES=8000 TALLY_NODE_RAM_MB=8192 \
-  TALLY_NODE_NIC_MBPS=1000 >"$home/tally.env"
+  TALLY_NODE_NIC_MBPS=1000 TALLY_STREAM_JOIN_TIMEOUT_S=30 >"$home/tally.env"
 chmod 600 "$home/tally.env"
 
 say "home $home, namespace $ns, media address $node_ip"

@@ -18,7 +18,7 @@ export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; s
       load: () => ({ url: s.bareUrl, requests: [{ method: 'POST', path: '/bare', headers: json, body: '{}' }] }),
     },
     {
-      // Each request creates a stream (admitted through the ledger, stored; its room is created after the answer).
+      // Each request creates a stream (admitted through the ledger, stored; its room waits for its first token).
       name: 'stream create',
       load: () => ({
         url: s.apiUrl,

@@ -14,6 +14,13 @@ if command -v pulseaudio >/dev/null 2>&1; then
 else
   echo "pulseaudio is not installed: RoomComposite recordings will have no sound" >&2
 fi
+# GStreamer scans its plugins into a registry under $HOME the first time a process uses it. Done
+# here, before egress says it is ready, rather than by the first recording's pipeline: on a busy
+# host that scan delayed the pipeline by seconds, and a video egress that late could wait in
+# STARTING for good (docs/recordings.md, A start that never comes).
+if command -v gst-inspect-1.0 >/dev/null 2>&1; then
+  gst-inspect-1.0 fakesink >/dev/null 2>&1 || echo "gst-inspect-1.0 failed: the first recording builds GStreamer's registry" >&2
+fi
 # Egress execs `egress run-handler` for every job, so its directory goes on PATH.
 PATH="$(dirname "$binary"):$PATH"
 export PATH

@@ -6,6 +6,8 @@
 #   iproute2                  - `ip netns` for media tests
 #   docker.io busybox-static debootstrap - dockerd for the docker worker runtime's tests; local images
 #   pkg-config portaudio19-dev libasound2-dev build-essential - cgo deps of `lk` (portaudio_system)
+#   caddy                     - the TLS proxy install.sh puts in front with --domain; the installer
+#                               tests verify its unit (systemd-analyze) before their --domain install
 # Note: on hosts with init scripts/systemd, installing postgresql/redis-server may auto-start
 # system services (on this machine /usr/sbin/policy-rc.d prevents it). Nothing relies on them.
 set -euo pipefail
@@ -25,10 +27,14 @@ TALLY_APT_PACKAGES=(
   libasound2-dev
   chromium fonts-liberation # the dashboard's browser tests (playwright-core drives Debian's Chromium)
   docker.io busybox-static debootstrap # the docker worker runtime: a real dockerd, images built with no registry
+  caddy                                # install.sh --domain's TLS proxy (scripts/install/tls.sh)
 )
 
 log "system packages: ${TALLY_APT_PACKAGES[*]}"
 apt_install_missing "${TALLY_APT_PACKAGES[@]}"
+# Debian's package starts its own caddy.service on ports 80/443 where systemd runs: the tests (like
+# install.sh) run their own instance.
+if [[ -d /run/systemd/system ]]; then systemctl disable --now caddy.service >/dev/null 2>&1 || true; fi
 
 # Sanity checks on what the rest of the project expects to find.
 pg_bin="$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n1)"

@@ -72,13 +72,37 @@ export function streamLive(tenant: Tenant, streamId: string, publishers = 1, tim
   );
 }
 
-export type Probe = Readonly<{ streams: string[]; durationS: number }>;
+export type Probe = Readonly<{ streams: string[]; codecs: string[]; durationS: number }>;
 
-/** What ffprobe finds in a media file: its stream types (sorted) and container duration. */
+/** What ffprobe finds in a media file: its stream types and codecs (each sorted) and container duration. */
 export async function probe(path: string): Promise<Probe> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'json', path]);
-  const parsed = JSON.parse(stdout) as { format: { duration?: string }; streams: { codec_type: string }[] };
-  return { streams: parsed.streams.map((s) => s.codec_type).sort(), durationS: Number(parsed.format.duration ?? 0) };
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'format=duration:stream=codec_type,codec_name',
+    '-of',
+    'json',
+    path,
+  ]);
+  const parsed = JSON.parse(stdout) as { format: { duration?: string }; streams: { codec_type: string; codec_name: string }[] };
+  return {
+    streams: parsed.streams.map((s) => s.codec_type).sort(),
+    codecs: parsed.streams.map((s) => s.codec_name).sort(),
+    durationS: Number(parsed.format.duration ?? 0),
+  };
+}
+
+/** The picture size of every decoded frame of the file's first video stream, in order. */
+export async function frames(path: string): Promise<{ width: number; height: number }[]> {
+  const { stdout } = await run(
+    'ffprobe',
+    ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=width,height', '-of', 'json', path],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  return (JSON.parse(stdout) as { frames?: { width: number; height: number }[] }).frames ?? [];
 }
 
 /** Seconds between the first and the last packet of the file's first stream of that type. */

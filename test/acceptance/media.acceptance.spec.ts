@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { dispose, TrackKind } from '@livekit/rtc-node';
-import type { AppView, RecordingView, StreamView, WebhookSecretView } from '@tally/contracts';
+import type { AppView, LimitRefusal, RecordingView, StreamView, WebhookSecretView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +17,12 @@ import {
   type Viewer,
 } from '../../apps/api/test/media-client.js';
 import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
+import { joinAndPublishSync, type SyncPublisher } from '../../apps/api/test/sync-publisher.js';
 import {
   createStream,
   createTenant,
   decodes,
+  frames,
   type Installed,
   installed,
   packetSpanS,
@@ -90,20 +92,28 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
   });
 
   /**
-   * `publishers` publishers join, the recording (`mode` left to auto) runs for RECORD_MS, stops,
-   * and the completed file is downloaded and checked: what it reports is what it holds, every track
-   * spans the recorded time, and it decodes.
+   * `publishers` publishers join (`publish`, else a VP8 camera or a microphone), the recording
+   * (`mode` left to auto) runs for RECORD_MS, stops, and the completed file is downloaded and
+   * checked: what it reports is what it holds, every track spans the recorded time, and it decodes.
    */
   async function record(
     name: string,
-    options: { video?: boolean; publishers?: number; on?: Tenant; whileRecording?: (stream: StreamView) => Promise<void> } = {},
+    options: {
+      video?: boolean;
+      publishers?: number;
+      on?: Tenant;
+      publish?: (url: string, token: string) => Promise<Publisher>;
+      whileRecording?: (stream: StreamView) => Promise<void>;
+    } = {},
   ) {
     const app = options.on ?? tenant;
     const stream = await createStream(app, name);
     const count = options.publishers ?? 1;
     for (let i = 0; i < count; i++) {
       const token = await streamToken(app, stream.id, 'publisher', `speaker-${i}`);
-      publishers.push(await joinAndPublish(token.url, token.token, { video: options.video ?? true }));
+      publishers.push(
+        await (options.publish?.(token.url, token.token) ?? joinAndPublish(token.url, token.token, { video: options.video ?? true })),
+      );
     }
     await streamLive(app, stream.id, count);
     if (count === 1) await tracksUp(app.client, app.app.id, stream.id, options.video === false ? [TrackKind.KIND_AUDIO] : undefined);
@@ -150,7 +160,7 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     }
     if (media.streams.includes('video')) expect(await packetSpanS(file, 'video'), 'video span').toBeLessThan(spanS + 1);
     await decodes(file);
-    return { started: started.body, done, media, size: Number(download.headers.get('content-length')) };
+    return { started: started.body, done, file, media, size: Number(download.headers.get('content-length')) };
   }
 
   it('records a camera publisher as sent (auto: passthrough); the recorders are not counted in the stream; the download plays with video and audio; webhooks arrive signed', async () => {
@@ -186,6 +196,29 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     }
   }
 
+  it('records an H.264 camera whose picture size changes mid-recording (as a simulcast layer switch does) as sent, video and audio to the end, at both sizes', async () => {
+    let camera: SyncPublisher | undefined;
+    const { started, done, file, media } = await record('resized', {
+      publish: async (url, token) => (camera = await joinAndPublishSync(url, token, { codec: 'h264' })),
+      whileRecording: async () => {
+        await new Promise((r) => setTimeout(r, RECORD_MS / 2));
+        camera!.resize();
+      },
+    });
+    expect(started.mode).toBe('passthrough');
+    expect(done.location.endsWith('.mp4')).toBe(true);
+    expect(media.codecs).toEqual(['aac', 'h264']);
+    // The picture before the change and after it: 640×480, or on a loaded host less where
+    // libwebrtc's adaptation scales it down, but larger than before. The larger picture holds to the end.
+    const shown = await frames(file);
+    const area = (f: { width: number; height: number }) => f.width * f.height;
+    const before = 320 * 240;
+    expect(shown.map((f) => `${f.width}x${f.height}`)).toContain('320x240');
+    expect(area(shown.at(-1)!), `the last frame (${JSON.stringify(shown.at(-1))}) is larger than 320x240`).toBeGreaterThan(before);
+    // The video lasts the whole file: the switch did not drop it (stock mp4mux lost all of it).
+    expect(await packetSpanS(file, 'video'), `video span of ${media.durationS} s`).toBeGreaterThan(media.durationS - 1.5);
+  });
+
   it('records an audio-only publisher as a single track egress that plays', async () => {
     const { started, media } = await record('podcast', { video: false });
     expect(started.mode).toBe('track');
@@ -209,6 +242,37 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     const { started, media } = await record('panel', { publishers: 2 });
     expect(started.mode).toBe('room_composite');
     expect(media.streams).toEqual(['audio', 'video']);
+  });
+
+  it("ends a stream nobody joined at the join timeout, without ever making it a LiveKit room, and frees its place in the app's quota", async () => {
+    const joinTimeoutS = Number(node.env['TALLY_STREAM_JOIN_TIMEOUT_S'] ?? '300');
+    const noShow = await createTenant(node.admin, 'acceptance no-show');
+    expect((await node.admin.patch(`/v1/apps/${noShow.app.id}`, { quotas: { maxStreams: 1 } })).status).toBe(200);
+    const streams = `/v1/apps/${noShow.app.id}/streams`;
+    try {
+      const stream = await createStream(noShow, 'nobody came');
+      const full = await noShow.client.post<LimitRefusal>(streams, { name: 'one too many' });
+      expect(full.status).toBe(429);
+      expect(full.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams', limit: 1, used: 1 });
+      // Nothing needed a room for it (no token, ingress, recording or HLS): LiveKit has none.
+      expect(await roomsOf(node).listRooms([stream.room])).toEqual([]);
+
+      const ended = await waitFor(
+        'the unjoined stream to end',
+        async () => {
+          const got = (await noShow.client.get<StreamView>(`${streams}/${stream.id}`)).body;
+          return got.status === 'ended' ? got : undefined;
+        },
+        // The join timeout, then the worker's next sweep.
+        (joinTimeoutS + Number(node.env['TALLY_SWEEP_INTERVAL_S'] ?? '30') + 30) * 1000,
+      );
+      expect(ended.endReason).toBe('join_timeout');
+      expect(Date.parse(ended.endedAt ?? '') - Date.parse(stream.createdAt)).toBeGreaterThanOrEqual(joinTimeoutS * 1000);
+      const next = await noShow.client.post<StreamView>(streams, { name: 'the place it freed' });
+      expect(next.status, JSON.stringify(next.body)).toBe(201);
+    } finally {
+      await node.admin.delete(`/v1/apps/${noShow.app.id}`);
+    }
   });
 
   it('ends a stream for everyone on DELETE and frees its place', async () => {

@@ -1,10 +1,13 @@
-import type { CapacityCheckResult, StreamToken } from '@tally/contracts';
+import type { CapacityCheckResult, StreamList, StreamToken, StreamView } from '@tally/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 
-type ErrorAnswer = Readonly<{ error: { code: string; message: string; details?: { fields?: { field: string }[] } }; requestId: string }>;
+type ErrorAnswer = Readonly<{
+  error: { code: string; message: string; details?: { fields?: { field: string }[] }; resource?: string; limit?: number; used?: number };
+  requestId: string;
+}>;
 
-/** Token minting and capacity/check are served by Fastify without Nest's router (@DirectRoute): they must answer as every other route does. */
+/** Stream create, token minting and capacity/check are served by Fastify without Nest's router (@DirectRoute): they must answer as every other route does. */
 describe('routes served without Nest', () => {
   let harness: ApiHarness | undefined;
 
@@ -64,5 +67,42 @@ describe('routes served without Nest', () => {
     for (const answer of [otherApp, otherCheck, otherStream]) expect([answer.status, answer.body.error.code]).toEqual([404, 'not_found']);
     for (const answer of [noKey, badKey]) expect([answer.status, answer.body.error.code]).toEqual([401, 'unauthorized']);
     for (const answer of [badBody, otherApp, noKey]) expect(answer.body.requestId).toBe(answer.headers.get('x-request-id'));
+  });
+
+  it('create a stream with the headers of any keyed route, refusing a bad name, another app and the cap as Nest would', async () => {
+    const { admin } = harness!;
+    const { app, client } = await createTenant(admin, 'direct create', { maxStreams: 1 });
+    const other = await createTenant(admin, 'direct create other');
+    const streams = `/v1/apps/${app.id}/streams`;
+
+    const badName = await client.post<ErrorAnswer>(streams, { name: 'nul\u0000inside' });
+    const otherApp = await other.client.post<ErrorAnswer>(streams, { name: 'theirs' });
+    const created = await client.post<StreamView>(streams, { name: 'direct' });
+    const overCap = await client.post<ErrorAnswer>(streams, { name: 'one too many' });
+
+    expect(badName.status).toBe(400);
+    expect(badName.body.error.details?.fields?.map((f) => f.field)).toEqual(['name']);
+    expect([otherApp.status, otherApp.body.error.code]).toEqual([404, 'not_found']);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ appId: app.id, name: 'direct', status: 'created' });
+    expect(created.headers.get('x-request-id')).toMatch(/\S/);
+    expect(created.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(overCap.status).toBe(429);
+    expect(overCap.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams', limit: 1, used: 1 });
+    expect((await client.get<StreamList>(streams)).body.items.map((s) => s.id)).toEqual([created.body.id]);
+  });
+
+  it('create a stream through Nest when the request carries an Idempotency-Key, so its retry is answered from the first', async () => {
+    const { admin } = harness!;
+    const { app, client } = await createTenant(admin, 'direct idempotent');
+    const streams = `/v1/apps/${app.id}/streams`;
+
+    const first = await client.request<StreamView>('POST', streams, { name: 'once' }, { 'idempotency-key': 'direct-1' });
+    const retry = await client.request<StreamView>('POST', streams, { name: 'once' }, { 'idempotency-key': 'direct-1' });
+
+    expect(first.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect((await client.get<StreamList>(streams)).body.items).toHaveLength(1);
   });
 });

@@ -68,6 +68,24 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     return { appId: app.id, client, stream, publisher };
   }
 
+  /**
+   * Stops a recording through the API. `recordedS` checks that the recording ended while the stop
+   * was in flight, and answers how long it was recorded by the API's own account.
+   */
+  async function stopRecording(client: ApiClient, appId: string, id: string): Promise<{ recordedS(complete: RecordingView): number }> {
+    const askedAt = Date.now();
+    expect((await client.post(`/v1/apps/${appId}/recordings/${id}/stop`)).status).toBe(200);
+    const answeredAt = Date.now();
+    return {
+      recordedS(complete) {
+        const endedAt = Date.parse(complete.endedAt ?? '');
+        expect(endedAt).toBeGreaterThanOrEqual(askedAt);
+        expect(endedAt).toBeLessThanOrEqual(answeredAt);
+        return (endedAt - Date.parse(complete.startedAt ?? '')) / 1000;
+      },
+    };
+  }
+
   async function probe(path: string): Promise<{ durationS: number; streams: string[] }> {
     const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_name', '-of', 'json', path]);
     const parsed = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_name: string }[] };
@@ -119,11 +137,11 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
     expect(active).toMatchObject({ status: 'active', error: null });
     await new Promise((r) => setTimeout(r, 15_000));
-    await client.post(`/v1/apps/${appId}/recordings/${active.id}/stop`);
-    const recordedS = (Date.now() - Date.parse(active.startedAt ?? '')) / 1000;
+    const stopped = await stopRecording(client, appId, active.id);
 
     const complete = await recordingIn(client, appId, active.id, ['complete', 'failed']);
     expect(complete).toMatchObject({ status: 'complete', error: null, location: `${appId}/${active.id}.webm` });
+    const recordedS = stopped.recordedS(complete);
     expect(complete.codecs).toEqual([
       { type: 'video', codec: 'vp8' },
       { type: 'audio', codec: 'opus' },
@@ -183,11 +201,11 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
     const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
     expect(active).toMatchObject({ status: 'active', error: null });
     await new Promise((r) => setTimeout(r, 12_000));
-    await client.post(`/v1/apps/${appId}/recordings/${active.id}/stop`);
-    const recordedS = (Date.now() - Date.parse(active.startedAt ?? '')) / 1000;
+    const stopped = await stopRecording(client, appId, active.id);
 
     const complete = await recordingIn(client, appId, active.id, ['complete', 'failed']);
     expect(complete).toMatchObject({ status: 'complete', error: null, location: `${appId}/${active.id}.mp4` });
+    const recordedS = stopped.recordedS(complete);
     expect(complete.codecs).toEqual([
       { type: 'video', codec: 'h264' },
       { type: 'audio', codec: 'aac' },

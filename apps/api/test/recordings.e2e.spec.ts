@@ -88,10 +88,12 @@ describe('recordings on real LiveKit egress', () => {
     // A complete file is only served once complete.
     expect((await client.get(`/v1/apps/${app.id}/recordings/${active.id}/file`)).status).toBe(409);
     await new Promise((r) => setTimeout(r, 8_000));
-    // The publisher leaves: egress closes the file on its own.
+    // The publisher stops sending and leaves: egress closes the file on its own. Published while
+    // recording: from the recording's start to the last media sent (leaving can take seconds more
+    // on a busy host, with nothing sent).
+    const mediaStoppedAt = Date.now();
     await publishers.pop()?.stop();
-    // Published while recording: from the moment egress started to the moment the publisher left.
-    const recordedS = (Date.now() - Date.parse(active.startedAt ?? '')) / 1000;
+    const recordedS = (mediaStoppedAt - Date.parse(active.startedAt ?? '')) / 1000;
 
     const complete = await recordingIn(client, app.id, active.id, ['complete', 'failed']);
     expect(complete).toMatchObject({ status: 'complete', error: null, storage: 'local', location: `${app.id}/${active.id}.webm` });

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DEFAULT_MODEL, DEFAULT_NODE_BUDGET, workerLimits } from '@tally/capacity';
@@ -78,6 +79,9 @@ describe('media workers run by the agent on demand (native runtime)', () => {
     });
     expect(running?.limits.enforcedBy).toMatch(/^cgroup/);
     expect(running?.rssMb).toBeGreaterThan(0);
+    // Ready means GStreamer's plugin registry is built: the first recording's pipeline does not pay for it.
+    const gstCache = join(harness.stack.env['TALLY_WORKERS_DIR'] ?? '', 'egress', 'home', '.cache', 'gstreamer-1.0');
+    expect(readdirSync(gstCache).filter((f) => /^registry\..+\.bin$/.test(f))).toHaveLength(1);
 
     await recordingIn(tenant.client, tenant.app.id, started.body.id, ['active']);
     await new Promise((resolve) => setTimeout(resolve, 3_000));

@@ -49,17 +49,6 @@ describe('recordings and webhooks in the dashboard', () => {
     });
   }
 
-  /** The recordings routes are another team's work in progress: without them these tests say so and skip. */
-  async function recordingsRouteMissing(client: ApiClient, stream: StreamView): Promise<boolean> {
-    const probe = await client.post(`/v1/apps/${stream.appId}/streams/${stream.id}/recordings`, { mode: 'not-a-mode' });
-    if (probe.status === 404) {
-      console.warn('[dashboard] skipped: POST /v1/apps/{appId}/streams/{streamId}/recordings answers 404 on this server');
-      return true;
-    }
-    expect(probe.status).toBe(400);
-    return false;
-  }
-
   async function appPage(key: string, appId: string, name: 'recordings' | 'webhooks', heading: string): Promise<Page> {
     const page = await openDashboard(browser, sut.anonymous.baseUrl, `/dashboard/apps/${appId}/${name}`);
     pages.push(page);
@@ -69,11 +58,10 @@ describe('recordings and webhooks in the dashboard', () => {
   }
   const recordingsPage = (key: string, appId: string): Promise<Page> => appPage(key, appId, 'recordings', 'Recordings');
 
-  it('shows a recording refused by the app quota as a sentence naming app.recordings', async (ctx) => {
+  it('shows a recording refused by the app quota as a sentence naming app.recordings', async () => {
     const { app, key, client } = await createTenant(sut.admin, 'no-recordings-co');
     expect((await sut.admin.patch<AppView>(`/v1/apps/${app.id}`, { quotas: { maxRecordings: 0 } })).status).toBe(200);
-    const stream = await liveStream(client, app.id, 'unrecordable');
-    if (await recordingsRouteMissing(client, stream)) ctx.skip('the recordings API is not on this server yet');
+    await liveStream(client, app.id, 'unrecordable');
     const page = await recordingsPage(key.key, app.id);
 
     await page.getByLabel('Live stream').locator('option', { hasText: 'unrecordable' }).waitFor({ state: 'attached' });
@@ -85,54 +73,49 @@ describe('recordings and webhooks in the dashboard', () => {
     expect((await client.get<{ items: RecordingView[] }>(`/v1/apps/${app.id}/recordings`)).body.items).toEqual([]);
   });
 
-  it(
-    'starts a track-composite recording of a live stream, stops it, plays the file and downloads it',
-    { timeout: 240_000 },
-    async (ctx) => {
-      const { app, key, client } = await createTenant(sut.admin, 'recording-co');
-      const stream = await liveStream(client, app.id, 'keynote');
-      if (await recordingsRouteMissing(client, stream)) ctx.skip('the recordings API is not on this server yet');
-      const page = await recordingsPage(key.key, app.id);
-      await page.getByText('No recordings yet.').waitFor();
+  it('starts a track-composite recording of a live stream, stops it, plays the file and downloads it', { timeout: 240_000 }, async () => {
+    const { app, key, client } = await createTenant(sut.admin, 'recording-co');
+    await liveStream(client, app.id, 'keynote');
+    const page = await recordingsPage(key.key, app.id);
+    await page.getByText('No recordings yet.').waitFor();
 
-      await page.getByLabel('Live stream').locator('option', { hasText: 'keynote' }).waitFor({ state: 'attached' });
-      await page.getByLabel('Mode').selectOption('track_composite');
-      await page.getByRole('button', { name: 'Start recording' }).click();
-      const started = await page
-        .getByRole('status')
-        .filter({ hasText: /Recording rec_\w+ is/ })
-        .textContent();
-      const recordingId = /rec_[a-z0-9]{16}/.exec(started ?? '')![0];
-      const row = page.locator(`tr[data-recording-id="${recordingId}"]`);
-      await row.getByText('active', { exact: true }).waitFor({ timeout: 60_000 });
-      expect(await row.textContent()).toContain('track composite');
-      await screenshot(page, 'recordings-active');
+    await page.getByLabel('Live stream').locator('option', { hasText: 'keynote' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Mode').selectOption('track_composite');
+    await page.getByRole('button', { name: 'Start recording' }).click();
+    const started = await page
+      .getByRole('status')
+      .filter({ hasText: /Recording rec_\w+ is/ })
+      .textContent();
+    const recordingId = /rec_[a-z0-9]{16}/.exec(started ?? '')![0];
+    const row = page.locator(`tr[data-recording-id="${recordingId}"]`);
+    await row.getByText('active', { exact: true }).waitFor({ timeout: 60_000 });
+    expect(await row.textContent()).toContain('track composite');
+    await screenshot(page, 'recordings-active');
 
-      await new Promise((r) => setTimeout(r, 5_000));
-      await row.getByRole('button', { name: `Stop recording ${recordingId}` }).click();
-      await row.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
-      const complete = (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recordingId}`)).body;
-      const shown = await row.textContent();
-      expect(complete.durationS).toBeGreaterThan(4);
-      expect(shown).toContain(formatDuration(complete.durationS));
-      expect(shown).toContain(formatBytes(complete.sizeBytes));
+    await new Promise((r) => setTimeout(r, 5_000));
+    await row.getByRole('button', { name: `Stop recording ${recordingId}` }).click();
+    await row.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
+    const complete = (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recordingId}`)).body;
+    const shown = await row.textContent();
+    expect(complete.durationS).toBeGreaterThan(4);
+    expect(shown).toContain(formatDuration(complete.durationS));
+    expect(shown).toContain(formatBytes(complete.sizeBytes));
 
-      await row.getByRole('button', { name: `Play recording ${recordingId}` }).click();
-      // Egress transcodes track-composite output to its own preset size; any decoded frame proves playback.
-      const played = await videoPlaying(page, `video[aria-label="Recording ${recordingId}"]`);
-      expect(played.width * played.height).toBeGreaterThan(0);
-      await screenshot(page, 'recordings-playback');
+    await row.getByRole('button', { name: `Play recording ${recordingId}` }).click();
+    // Egress transcodes track-composite output to its own preset size; any decoded frame proves playback.
+    const played = await videoPlaying(page, `video[aria-label="Recording ${recordingId}"]`);
+    expect(played.width * played.height).toBeGreaterThan(0);
+    await screenshot(page, 'recordings-playback');
 
-      const [download] = await Promise.all([
-        page.waitForEvent('download'),
-        row.getByRole('button', { name: `Download recording ${recordingId}` }).click(),
-      ]);
-      const saved = join(tmpdir(), `dashboard-${recordingId}.mp4`);
-      await download.saveAs(saved);
-      expect(download.suggestedFilename()).toBe(`${recordingId}.mp4`);
-      expect(statSync(saved).size).toBe(complete.sizeBytes);
-    },
-  );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      row.getByRole('button', { name: `Download recording ${recordingId}` }).click(),
+    ]);
+    const saved = join(tmpdir(), `dashboard-${recordingId}.mp4`);
+    await download.saveAs(saved);
+    expect(download.suggestedFilename()).toBe(`${recordingId}.mp4`);
+    expect(statSync(saved).size).toBe(complete.sizeBytes);
+  });
 
   it('saves webhook settings with an app key, shows a rotated secret once, and redelivers from the log', async () => {
     const receiver = await SignedReceiver.start();

@@ -1,9 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import type { AppView, HlsView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { CapacityLedger } from '@tally/admission';
 import { createPrismaClient, type PrismaClient } from '@tally/db';
 import { LivekitEgressClient, LivekitRoomClient } from '@tally/livekit';
+import { EgressStopRequests } from '@tally/runtime';
 import { ApiClient, freePort, startStack, type TestStack, waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,9 +28,10 @@ describe('recordings reconciled with the egresses LiveKit lists', () => {
   let redis: Redis;
   let egress: LivekitEgressClient;
   const publishers: Publisher[] = [];
+  const hlsDir = mkdtempSync(join(tmpdir(), 'tally-reconcile-hls-'));
 
   beforeAll(async () => {
-    stack = await startStack({ egress: true, env: { TALLY_SWEEP_INTERVAL_S: '3600' } });
+    stack = await startStack({ egress: true, env: { TALLY_SWEEP_INTERVAL_S: '3600', TALLY_HLS_DIR: hlsDir } });
     const port = await freePort();
     api = await startApi({ ...stack.config, http: { ...stack.config.http, port } }, { logger: false });
     worker = await startWorker(stack.config, { logger: false });
@@ -43,6 +48,7 @@ describe('recordings reconciled with the egresses LiveKit lists', () => {
     await worker?.close();
     await api?.close();
     await stack?.stop();
+    rmSync(hlsDir, { recursive: true, force: true });
   });
 
   async function publishingStream(appId: string): Promise<StreamView> {
@@ -135,4 +141,27 @@ describe('recordings reconciled with the egresses LiveKit lists', () => {
       60_000,
     );
   }, 120_000);
+
+  it('leaves to finish the egresses the API asked to stop (a recording stop, an HLS stop): the sweeps see those stops', async () => {
+    const app = (await admin.post<AppView>('/v1/apps', { name: 'api-stops' })).body;
+    const stream = await publishingStream(app.id);
+    const started = await waitFor('the publisher’s tracks', async () => {
+      const r = await admin.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
+      return r.status === 201 ? r.body : undefined;
+    });
+    await sweptTo(app.id, started.id, ['active']);
+    const recordingEgress = (await prisma.recording.findUniqueOrThrow({ where: { id: started.id } })).egressId ?? '';
+    expect((await admin.post<RecordingView>(`/v1/apps/${app.id}/recordings/${started.id}/stop`)).status).toBe(200);
+    expect(await sweptTo(app.id, started.id, ['complete', 'failed'])).toMatchObject({ status: 'complete', error: null });
+
+    const hls = await admin.post<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`, {});
+    expect(hls.status).toBe(201);
+    const hlsEgress = (await prisma.hlsSession.findUniqueOrThrow({ where: { id: hls.body.id } })).egressId ?? '';
+    expect((await admin.delete<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body.status).toBe('stopped');
+
+    // What the worker's egress reconciler reads before stopping an egress it takes for a ghost.
+    expect(await worker.get(EgressStopRequests).pending([recordingEgress, hlsEgress, 'EG_neverStopped0'])).toEqual(
+      new Set([recordingEgress, hlsEgress]),
+    );
+  }, 150_000);
 });

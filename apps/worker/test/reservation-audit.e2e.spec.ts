@@ -55,8 +55,12 @@ describe('the reservation audit', () => {
       return r.status === 201 ? r.body : undefined;
     });
     const camera = (await client.post<CameraView>(`/v1/apps/${app.id}/cameras`, { name: 'door' })).body;
-    await waitFor('the recording to be active', async () =>
-      (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}`)).body.status === 'active' ? true : undefined,
+    // 60 s, as the other egress tests allow a start on a busy 2-core host.
+    await waitFor(
+      'the recording to be active',
+      async () =>
+        (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}`)).body.status === 'active' ? true : undefined,
+      60_000,
     );
 
     const audit = (await capacity('?detail=reservations')).reservations ?? [];

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppUsageView, AppView, CapacityView, CreatedCamera, StreamView } from '@tally/contracts';
+import { Room } from '@livekit/rtc-node';
+import type { AppUsageView, AppView, CapacityView, CreatedCamera, StreamToken, StreamView } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
@@ -26,14 +27,22 @@ describe('worker', () => {
     await stack?.stop();
   });
 
-  it('ends a stream whose room LiveKit lost while its webhook went nowhere, and releases its reservation', async () => {
+  it('ends a live stream whose room LiveKit lost while its webhook went nowhere, and releases its reservation', async () => {
     api = await startApi(stack.config, { logger: false });
     const admin = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`, stack.adminKey);
     const app = (await admin.post<AppView>('/v1/apps', { name: 'reconciled' })).body;
     const stream = (await admin.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: 'ghost' })).body;
+    const token = (await admin.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'guest', role: 'viewer' }))
+      .body;
+    const guest = new Room();
+    await guest.connect(token.url, token.token, { autoSubscribe: false, dynacast: false });
+    await waitFor('the stream to go live', async () =>
+      (await admin.get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`)).body.status === 'live' ? true : undefined,
+    );
     await api.close();
     api = undefined;
     await new LivekitRoomClient(stack.config.livekit).deleteRoom(stream.room);
+    await guest.disconnect().catch(() => undefined);
 
     sut = await startWorker(stack.config, { logger: false });
     // On another port than LiveKit's webhook URL: LiveKit's retried room_finished never arrives.
@@ -41,7 +50,7 @@ describe('worker', () => {
     api = await startApi({ ...stack.config, http: { ...stack.config.http, port: elsewhere } }, { logger: false });
     reader = new ApiClient(`http://127.0.0.1:${elsewhere}`, stack.adminKey);
 
-    // Sweeps are asked for (the schedule is hourly here); a stream is judged once it is 10 s old.
+    // Sweeps are asked for (the schedule is hourly here); a stream is judged once it has been live for 10 s.
     let askedAt = 0;
     const ended = await waitFor(
       'a sweep to end the stream',

@@ -83,6 +83,7 @@ export const RecordingView = z
     storage: z.enum(['local', 's3']),
     location: z.string(),
     createdAt: z.iso.datetime(),
+    /** When egress received the recording's first media (docs/recordings.md); null until the recording runs. */
     startedAt: z.iso.datetime().nullable(),
     endedAt: z.iso.datetime().nullable(),
     durationS: z.number().nullable(),

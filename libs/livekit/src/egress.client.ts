@@ -34,11 +34,23 @@ const COMPOSITE_ENCODING = new EncodingOptions({
   keyFrameInterval: 2,
 });
 
-/** The adapter in front of LiveKit's Egress service. */
+/**
+ * Where every stop is noted before LiveKit is asked: LiveKit lists an egress as running until egress
+ * reports the stop, and the worker's reconciler must not take one already being stopped for a ghost.
+ */
+export type EgressStopNotes = Readonly<{ asked(egressId: string): Promise<void> }>;
+
+/**
+ * The adapter in front of LiveKit's Egress service. Tally's processes get it with their stop notes
+ * (RuntimeModule); one made without (a test or a tool standing in for someone else) notes nothing.
+ */
 export class LivekitEgressClient {
   private readonly client: EgressClient;
 
-  constructor(credentials: LivekitCredentials) {
+  constructor(
+    credentials: LivekitCredentials,
+    private readonly notes?: EgressStopNotes,
+  ) {
     this.client = new EgressClient(credentials.url, credentials.apiKey, credentials.apiSecret);
   }
 
@@ -95,7 +107,9 @@ export class LivekitEgressClient {
     return summarise(info);
   }
 
+  /** Noted first, so a sweep between the ask and LiveKit's answer already sees it; a note that fails never holds the stop back. */
   async stop(egressId: string): Promise<EgressSummary> {
+    await this.notes?.asked(egressId).catch(() => undefined);
     return summarise(await this.client.stopEgress(egressId));
   }
 

@@ -4,6 +4,7 @@ import { judgeParts, type PartState, partInPath, partLocation, passthroughExtens
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const part = (patch: Partial<PartState> & Pick<PartState, 'track' | 'state'>): PartState => ({
   startedAt: null,
+  mediaStartedAt: null,
   endedAt: null,
   error: null,
   ...patch,
@@ -24,6 +25,24 @@ describe(judgeParts.name, () => {
         now,
       ),
     ).toEqual({ kind: 'active', startedAt: at(1) });
+  });
+
+  it('starts the recording where its file begins: the first packet an egress read, seconds before it reported its start on a busy host', () => {
+    // Egress reads packets while it builds its pipeline; its file's timestamp 0 is the first of them.
+    const video = part({ track: 'video', state: 'active', startedAt: at(5), mediaStartedAt: at(2) });
+    const audio = part({ track: 'audio', state: 'active', startedAt: at(5), mediaStartedAt: at(3) });
+    expect(judgeParts([video, audio], now)).toEqual({ kind: 'active', startedAt: at(2) });
+    // An egress that never said when its file began counts from its start.
+    expect(judgeParts([video, { ...audio, startedAt: at(1), mediaStartedAt: null }], now)).toEqual({ kind: 'active', startedAt: at(1) });
+    expect(
+      judgeParts(
+        [
+          { ...video, state: 'complete', endedAt: at(20) },
+          { ...audio, state: 'complete', endedAt: at(21) },
+        ],
+        now,
+      ),
+    ).toEqual({ kind: 'finished', startedAt: at(2), endedAt: at(20) });
   });
 
   it('fails the recording when either egress fails, naming which and why', () => {

@@ -8,6 +8,12 @@ export type PartState = Readonly<{
   track: PassthroughTrack;
   state: EgressState;
   startedAt: Date | null;
+  /**
+   * When the egress received its track's first packet (its file result's started_at).
+   * Egress reads packets while it builds its pipeline and reports its start once that is built:
+   * on a busy host the file begins seconds before `startedAt`.
+   */
+  mediaStartedAt: Date | null;
   endedAt: Date | null;
   error: string | null;
 }>;
@@ -29,15 +35,16 @@ const RUNNING = new Set<EgressState>(['active', 'ending', 'complete', 'limit_rea
 
 /**
  * One recording from two egresses: it fails as soon as either fails to start (naming which and
- * why), starts once every egress runs, and finishes only when both have closed their files, so a
- * track that ends early (unpublished) leaves the other recording to the end. An egress that dies
- * while recording (a killed process) cuts the recording there: what both wrote until then is kept.
+ * why), starts once every egress runs (from the first packet either file holds), and finishes only
+ * when both have closed their files, so a track that ends early (unpublished) leaves the other
+ * recording to the end. An egress that dies while recording (a killed process) cuts the recording
+ * there: what both wrote until then is kept.
  */
 export function judgeParts(parts: readonly PartState[], now: Date): PartsVerdict {
   const broken = parts.find((p) => p.state === 'failed' || p.state === 'aborted');
   if (broken) {
     const reason = `${broken.track} egress ${broken.state}: ${broken.error ?? 'no reason given'}`;
-    const startedAt = earliest(parts.map((p) => p.startedAt));
+    const startedAt = earliest(parts.map(fileStart));
     if (!broken.startedAt || !startedAt) return { kind: 'failed', reason };
     const othersDone = parts.every((p) => p === broken || !WRITING.has(p.state));
     return {
@@ -49,7 +56,7 @@ export function judgeParts(parts: readonly PartState[], now: Date): PartsVerdict
     };
   }
   if (parts.length === 0 || !parts.every((p) => RUNNING.has(p.state))) return { kind: 'starting' };
-  const startedAt = earliest(parts.map((p) => p.startedAt)) ?? now;
+  const startedAt = earliest(parts.map(fileStart)) ?? now;
   if (parts.every((p) => FINISHED.has(p.state))) {
     // Tracks that ended together (the publisher left) end the recording at the first end: egress
     // keeps writing silence into the Opus file for seconds after. One that ended early does not.
@@ -60,6 +67,11 @@ export function judgeParts(parts: readonly PartState[], now: Date): PartsVerdict
   }
   if (parts.every((p) => p.state !== 'active')) return { kind: 'ending', startedAt };
   return { kind: 'active', startedAt };
+}
+
+/** Where a part's file begins: the recording starts where its joined file does. */
+function fileStart(part: PartState): Date | null {
+  return part.mediaStartedAt ?? part.startedAt;
 }
 
 /**

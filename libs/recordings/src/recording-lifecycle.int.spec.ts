@@ -103,6 +103,13 @@ describe(RecordingLifecycle.name, () => {
     expect(await eventsOf(id)).toEqual(['recording.started']);
   });
 
+  it('starts the recording where its file begins, which on a busy host is before egress reported its own start', async () => {
+    const id = await startedRecording();
+    const fileBegan = new Date(NOW.getTime() - 3_000);
+    const file = { location: `/rec/.incoming/${appId}/${id}.mp4`, durationS: 0, sizeBytes: 0, mediaStartedAt: fileBegan };
+    expect(await sut.applyEgress(egress(id, 'active', { file }), NOW)).toMatchObject({ status: 'active', startedAt: fileBegan });
+  });
+
   it('applies a webhook and a sweep reporting the same end once: one event, capacity back, one finalise job', async () => {
     const id = await startedRecording();
     await sut.applyEgress(egress(id, 'active'), NOW);

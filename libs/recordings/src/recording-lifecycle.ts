@@ -53,14 +53,14 @@ export class RecordingLifecycle {
       case 'starting':
         return recording;
       case 'active':
-        await this.markActive(recording, egress.startedAt ?? now);
+        await this.markActive(recording, fileStart(egress) ?? now);
         return this.reload(recording.id);
       case 'ending':
         await this.transition(recording.id, ['starting', 'active'], { status: 'ending' });
         return this.reload(recording.id);
       case 'complete':
       case 'limit_reached':
-        await this.markActive(recording, egress.startedAt ?? now);
+        await this.markActive(recording, fileStart(egress) ?? now);
         await this.markFinished(recording, egress, now);
         return this.reload(recording.id);
       case 'failed':
@@ -246,4 +246,12 @@ export class RecordingLifecycle {
 /** Recording files and object keys end in `<recordingId>.<ext>`. */
 export function recordingIdInPath(path: string | undefined): string | undefined {
   return path?.match(/(rec_[a-z0-9]{16})\.[a-z0-9]+$/)?.[1];
+}
+
+/**
+ * When an egress's file begins: egress reads media while it builds its pipeline and reports its
+ * own start once that is built, seconds later on a busy host; a recording starts where its file does.
+ */
+function fileStart(egress: EgressSummary): Date | undefined {
+  return egress.file?.mediaStartedAt ?? egress.startedAt;
 }

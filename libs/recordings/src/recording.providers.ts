@@ -13,11 +13,10 @@ import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
 
 /**
- * The egress adapter, the finalise and ladder queues and the state machines, as the API and the
- * worker both provide them (both register QUEUES.recordings with QueuesModule).
+ * The finalise and ladder queues and the state machines, as the API and the worker both provide
+ * them (both register QUEUES.recordings with QueuesModule); the egress adapter comes from RuntimeModule.
  */
 export const RECORDING_PROVIDERS: Provider[] = [
-  { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
   FinaliseQueue,
   {
     provide: RecordingLifecycle,

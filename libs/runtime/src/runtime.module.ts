@@ -2,18 +2,20 @@ import { type DynamicModule, Global, Module, type Provider } from '@nestjs/commo
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
-import { LivekitRoomClient } from '@tally/livekit';
+import { LivekitEgressClient, LivekitRoomClient } from '@tally/livekit';
 import { NodeRegistry, NodeWorkers } from '@tally/nodes';
 import { LoggerModule } from 'nestjs-pino';
 import { Clock } from './clock.js';
+import { EgressStopRequests } from './egress-stop-requests.js';
 import { loggerModule } from './logging.js';
 import { RedisConnection } from './redis-connection.js';
 
 /**
  * What every Tally Nest process (the API and the worker) runs on, wired in one place: the frozen
  * config, Prisma, the shared Redis connection, the capacity ledger, the node registry and the
- * nodes' worker reports, LiveKit's room service, the clock and JSON logging (nestjs-pino). Connections close in
- * onApplicationShutdown, after the HTTP server and the queue workers have stopped.
+ * nodes' worker reports, LiveKit's room and egress services (every egress stop noted), the clock
+ * and JSON logging (nestjs-pino). Connections close in onApplicationShutdown, after the HTTP server
+ * and the queue workers have stopped.
  */
 @Global()
 @Module({})
@@ -28,13 +30,32 @@ export class RuntimeModule {
       { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
       { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
       Clock,
+      EgressStopRequests,
+      // One egress adapter per process, noting every stop it asks (the worker's reconciler reads the notes).
+      {
+        provide: LivekitEgressClient,
+        useFactory: (stops: EgressStopRequests) => new LivekitEgressClient(config.livekit, stops),
+        inject: [EgressStopRequests],
+      },
     ];
     return {
       global: true,
       module: RuntimeModule,
       imports: [loggerModule(config)],
       providers,
-      exports: [LoggerModule, CONFIG, PrismaService, RedisConnection, CapacityLedger, NodeRegistry, NodeWorkers, LivekitRoomClient, Clock],
+      exports: [
+        LoggerModule,
+        CONFIG,
+        PrismaService,
+        RedisConnection,
+        CapacityLedger,
+        NodeRegistry,
+        NodeWorkers,
+        LivekitRoomClient,
+        LivekitEgressClient,
+        EgressStopRequests,
+        Clock,
+      ],
     };
   }
 }

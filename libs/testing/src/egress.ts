@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { DEFAULT_MODEL, egressHostCpus, renderEgressServiceConfig, type CapacityModel, type EgressServiceConfig } from '@tally/capacity';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
@@ -77,6 +78,9 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
     TMPDIR: join(dir, 'tmp'),
   };
   mkdirSync(join(dir, 'tmp'));
+  // As deploy/workers/egress-entrypoint.sh does: GStreamer's plugin registry is built under HOME
+  // before egress is ready, not by the first recording's pipeline (docs/recordings.md).
+  await promisify(execFile)('gst-inspect-1.0', ['fakesink'], { env });
   const pulse = startPulse(env, log);
   const healthUrl = `http://127.0.0.1:${healthPort}/`;
 

@@ -59,7 +59,10 @@ describe(AppsService.name, () => {
 
   it('ends the app’s streams in LiveKit when the app is deleted, then no longer finds it', async () => {
     const app = await sut.create({ name: 'leaving' });
-    const stream = await api.get(StreamsService).create(app.id, { name: 'last show' });
+    const streams = api.get(StreamsService);
+    const stream = await streams.create(app.id, { name: 'last show' });
+    // Its first token would create the room (StreamRooms).
+    await streams.roomReady(stream.room);
     expect(api.livekit.rooms.has(stream.room)).toBe(true);
 
     await sut.delete(app.id);

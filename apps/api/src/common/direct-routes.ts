@@ -1,9 +1,16 @@
 import { HttpStatus, RequestMethod, SetMetadata, type Type } from '@nestjs/common';
-import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import {
+  HTTP_CODE_METADATA,
+  INTERCEPTORS_METADATA,
+  METHOD_METADATA,
+  PATH_METADATA,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { AuthGuard } from '../auth/auth.guard.js';
+import { IDEMPOTENCY_HEADER } from '../idempotency/idempotency.interceptor.js';
 import { IDEMPOTENT } from '../idempotency/idempotent.decorator.js';
 import { sendError } from './http-error.filter.js';
 import { ZodPipe } from './zod.pipe.js';
@@ -16,12 +23,14 @@ const DIRECT = 'tally:direct-route';
  * the guard, the `ZodPipe`s and the error filter are called straight from the Fastify handler. Nest's
  * per-request pipeline (execution context, guard and pipe consumers, the adapter's handler) costs a
  * hot route several µs of CPU per request (docs/capacity.md). Only for routes whose arguments are
- * `@Param` / `@Body` / `@Query` objects validated by a `ZodPipe`, with no interceptor.
+ * `@Param` / `@Body` / `@Query` objects validated by a `ZodPipe`, with no interceptor but
+ * `@Idempotent()`: a request carrying an Idempotency-Key goes through Nest's handler, interceptor
+ * included; one without it (where the interceptor does nothing) is served directly.
  */
 export const DirectRoute = () => SetMetadata(DIRECT, true);
 
 type Arg = Readonly<{ from: 'params' | 'body' | 'query'; pipe: ZodPipe<z.ZodType> }>;
-type Direct = Readonly<{ controller: Type; method: string; handler: Type; args: readonly Arg[]; status: number }>;
+type Direct = Readonly<{ controller: Type; method: string; handler: Type; args: readonly Arg[]; status: number; idempotent: boolean }>;
 
 const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
   [RouteParamtypes.PARAM]: 'params',
@@ -46,8 +55,10 @@ export function registerDirectRoutes(
     for (const method of Object.getOwnPropertyNames(prototype)) {
       const handler = prototype[method];
       if (typeof handler !== 'function' || Reflect.getMetadata(DIRECT, handler) !== true) continue;
-      if (Reflect.getMetadata(IDEMPOTENT, handler) === true)
-        throw new Error(`${controller.name}.${method}: an @Idempotent() route needs Nest's interceptor`);
+      const idempotent = Reflect.getMetadata(IDEMPOTENT, handler) === true;
+      const interceptors = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
+      if (interceptors.length > (idempotent ? 1 : 0))
+        throw new Error(`${controller.name}.${method}: a direct route has no interceptor but @Idempotent()'s`);
       const verb = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
       const path = joinPath(
         Reflect.getMetadata(PATH_METADATA, controller) as string,
@@ -55,7 +66,14 @@ export function registerDirectRoutes(
       );
       const status =
         (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (verb === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
-      byRoute.set(`${verb} ${path}`, { controller, method, handler: handler as Type, args: argsOf(controller, method), status });
+      byRoute.set(`${verb} ${path}`, {
+        controller,
+        method,
+        handler: handler as Type,
+        args: argsOf(controller, method),
+        status,
+        idempotent,
+      });
     }
   }
   fastify.addHook('onRoute', (route) => {
@@ -63,7 +81,9 @@ export function registerDirectRoutes(
     if (!direct) return;
     const instance = instanceOf(direct.controller) as Record<string, (...args: unknown[]) => unknown>;
     const access = guard.accessOf(direct.controller, direct.handler);
-    route.handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const viaNest = route.handler;
+    route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      if (direct.idempotent && request.headers[IDEMPOTENCY_HEADER] !== undefined) return viaNest.call(this, request, reply);
       try {
         await guard.authorize(request, access);
         const args = direct.args.map((arg) => arg.pipe.transform(request[arg.from]));

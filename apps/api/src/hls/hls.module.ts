@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
-import { LivekitEgressClient } from '@tally/livekit';
 import { StreamsModule } from '../streams/streams.module.js';
 import { HlsFilesService } from './hls-files.service.js';
 import { HlsJanitor } from './hls-janitor.js';
@@ -12,12 +10,7 @@ import { HlsService } from './hls.service.js';
 @Module({
   imports: [StreamsModule],
   controllers: [HlsController, HlsFilesController],
-  providers: [
-    { provide: LivekitEgressClient, useFactory: (config: Config) => new LivekitEgressClient(config.livekit), inject: [CONFIG] },
-    HlsRepository,
-    HlsService,
-    HlsFilesService,
-    HlsJanitor,
-  ],
+  providers: [HlsRepository, HlsService, HlsFilesService, HlsJanitor],
+  exports: [HlsRepository],
 })
 export class HlsModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { hlsSessionIdInPath } from '@tally/contracts';
 import { type HlsSession, type HlsStatus, type Prisma, PrismaService } from '@tally/db';
 
 export type NewHlsSession = Readonly<{
@@ -46,6 +47,12 @@ export class HlsRepository {
       const at = endedAt.get(session.streamId);
       return at ? [{ session, endedAt: at }] : [];
     });
+  }
+
+  /** The session an egress writes for, named by the playlist path it was asked to write (its id may not be stored yet). */
+  async ofEgressPath(requestedPath: string | undefined): Promise<HlsSession | null> {
+    const id = hlsSessionIdInPath(requestedPath);
+    return id ? this.prisma.hlsSession.findUnique({ where: { id } }) : null;
   }
 
   starting(): Promise<HlsSession[]> {

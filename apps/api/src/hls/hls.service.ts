@@ -104,7 +104,9 @@ export class HlsService {
     await this.ledger.release(session.id);
   }
 
+  /** Who publishes in the stream's room, which is created first if nothing has needed it yet (nobody then). */
   private async participants(stream: Stream): Promise<ParticipantSummary[]> {
+    await this.streams.roomReady(stream.room);
     try {
       return await this.rooms.listParticipants(stream.room);
     } catch (error) {

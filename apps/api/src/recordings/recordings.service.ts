@@ -165,12 +165,20 @@ export class RecordingsService {
     }
   }
 
+  /**
+   * Who publishes in the stream's room. Nobody, when nothing has needed the room yet (no token, no
+   * ingress): LiveKit lists no one for a room that does not exist, so the room is made sure of then,
+   * for a recording that waits in it for somebody to join.
+   */
   private async participants(stream: Stream): Promise<ParticipantSummary[]> {
+    let participants: ParticipantSummary[];
     try {
-      return await this.rooms.listParticipants(stream.room);
+      participants = await this.rooms.listParticipants(stream.room);
     } catch (error) {
       throw new UpstreamUnavailableError('livekit', error);
     }
+    if (participants.length === 0) await this.streams.roomReady(stream.room);
+    return participants;
   }
 
   /** Tries each candidate mode in order; the first refusal is the one reported (it names what the chosen mode lacked). */

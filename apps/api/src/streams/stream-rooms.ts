@@ -1,4 +1,4 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitRoomClient } from '@tally/livekit';
 
@@ -6,22 +6,18 @@ import { LivekitRoomClient } from '@tally/livekit';
 const DEPARTURE_TIMEOUT_S = 30;
 /** Rooms this process remembers as existing; an older one is simply asked for again (idempotently). */
 const MAX_KNOWN = 10_000;
-/**
- * Creations left in the background at most: beyond this (LiveKit slower than streams are created)
- * a new stream waits for its own room, so the backlog, and a token's wait for its room, stay bounded.
- */
-const MAX_IN_BACKGROUND = 64;
 
 /**
- * The LiveKit room behind each stream. Creating a stream does not wait for LiveKit's CreateRoom:
- * the room is created in the background, and everything that lets a participant or a worker into
- * it (a join token, an ingress) first waits for `ready`. LiveKit runs with `room.auto_create` off,
- * so nobody can join a room before it exists. A replica that did not start the creation asks
- * LiveKit again (CreateRoom returns the existing room), once per room.
+ * The LiveKit room behind each stream, created when something first needs it: a join token, an
+ * ingress, a recording or an HLS session. Creating a stream admits it and stores it, and never
+ * waits for LiveKit, so a burst of stream creates is not held to the rate at which LiveKit makes
+ * rooms, and a stream nobody joins costs LiveKit nothing. LiveKit runs with `room.auto_create` off,
+ * so nobody can join a room before Tally created it. Concurrent callers share one CreateRoom; a
+ * replica that did not create the room asks LiveKit again (CreateRoom returns the existing room),
+ * once per room.
  */
 @Injectable()
 export class StreamRooms implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(StreamRooms.name);
   private readonly creating = new Map<string, Promise<void>>();
   private readonly known = new Set<string>();
 
@@ -30,36 +26,33 @@ export class StreamRooms implements BeforeApplicationShutdown {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  /**
-   * Starts creating the room; when LiveKit fails, `onFailure` runs (ending the stream) and `ready`
-   * rejects. Resolves at once, unless too many creations are in flight: then once the room exists.
-   */
-  open(room: string, onFailure: (error: unknown) => Promise<void>): Promise<void> {
-    const backlog = this.creating.size;
-    const creating = this.create(room).catch(async (error: unknown) => {
-      this.logger.warn(`could not create room ${room}: ${String(error)}`);
-      await onFailure(error).catch((failure: unknown) => this.logger.error(`could not end the stream of room ${room}: ${String(failure)}`));
-      throw error;
-    });
-    const tracked = this.track(room, creating);
-    return backlog < MAX_IN_BACKGROUND ? Promise.resolve() : tracked;
-  }
-
-  /** Resolves once the room exists; rejects when LiveKit could not create it. */
+  /** Resolves once the room exists, creating it if this process has not seen it; rejects when LiveKit could not create it. */
   ready(room: string): Promise<void> {
     if (this.known.has(room)) return Promise.resolve();
-    return this.creating.get(room) ?? this.track(room, this.create(room));
+    const inFlight = this.creating.get(room);
+    if (inFlight) return inFlight;
+    const creating = this.create(room).then(
+      () => {
+        this.creating.delete(room);
+        if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.values().next().value!);
+        this.known.add(room);
+      },
+      (error: unknown) => {
+        // Nothing is remembered of a failed creation: the next caller asks again.
+        this.creating.delete(room);
+        throw error;
+      },
+    );
+    this.creating.set(room, creating);
+    return creating;
   }
 
-  /**
-   * A stopping API finishes the rooms it started creating (and ends the streams LiveKit refused)
-   * before Prisma closes, so a stream it answered 201 for never waits on a creation nobody finishes.
-   */
+  /** A stopping API finishes the creations it started before Prisma closes, so no caller waits on one nobody finishes. */
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.creating.values()]);
   }
 
-  /** Waits for a creation in flight here to end, either way (before the room is removed). */
+  /** Waits for a creation in flight here to end, either way, and forgets the room (before it is removed). */
   async settled(room: string): Promise<void> {
     await this.creating.get(room)?.catch(() => undefined);
     this.known.delete(room);
@@ -67,24 +60,5 @@ export class StreamRooms implements BeforeApplicationShutdown {
 
   private create(room: string): Promise<void> {
     return this.livekit.createRoom(room, { emptyTimeoutS: this.config.streams.joinTimeoutS, departureTimeoutS: DEPARTURE_TIMEOUT_S });
-  }
-
-  private track(room: string, creating: Promise<void>): Promise<void> {
-    const tracked = creating.then(
-      () => {
-        if (this.creating.get(room) !== tracked) return;
-        this.creating.delete(room);
-        if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.values().next().value!);
-        this.known.add(room);
-      },
-      (error: unknown) => {
-        if (this.creating.get(room) === tracked) this.creating.delete(room);
-        throw error;
-      },
-    );
-    // Nobody may be waiting yet: the failure is handled in `open`, and `ready` reports it to its callers.
-    tracked.catch(() => undefined);
-    this.creating.set(room, tracked);
-    return tracked;
   }
 }

@@ -37,6 +37,7 @@ export class StreamsController {
       'which node resource), or `node.ram` / `node.cpu` / `node.nic`.',
     responses: { 201: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
   })
+  @DirectRoute()
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateStreamBody)) body: CreateStreamBody): Promise<StreamView> {
     return this.streams.create(p.appId, body);
@@ -65,7 +66,7 @@ export class StreamsController {
 
   @ApiRoute({
     summary:
-      "Mint a LiveKit join token for this stream (once the stream's room exists: it is created right after the stream; 503 when LiveKit could not create it)",
+      "Mint a LiveKit join token for this stream (the first one, or an ingress, recording or HLS session before it, creates the stream's LiveKit room; 503 when LiveKit could not create it)",
     responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
   })
   @DirectRoute()

@@ -2,27 +2,44 @@ import { Injectable } from '@nestjs/common';
 import type { StreamStatus } from '@tally/contracts';
 import { Prisma, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
+import { GroupedWrites } from '../common/grouped-writes.js';
 import { CacheInvalidation } from '../infra/invalidation.js';
 
 type Transition = Readonly<{ where: Prisma.StreamWhereInput; data: Prisma.StreamUpdateManyMutationInput }>;
 
+type NewStream = Readonly<{ id: string; appId: string; name: string; room: string; createdAt: Date }>;
+
+/** Stream rows per INSERT at most (5 parameters each, far under Postgres' 65,535). */
+const MAX_ROWS_PER_INSERT = 500;
+
 @Injectable()
 export class StreamsRepository {
+  /**
+   * Stream creates arriving together share one INSERT and one commit (the hottest write). Each row
+   * is written as SQL, all its columns known here: Prisma's query compiler would otherwise plan the
+   * statement again on every create.
+   */
+  private readonly inserts = new GroupedWrites<NewStream>({
+    writeMany: (rows) => this.insert(rows),
+    writeOne: (row) => this.insert([row]),
+    maxRows: MAX_ROWS_PER_INSERT,
+  });
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: WebhookOutbox,
     private readonly invalidation: CacheInvalidation,
   ) {}
 
-  /**
-   * One INSERT of a row whose every column is known here, written as SQL: Prisma's query compiler
-   * would otherwise plan the statement again on every stream create, the hottest write.
-   */
-  async create(data: { id: string; appId: string; name: string; room: string; createdAt: Date }): Promise<Stream> {
-    const { id, appId, name, room, createdAt } = data;
-    await this.prisma
-      .$executeRaw`INSERT INTO "Stream" ("id", "appId", "name", "room", "createdAt") VALUES (${id}, ${appId}, ${name}, ${room}, ${createdAt})`;
+  /** Resolves once the row is committed. */
+  async create(data: NewStream): Promise<Stream> {
+    await this.inserts.write(data);
     return { ...data, status: 'created', publishers: 0, participants: 0, startedAt: null, endedAt: null, endReason: null };
+  }
+
+  private async insert(rows: readonly NewStream[]): Promise<void> {
+    const values = rows.map((r) => Prisma.sql`(${r.id}, ${r.appId}, ${r.name}, ${r.room}, ${r.createdAt})`);
+    await this.prisma.$executeRaw`INSERT INTO "Stream" ("id", "appId", "name", "room", "createdAt") VALUES ${Prisma.join(values)}`;
   }
 
   find(appId: string, streamId: string): Promise<Stream | null> {

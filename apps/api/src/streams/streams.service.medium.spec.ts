@@ -21,13 +21,14 @@ describe(StreamsService.name, () => {
     return maxStreams === undefined ? app : apps.update(app.id, { quotas: { maxStreams } }, { kind: 'admin' });
   };
 
-  it('creates the LiveKit room and refuses the stream over the app’s limit, naming it', async () => {
+  it('creates the LiveKit room only once something needs it, and refuses the stream over the app’s limit, naming it', async () => {
     const app = await newApp(1);
 
     const first = await sut.create(app.id, { name: 'one' });
     const refused = await sut.create(app.id, { name: 'two' }).catch((e: unknown) => e);
 
     expect(first).toMatchObject({ status: 'created', appId: app.id });
+    expect(api.livekit.rooms.has(first.room)).toBe(false);
     await sut.roomReady(first.room);
     expect(api.livekit.rooms.has(first.room)).toBe(true);
     expect(refused).toBeInstanceOf(LimitRefusedError);
@@ -74,19 +75,18 @@ describe(StreamsService.name, () => {
     expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'room_finished' });
   });
 
-  it('ends the stream and gives its place back when LiveKit cannot create the room; its room answers 503', async () => {
+  it('keeps the stream open when LiveKit cannot create its room: that call answers 503 and the next one creates it', async () => {
     const app = await newApp(1);
+    const stream = await sut.create(app.id, { name: 'unlucky' });
     api.livekit.failNext('rooms');
 
-    const unlucky = await sut.create(app.id, { name: 'unlucky' });
-    const waited = await sut.roomReady(unlucky.room).catch((e: unknown) => e);
-    const retried = await sut.create(app.id, { name: 'lucky' });
+    const waited = await sut.roomReady(stream.room).catch((e: unknown) => e);
 
     expect(waited).toBeInstanceOf(UpstreamUnavailableError);
-    expect(await sut.get(app.id, unlucky.id)).toMatchObject({ status: 'ended', endReason: 'livekit_unavailable' });
-    expect(retried.status).toBe('created');
-    await sut.roomReady(retried.room);
-    expect(api.livekit.rooms.has(retried.room)).toBe(true);
+    expect(api.livekit.rooms.has(stream.room)).toBe(false);
+    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'created', endReason: null });
+    await sut.roomReady(stream.room);
+    expect(api.livekit.rooms.has(stream.room)).toBe(true);
   });
 
   it('hides another app’s stream as not found', async () => {

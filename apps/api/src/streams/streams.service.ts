@@ -34,8 +34,7 @@ export class StreamsService {
   /**
    * Admits the stream (app quota and node budget, atomically) before anything is created; a refusal
    * is a 429 naming `app.streams` or the node resource that ran out. The stream id is the reservation
-   * id. The room is created in the background (StreamRooms): a token for it waits for the room, and
-   * if LiveKit cannot create it the stream ends (`livekit_unavailable`) and its reservation goes back.
+   * id. LiveKit is not called: the room is created by the first thing that needs it (StreamRooms).
    */
   async create(appId: string, body: CreateStreamBody): Promise<StreamView> {
     if (!(await this.apps.exists(appId))) throw new NotFoundError('app');
@@ -46,19 +45,12 @@ export class StreamsService {
     if (!admission.ok) throw refusalError(admission.refusal);
 
     const room = roomName(appId, id);
-    let stream: Stream;
     try {
-      stream = await this.streams.create({ id, appId, name: body.name, room, createdAt: this.clock.now() });
+      return toStreamView(await this.streams.create({ id, appId, name: body.name, room, createdAt: this.clock.now() }));
     } catch (error) {
       await this.ledger.release(id);
       throw error;
     }
-    try {
-      await this.rooms.open(room, () => this.finish(stream, 'livekit_unavailable'));
-    } catch (error) {
-      throw new UpstreamUnavailableError('livekit', error);
-    }
-    return toStreamView(stream);
   }
 
   async list(appId: string, status: StreamStatus | undefined): Promise<StreamView[]> {
@@ -96,7 +88,10 @@ export class StreamsService {
     }
   }
 
-  /** Resolves once the stream's LiveKit room exists (before anyone or anything is let into it); 503 when LiveKit could not create it. */
+  /**
+   * Resolves once the stream's LiveKit room exists, creating it the first time (before anyone or
+   * anything is let into it); 503 when LiveKit could not create it (the stream stays open: a retry asks again).
+   */
   async roomReady(room: string): Promise<void> {
     try {
       await this.rooms.ready(room);

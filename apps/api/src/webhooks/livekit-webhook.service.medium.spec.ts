@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { StartHlsBody } from '@tally/contracts';
 import { AccessToken } from 'livekit-server-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LIVEKIT_KEY, LIVEKIT_SECRET, type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { AppWebhooksService } from '../app-webhooks/app-webhooks.service.js';
 import { AppsService } from '../apps/apps.service.js';
 import { DomainError } from '../common/domain-error.js';
+import { HlsService } from '../hls/hls.service.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
 
@@ -26,6 +29,9 @@ describe(LivekitWebhookService.name, () => {
     sut = api.get(LivekitWebhookService);
   });
   afterAll(() => api?.stop());
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   const appWithStream = async () => {
     const apps = api.get(AppsService);
@@ -76,5 +82,34 @@ describe(LivekitWebhookService.name, () => {
     expect((await api.get(StreamsService).get(appId, stream.id)).status).toBe('ended');
     const events = (await api.get(AppWebhooksService).listDeliveries(appId, { limit: 100 })).map((d) => d.eventType);
     expect(events.sort()).toEqual(['stream.ended', 'stream.live']);
+  });
+
+  it('takes the egress events of an HLS session as expected, and warns only of an egress nothing in Tally started', async () => {
+    const { appId, stream } = await appWithStream();
+    api.livekit.publish(stream.room);
+    const started = await api.get(HlsService).start(appId, stream.id, StartHlsBody.parse({}));
+    const session = await api.prisma.hlsSession.findUniqueOrThrow({ where: { id: started.id } });
+    const warnings = vi.spyOn(Logger.prototype, 'warn');
+    // As egress reports a one-publisher HLS session: a track-composite writing the session's playlist.
+    const egressInfo = (egressId: string, dir: string) => ({
+      egressId,
+      roomName: stream.room,
+      status: 'EGRESS_ACTIVE',
+      trackComposite: { roomName: stream.room, segmentOutputs: [{ playlistName: `${dir}/index.m3u8` }] },
+    });
+    const hls = await signed({ event: 'egress_started', egressInfo: egressInfo(session.egressId ?? '', session.dir) });
+    const unknown = await signed({
+      event: 'egress_started',
+      egressInfo: egressInfo('EG_notTallys00000', session.dir.replace(session.id, 'hls_0000000000000000')),
+    });
+
+    await sut.receive(hls.body, hls.authorization);
+    await sut.receive(unknown.body, unknown.authorization);
+
+    const warned = warnings.mock.calls.map(([message]) => String(message));
+    expect(warned.filter((m) => m.includes(session.egressId ?? 'none'))).toEqual([]);
+    expect(warned.filter((m) => m.includes('EG_notTallys00000'))).toEqual([
+      'egress_started for egress EG_notTallys00000, which no recording or HLS session started',
+    ]);
   });
 });

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type IngressSummary, InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
+import { type EgressSummary, type IngressSummary, InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
 import { PassthroughEgresses, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
+import { HlsRepository } from '../hls/hls.repository.js';
 import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
@@ -32,6 +33,7 @@ export class LivekitWebhookService {
     private readonly recordings: RecordingLifecycle,
     private readonly passthrough: PassthroughEgresses,
     private readonly ingresses: IngressLifecycle,
+    private readonly hls: HlsRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -57,7 +59,7 @@ export class LivekitWebhookService {
   private async apply(event: LivekitEvent): Promise<void> {
     if (event.egress) {
       const recording = await this.recordings.applyEgress(event.egress, this.clock.now());
-      if (!recording) this.logger.warn(`${event.event} for egress ${event.egress.egressId}, which no recording started`);
+      if (!recording) await this.notRecording(event.event, event.egress);
       await this.passthrough.stopSurvivor(recording, this.clock.now());
       return;
     }
@@ -80,6 +82,16 @@ export class LivekitWebhookService {
         await this.presence.roomFinished(event.room);
         return;
     }
+  }
+
+  /**
+   * Live HLS runs egresses too; their sessions follow them by polling (HlsJanitor, the worker's
+   * reconciler), so their events need nothing. Only an egress nothing in Tally started is worth a warning.
+   */
+  private async notRecording(name: string, egress: EgressSummary): Promise<void> {
+    const session = await this.hls.ofEgressPath(egress.requestedPath);
+    if (session) this.logger.debug(`${name} for egress ${egress.egressId} of HLS session ${session.id}`);
+    else this.logger.warn(`${name} for egress ${egress.egressId}, which no recording or HLS session started`);
   }
 
   private async applyIngress(name: string, ingress: IngressSummary): Promise<void> {

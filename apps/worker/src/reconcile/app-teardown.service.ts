@@ -73,7 +73,7 @@ export class AppTeardown {
       await this.ledger.release(stream.id);
     }
     for (const recording of left.recordings) {
-      await this.media.stopEgress(recording.egressId, now);
+      await this.media.stopEgress(recording.egressId);
       await this.recordings.fail(recording.id, REASON, now);
     }
     for (const recording of left.ladders) {
@@ -82,7 +82,7 @@ export class AppTeardown {
     }
     const hlsPurgeAt = new Date(now.getTime() + this.config.hls.retentionS * 1000);
     for (const session of left.hls) {
-      await this.media.stopEgress(session.egressId, now);
+      await this.media.stopEgress(session.egressId);
       await this.repository.stopHls(session.id, now, hlsPurgeAt);
       await this.ledger.release(session.id);
     }

@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Ingress } from '@tally/db';
 import { LivekitEgressClient, LivekitIngressClient, LivekitRoomClient } from '@tally/livekit';
 import { NodeWorkers } from '@tally/nodes';
-import { EgressStopRequests } from '../recordings/egress-stop-requests.js';
 
 /**
  * Stops LiveKit work on behalf of a deleted app. Each call is best effort: what LiveKit no longer
@@ -17,7 +16,6 @@ export class MediaStopper {
     private readonly egress: LivekitEgressClient,
     private readonly ingresses: LivekitIngressClient,
     private readonly workers: NodeWorkers,
-    private readonly stops: EgressStopRequests,
   ) {}
 
   /** Removing the room disconnects every participant (ingress publishers included). */
@@ -25,10 +23,9 @@ export class MediaStopper {
     await this.rooms.deleteRoom(room).catch((error: unknown) => this.logger.log(`room ${room} already gone (${String(error)})`));
   }
 
-  /** Noted first, so the egress reconciler leaves the egress to finish rather than stopping it again as a ghost. */
-  async stopEgress(egressId: string | null, now: Date): Promise<void> {
+  /** The adapter notes the stop, so the egress reconciler leaves the egress to finish rather than stopping it again as a ghost. */
+  async stopEgress(egressId: string | null): Promise<void> {
     if (!egressId) return;
-    await this.stops.asked(egressId, now);
     await this.egress.stop(egressId).catch((error: unknown) => this.logger.log(`egress ${egressId} already ended (${String(error)})`));
   }
 

@@ -47,11 +47,17 @@ export class StreamsReconciler {
 
     for (const stream of open) {
       const room = rooms.get(stream.room);
-      if (!room && this.settled(stream, now) && !(forgottenBefore && stream.createdAt < forgottenBefore)) {
-        if (await this.end(stream, now, 'room_gone')) endedRoomGone += 1;
-      } else if (room && this.neverJoined(stream, room.participants, now)) {
+      // A stream nobody joined may have no room yet: the API creates it for the first token, ingress or recording.
+      if (this.neverJoined(stream, room?.participants ?? 0, now)) {
         await this.livekit.deleteRoom(stream.room);
         if (await this.end(stream, now, 'join_timeout')) endedNeverJoined += 1;
+      } else if (
+        !room &&
+        stream.status === 'live' &&
+        this.settled(stream, now) &&
+        !(forgottenBefore && stream.createdAt < forgottenBefore)
+      ) {
+        if (await this.end(stream, now, 'room_gone')) endedRoomGone += 1;
       } else {
         stillOpen.push(stream);
       }
@@ -69,9 +75,9 @@ export class StreamsReconciler {
     return ended;
   }
 
-  /** A stream younger than this may have its row before its room: it is not judged yet. */
+  /** A stream that went live this recently may not be listed by every LiveKit node yet: it is not judged yet. */
   private settled(stream: Stream, now: Date): boolean {
-    return now.getTime() - stream.createdAt.getTime() > SETTLE_MS;
+    return now.getTime() - (stream.startedAt ?? stream.createdAt).getTime() > SETTLE_MS;
   }
 
   private neverJoined(stream: Stream, participants: number, now: Date): boolean {

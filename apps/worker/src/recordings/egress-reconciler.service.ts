@@ -6,8 +6,8 @@ import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
 import type { Recording, RecordingEgress } from '@tally/db';
 import { FinaliseQueue, PassthroughEgresses, partInPath, RecordingLifecycle, recordingIdInPath } from '@tally/recordings';
+import { EgressStopRequests } from '@tally/runtime';
 import type { RedisLoss } from '../reconcile/redis-loss.js';
-import { EgressStopRequests } from './egress-stop-requests.js';
 
 /** A recording younger than this may not have its egress id stored yet: it is not judged. */
 const SETTLE_MS = 60_000;
@@ -26,8 +26,8 @@ export type EgressReconcileReport = Readonly<{
 /**
  * LiveKit drops webhooks, and egress can die without one: open recordings are compared with the
  * egresses LiveKit knows. Missed transitions are applied, recordings whose egress vanished fail
- * with that reason, egresses no open recording owns are stopped (one the worker asked to stop lately
- * is left to finish), and running egresses that lost their reservation get it back.
+ * with that reason, egresses no open recording owns are stopped (one Tally asked to stop lately is
+ * left to finish), and running egresses that lost their reservation get it back.
  */
 @Injectable()
 export class EgressReconciler {
@@ -98,7 +98,8 @@ export class EgressReconciler {
     );
     const current = await this.prisma.recordingEgress.findMany({ where: { recordingId: { in: [...stillOpen] } } });
     for (const part of current) if (part.egressId) owned.add(part.egressId);
-    // One already asked to stop (by a teardown, or an earlier sweep) is given time: asking again only waits another 10 s.
+    // One Tally already asked to stop (the API's recording or HLS stop, a teardown, an earlier sweep:
+    // the egress adapter notes every stop) is given time: asking again only waits another 10 s.
     const stopping = await this.stops.pending(egresses.filter((e) => RUNNING.has(e.state)).map((e) => e.egressId));
     for (const egress of egresses) {
       if (!RUNNING.has(egress.state) || owned.has(egress.egressId) || stopping.has(egress.egressId)) continue;
@@ -115,7 +116,6 @@ export class EgressReconciler {
         current.some((p) => p.recordingId === part.recordingId && p.track === part.track && p.attempt === part.attempt && !p.egressId)
       )
         continue;
-      await this.stops.asked(egress.egressId, now);
       await this.egress.stop(egress.egressId).then(
         () => (report.ghostEgressesStopped += 1),
         (error: unknown) => this.logger.warn(`could not stop ghost egress ${egress.egressId}: ${String(error)}`),

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
-import { LivekitEgressClient } from '@tally/livekit';
 import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
-import { EgressStopRequests } from './egress-stop-requests.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
@@ -19,21 +17,11 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     RecordingsProcessor,
     TranscodesProcessor,
     EgressReconciler,
-    EgressStopRequests,
     WorkerExits,
     NodeDepartures,
     HlsReconciler,
     LadderRestorer,
   ],
-  exports: [
-    HlsReconciler,
-    LadderRestorer,
-    EgressReconciler,
-    EgressStopRequests,
-    WorkerExits,
-    NodeDepartures,
-    RecordingLifecycle,
-    LivekitEgressClient,
-  ],
+  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle],
 })
 export class RecordingsWorkerModule {}

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { RedisConnection } from '@tally/runtime';
+import type { EgressStopNotes } from '@tally/livekit';
 import type { Redis } from 'ioredis';
+import { Clock } from './clock.js';
+import { RedisConnection } from './redis-connection.js';
 
 /**
  * How long a stop Tally asked of LiveKit is given to take effect. LiveKit keeps listing an egress
@@ -11,16 +13,23 @@ export const STOP_PATIENCE_S = 600;
 
 const key = (egressId: string) => `tally:egress:stop-asked:${egressId}`;
 
-/** The egresses the worker has asked LiveKit to stop lately, kept in Redis so every worker (and a restarted one) sees them. */
+/**
+ * The egresses Tally has asked LiveKit to stop lately, whichever process asked (the API's recording
+ * and HLS stops, the worker's teardowns and sweeps): the egress adapter notes each stop here, and the
+ * worker's egress reconciler reads them. Kept in Redis so every process (and a restarted one) sees them.
+ */
 @Injectable()
-export class EgressStopRequests {
+export class EgressStopRequests implements EgressStopNotes {
   private readonly logger = new Logger(EgressStopRequests.name);
 
-  constructor(@Inject(RedisConnection) private readonly redis: Pick<Redis, 'set' | 'mget'>) {}
+  constructor(
+    @Inject(RedisConnection) private readonly redis: Pick<Redis, 'set' | 'mget'>,
+    private readonly clock: Clock,
+  ) {}
 
-  /** Called before the stop is asked. A Redis failure costs a repeated stop later, never the stop. */
-  async asked(egressId: string, now: Date): Promise<void> {
-    await this.redis.set(key(egressId), String(now.getTime()), 'EX', STOP_PATIENCE_S).catch((error: unknown) => {
+  /** Called before the stop is asked; never rejects. A Redis failure costs a repeated stop later, never the stop. */
+  async asked(egressId: string): Promise<void> {
+    await this.redis.set(key(egressId), String(this.clock.now().getTime()), 'EX', STOP_PATIENCE_S).catch((error: unknown) => {
       this.logger.warn(`could not note the stop of egress ${egressId}: ${String(error)}`);
     });
   }
