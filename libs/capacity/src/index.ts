@@ -16,3 +16,4 @@ export * from './egress-config.js';
 export * from './egress-service-config.js';
 export * from './worker-limits.js';
 export * from './ingress-service-config.js';
+export * from './disk-watermarks.js';
