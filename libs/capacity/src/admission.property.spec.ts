@@ -5,12 +5,50 @@ import { QUOTA_CLASSES, unlimited, type AppLimits, type QuotaClass } from './app
 import type { NodeBudget } from './budget.js';
 import { WORKLOAD_KINDS, runtimeOf, type CostTable, type WorkloadKind } from './costs.js';
 import { DEFAULT_MODEL, type CapacityModel } from './model.js';
+import { admissibleDiskBytes, diskWatermarks } from './disk-watermarks.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
 import { LOAD_KEYS, ZERO_LOAD } from './resources.js';
 import { kindArb, nodesArb } from './test-arbitraries.js';
 import { applyReservation, appUsageOf, EMPTY_USAGE, nodeUsageOf, type Reservation, type Usage } from './usage.js';
 
 const TOLERANCE = 1e-6;
+const MIB = 1024 * 1024;
+
+/** Some nodes report one media filesystem, from nearly full to roomy, so disk refusals are explored too. */
+const nodesWithDisksArb = (options: Parameters<typeof nodesArb>[0]): fc.Arbitrary<NodeBudget[]> =>
+  nodesArb(options).chain((nodes) =>
+    fc
+      .array(
+        fc.option(fc.record({ totalMb: fc.integer({ min: 16, max: 8_192 }), freeShare: fc.double({ min: 0, max: 1, noNaN: true }) })),
+        {
+          minLength: nodes.length,
+          maxLength: nodes.length,
+        },
+      )
+      .map((disks) =>
+        nodes.map((node, i) => {
+          const disk = disks[i];
+          if (disk === null || disk === undefined) return node;
+          const totalBytes = disk.totalMb * MIB;
+          const freeBytes = Math.floor(totalBytes * disk.freeShare);
+          return {
+            ...node,
+            disks: [{ key: `${node.id}:fs`, roles: ['recordings', 'hls', 'ladders', 'scratch'] as const, totalBytes, freeBytes }],
+          };
+        }),
+      ),
+  );
+
+/** Written apart from the code under test: MB a filesystem may still be promised, and what `count` units reserve. */
+function diskRoom(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count: number): boolean {
+  const disk = node.disks?.[0];
+  const rate = pool.model.disk.writeBytesPerS[kind] ?? 0;
+  if (disk === undefined || rate === 0 || !(kind.startsWith('egress.') || kind.startsWith('transcode.'))) return true;
+  const perUnit = rate * pool.model.disk.horizonS * (1 + (pool.model.disk.finaliseFraction[kind] ?? 0));
+  const need = Math.ceil((perUnit * count) / MIB);
+  const limit = Math.floor(admissibleDiskBytes(disk.freeBytes, diskWatermarks(disk.totalBytes, pool.model.disk.watermarks)) / MIB);
+  return (pool.usage.disks?.[disk.key] ?? 0) + need <= limit;
+}
 
 /** The default figures, each kind scaled by its own factor, so that odd and fractional costs are explored. */
 const modelArb: fc.Arbitrary<CapacityModel> = fc
@@ -58,6 +96,7 @@ function couldHost(pool: PoolState, node: NodeBudget, kind: WorkloadKind, count:
     const need = cost[key] * count + overhead[key];
     if (need > 0 && used.load[key] + need > cap.allocatable[key] + TOLERANCE) return false;
   }
+  if (!diskRoom(pool, node, kind, count)) return false;
   const sessions = cost.nvencSessions * count;
   return sessions === 0 || cap.nvencSessions.some((limit, i) => (used.nvenc[i] ?? 0) + sessions <= limit);
 }
@@ -68,6 +107,10 @@ function expectWithinBudgets(pool: PoolState, limits: readonly AppLimits[]): voi
     const used = nodeUsageOf(pool.usage, node.id);
     for (const key of LOAD_KEYS) expect(used.load[key]).toBeLessThanOrEqual(cap.allocatable[key] + TOLERANCE);
     used.nvenc.forEach((sessions, i) => expect(sessions).toBeLessThanOrEqual(cap.nvencSessions[i] ?? 0));
+    for (const disk of node.disks ?? []) {
+      const limit = Math.floor(admissibleDiskBytes(disk.freeBytes, diskWatermarks(disk.totalBytes, pool.model.disk.watermarks)) / MIB);
+      expect(pool.usage.disks?.[disk.key] ?? 0).toBeLessThanOrEqual(limit);
+    }
   }
   limits.forEach((appLimits, i) => {
     for (const cls of QUOTA_CLASSES) expect(appUsageOf(pool.usage, `app-${i}`, cls)).toBeLessThanOrEqual(appLimits[cls]);
@@ -79,14 +122,15 @@ function expectSameUsage(actual: Usage, expected: Usage, nodes: readonly NodeBud
     const a = nodeUsageOf(actual, node.id);
     const e = nodeUsageOf(expected, node.id);
     for (const key of LOAD_KEYS) expect(a.load[key]).toBeCloseTo(e.load[key], 6);
+    for (const disk of node.disks ?? []) expect(actual.disks?.[disk.key] ?? 0).toBe(expected.disks?.[disk.key] ?? 0);
   }
 }
 
 describe(admit.name, () => {
-  it('never lets any sequence of admissions and releases exceed a node budget or an app quota', () => {
+  it('never lets any sequence of admissions and releases exceed a node budget, its disk or an app quota', () => {
     fc.assert(
       fc.property(
-        nodesArb({ maxNodes: 3, maxRamMb: 16_384 }),
+        nodesWithDisksArb({ maxNodes: 3, maxRamMb: 16_384 }),
         modelArb,
         fc.array(limitsArb, { minLength: 4, maxLength: 4 }),
         fc.array(opArb, { minLength: 20, maxLength: 80, size: 'max' }),
@@ -139,7 +183,7 @@ describe(admit.name, () => {
 
   it('admits whatever a refusal-free node could host, so capacity is not left idle', () => {
     fc.assert(
-      fc.property(nodesArb(), kindArb, fc.integer({ min: 1, max: 3 }), (nodes, kind, count) => {
+      fc.property(nodesWithDisksArb({}), kindArb, fc.integer({ min: 1, max: 3 }), (nodes, kind, count) => {
         const pool: PoolState = { nodes, model: DEFAULT_MODEL, usage: EMPTY_USAGE };
         const sut = fits(pool, { appId: 'app', limits: unlimited(), kind, count });
         expect(sut.ok).toBe(nodes.some((n) => couldHost(pool, n, kind, count)));

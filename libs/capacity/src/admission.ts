@@ -2,10 +2,20 @@ import { quotaClassesOf, type AppLimits, type AppResource } from './app-limits.j
 import type { NodeBudget } from './budget.js';
 import type { GuaranteeRefusal } from './guarantees.js';
 import { runtimeOf, type Runtime, type WorkloadCost, type WorkloadKind } from './costs.js';
+import { checkDisk, type DiskRole } from './disk.js';
 import type { CapacityModel } from './model.js';
 import { acceptsKind, nodeCapacity } from './pool.js';
 import { LOAD_KEYS, scaleLoad, type Load, type LoadKey } from './resources.js';
-import { appUsageOf, applyReservation, chargeOf, nodeUsageOf, releaseReservation, type Reservation, type Usage } from './usage.js';
+import {
+  appUsageOf,
+  applyReservation,
+  chargeOf,
+  diskUsageOf,
+  nodeUsageOf,
+  releaseReservation,
+  type Reservation,
+  type Usage,
+} from './usage.js';
 
 /** The pool as the admission script sees it at one instant. */
 export type PoolState = Readonly<{ nodes: readonly NodeBudget[]; model: CapacityModel; usage: Usage }>;
@@ -21,11 +31,13 @@ export type AdmissionRequest = Readonly<{
   nodeId?: string;
   /** What one unit costs when the workload is sized per instance (a camera's fps × frame size); the model's cost when absent. */
   unitCost?: WorkloadCost;
+  /** The filesystem role the workload writes to when it is not its kind's own (live HLS runs as an egress). */
+  diskRole?: DiskRole;
 }>;
 
-export type NodeResource = 'node.ram' | 'node.cpu' | 'node.nic' | 'node.nvenc' | 'node.unavailable';
+export type NodeResource = 'node.ram' | 'node.cpu' | 'node.nic' | 'node.nvenc' | 'node.disk' | 'node.unavailable';
 
-/** Why a request was refused, in the units of the resource (MB, millicores, kbps, sessions, workloads). */
+/** Why a request was refused, in the units of the resource (MB, millicores, kbps, sessions, MB of disk, workloads). */
 export type Refusal =
   | Readonly<{ code: 'quota_exceeded'; resource: AppResource; limit: number; used: number; requested: number }>
   | Readonly<{
@@ -50,6 +62,8 @@ export type Placement = Readonly<{
   /** The node's limits, for the atomic script to re-check against its live counters. */
   allocatable: Load;
   nvencSessions: number;
+  /** What the workloads reserve on their filesystem and what that filesystem admits, for the atomic script. */
+  disk?: Readonly<{ key: string; mb: number; limitMb: number }>;
 }>;
 
 export type Admission = Readonly<{ ok: true; placement: Placement }> | Readonly<{ ok: false; refusal: Refusal }>;
@@ -77,6 +91,7 @@ type Candidate = Readonly<{
   allocatable: Load;
   charge: Load;
   gpuIndex?: number;
+  disk?: Readonly<{ key: string; mb: number; limitMb: number }>;
   headroom: number;
   shortfalls: Shortfall[];
 }>;
@@ -106,7 +121,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
   }
 
   const unitCost = request.unitCost ?? pool.model.costs[request.kind];
-  const candidates = hosts.map((n) => evaluate(pool, n, request.kind, unitCost, count));
+  const candidates = hosts.map((n) => evaluate(pool, n, request, unitCost, count));
   const fitting = candidates.filter((c) => c.shortfalls.length === 0);
   if (fitting.length > 0) {
     const spread = SPREAD.has(request.kind);
@@ -117,6 +132,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
       count,
       nodeId: best.nodeId,
       ...(best.gpuIndex === undefined ? {} : { gpuIndex: best.gpuIndex }),
+      ...(best.disk === undefined ? {} : { disk: { key: best.disk.key, mb: best.disk.mb } }),
     };
     const cost = unitCost;
     const runtime = runtimeOf(request.kind);
@@ -127,6 +143,7 @@ export function fits(pool: PoolState, request: AdmissionRequest): Admission {
       charge: best.charge,
       allocatable: best.allocatable,
       nvencSessions: cost.nvencSessions * count,
+      ...(best.disk === undefined ? {} : { disk: best.disk }),
     };
     return { ok: true, placement };
   }
@@ -156,7 +173,8 @@ export function release(pool: PoolState, reservation: Reservation): Usage {
   return releaseReservation(pool.usage, reservation, pool.model);
 }
 
-function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, unitCost: WorkloadCost, count: number): Candidate {
+function evaluate(pool: PoolState, node: NodeBudget, request: AdmissionRequest, unitCost: WorkloadCost, count: number): Candidate {
+  const { kind } = request;
   const cap = nodeCapacity(node, pool.model);
   const used = nodeUsageOf(pool.usage, node.id);
   const charge = chargeOf(pool.model, used, kind, count, unitCost);
@@ -182,8 +200,18 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, unitCos
     }
   }
 
+  const diskCheck = checkDisk(pool.model.disk, node.disks, (key) => diskUsageOf(pool.usage, key), kind, count, request.diskRole);
+  let disk: Candidate['disk'];
+  if (diskCheck?.ok === false) {
+    const { limit, used: usedMb, requested } = diskCheck;
+    shortfalls.push({ resource: 'node.disk', limit, used: usedMb, requested, over: (usedMb + requested - limit) / requested });
+  } else if (diskCheck?.ok) {
+    disk = { key: diskCheck.key, mb: diskCheck.mb, limitMb: diskCheck.limitMb };
+  }
+  const base = { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls, ...(disk === undefined ? {} : { disk }) };
+
   const sessions = unitCost.nvencSessions * count;
-  if (sessions === 0) return { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls };
+  if (sessions === 0) return base;
   const gpus = cap.nvencSessions.map((limit, index) => ({ index, limit, used: used.nvenc[index] ?? 0 }));
   const open = gpus.filter((g) => g.used + sessions <= g.limit);
   if (open.length === 0) {
@@ -200,11 +228,11 @@ function evaluate(pool: PoolState, node: NodeBudget, kind: WorkloadKind, unitCos
       requested: sessions,
       over: (usedSessions + sessions - limit) / sessions,
     });
-    return { nodeId: node.id, allocatable: cap.allocatable, charge, headroom, shortfalls };
+    return base;
   }
   // Fill the GPU with the fewest free sessions, keeping whole GPUs free for bigger ladders.
   const gpu = open.reduce((a, g) => (g.limit - g.used < a.limit - a.used ? g : a));
-  return { nodeId: node.id, allocatable: cap.allocatable, charge, gpuIndex: gpu.index, headroom, shortfalls };
+  return { ...base, gpuIndex: gpu.index };
 }
 
 function closer(a: Candidate, b: Candidate): boolean {

@@ -1,4 +1,5 @@
 import type { WorkloadKind } from './costs.js';
+import type { NodeDisk } from './disk.js';
 import { load, ZERO_LOAD, type Load } from './resources.js';
 
 export type GpuBudget = Readonly<{ nvencSessions: number; name?: string }>;
@@ -14,6 +15,8 @@ export type NodeBudget = Readonly<{
   baseLoad?: Partial<BaseLoad>;
   /** Kinds this node may host; all kinds when absent. */
   accepts?: readonly WorkloadKind[];
+  /** The filesystems Tally writes media to, as last measured; writers are admitted against them. */
+  disks?: readonly NodeDisk[];
 }>;
 
 export const BASE_LOAD_COMPONENTS = ['system', 'livekitServer', 'redis', 'postgres', 'api', 'worker', 'agent', 'ingressIdle'] as const;

@@ -24,6 +24,8 @@ export const capacityProfileSchema = z.strictObject({
   costs: z.partialRecord(z.enum(WORKLOAD_KINDS), costOverrideSchema).optional(),
   runtimes: z.partialRecord(z.enum(RUNTIMES), loadOverrideSchema).optional(),
   baseLoad: z.partialRecord(z.enum(BASE_LOAD_COMPONENTS), loadOverrideSchema).optional(),
+  /** Bytes per second one running unit of a kind writes to its filesystem, as measured. */
+  diskWriteBytesPerS: z.partialRecord(z.enum(WORKLOAD_KINDS), amount).optional(),
 });
 
 export type CapacityProfile = z.infer<typeof capacityProfileSchema>;

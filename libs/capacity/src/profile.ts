@@ -16,7 +16,8 @@ export function modelFromProfile(profile: CapacityProfile, base: CapacityModel =
   const baseLoad = Object.fromEntries(
     BASE_LOAD_COMPONENTS.map((c) => [c, { ...base.baseLoad[c], ...defined(profile.baseLoad?.[c]) }]),
   ) as Record<(typeof BASE_LOAD_COMPONENTS)[number], Load>;
-  return { costs: costs satisfies CostTable, runtimes: runtimes satisfies RuntimeTable, baseLoad: baseLoad satisfies BaseLoad };
+  const disk = { ...base.disk, writeBytesPerS: { ...base.disk.writeBytesPerS, ...defined(profile.diskWriteBytesPerS) } };
+  return { costs: costs satisfies CostTable, runtimes: runtimes satisfies RuntimeTable, baseLoad: baseLoad satisfies BaseLoad, disk };
 }
 
 export type ProfileResult =

@@ -10,6 +10,8 @@ export type Reservation = Readonly<{
   count: number;
   nodeId: string;
   gpuIndex?: number;
+  /** MB reserved on the filesystem the workloads write to (its ledger key), when they write. */
+  disk?: Readonly<{ key: string; mb: number }>;
 }>;
 
 export type NodeUsage = Readonly<{
@@ -26,6 +28,8 @@ export type AppUsage = Readonly<Partial<Record<QuotaClass, number>>>;
 export type Usage = Readonly<{
   nodes: Readonly<Record<string, NodeUsage>>;
   apps: Readonly<Record<string, AppUsage>>;
+  /** MB that running writers reserve per filesystem key (NodeDisk.key); absent when nothing is reserved. */
+  disks?: Readonly<Record<string, number>>;
 }>;
 
 export const EMPTY_USAGE: Usage = Object.freeze({ nodes: {}, apps: {} });
@@ -33,6 +37,11 @@ const IDLE_NODE: NodeUsage = Object.freeze({ load: ZERO_LOAD, nvenc: [], runtime
 
 export function nodeUsageOf(usage: Usage, nodeId: string): NodeUsage {
   return usage.nodes[nodeId] ?? IDLE_NODE;
+}
+
+/** MB the running writers reserve on the filesystem `key`. */
+export function diskUsageOf(usage: Usage, key: string): number {
+  return usage.disks?.[key] ?? 0;
 }
 
 export function appUsageOf(usage: Usage, appId: string, cls: QuotaClass): number {
@@ -60,7 +69,7 @@ export function applyReservation(usage: Usage, r: Reservation, model: CapacityMo
     nvenc: shiftGpu(node.nvenc, r.gpuIndex, model.costs[r.kind].nvencSessions * r.count),
     runtimes: shiftRuntime(node.runtimes, runtimeOf(r.kind), r.count),
   };
-  return { nodes: { ...usage.nodes, [r.nodeId]: nextNode }, apps: shiftApp(usage, r, r.count) };
+  return { nodes: { ...usage.nodes, [r.nodeId]: nextNode }, apps: shiftApp(usage, r, r.count), ...shiftDisk(usage, r, 1) };
 }
 
 /** Gives back exactly what `applyReservation` took; throws when releasing something never admitted. */
@@ -76,7 +85,7 @@ export function releaseReservation(usage: Usage, r: Reservation, model: Capacity
     nvenc: shiftGpu(node.nvenc, r.gpuIndex, -model.costs[r.kind].nvencSessions * r.count),
     runtimes: shiftRuntime(node.runtimes, runtime, -r.count),
   };
-  return { nodes: { ...usage.nodes, [r.nodeId]: nextNode }, apps: shiftApp(usage, r, -r.count) };
+  return { nodes: { ...usage.nodes, [r.nodeId]: nextNode }, apps: shiftApp(usage, r, -r.count), ...shiftDisk(usage, r, -1) };
 }
 
 function shiftGpu(nvenc: readonly number[], gpuIndex: number | undefined, sessions: number): readonly number[] {
@@ -101,4 +110,11 @@ function shiftApp(usage: Usage, r: Reservation, count: number): Usage['apps'] {
     app[cls] = next;
   }
   return { ...usage.apps, [r.appId]: app };
+}
+
+function shiftDisk(usage: Usage, r: Reservation, sign: 1 | -1): Pick<Usage, 'disks'> {
+  if (r.disk === undefined) return usage.disks === undefined ? {} : { disks: usage.disks };
+  const next = diskUsageOf(usage, r.disk.key) + sign * r.disk.mb;
+  if (next < 0) throw new Error(`release of ${r.disk.mb} MB on ${r.disk.key}: only ${diskUsageOf(usage, r.disk.key)} MB held`);
+  return { disks: { ...usage.disks, [r.disk.key]: next } };
 }
