@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { NODE_KEYS, NodeRegistry } from '@tally/nodes';
@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
+import { StatfsProbe } from './probe/filesystems.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 
 const MIB = 1024 * 1024;
@@ -42,6 +43,7 @@ describe(startAgent.name, () => {
     startAgent({
       config: loadAgentConfig({ REDIS_URL: redis.url, TALLY_HEARTBEAT_INTERVAL_S: '1', ...env }),
       probe: new LinuxHostProbe({ nvencUnlimitedCap: 32 }),
+      filesystems: new StatfsProbe(),
       registry,
       version: '9.9.9-test',
       log: (line) => logs.push(line),
@@ -56,6 +58,28 @@ describe(startAgent.name, () => {
   afterAll(async () => {
     client?.disconnect();
     await redis?.stop();
+  });
+
+  it('reports the filesystem its media directories are on, one entry for directories that share it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tally-agent-fs-'));
+    try {
+      const sut = await start({ TALLY_NODE_ID: 'agent-disks', TALLY_HOME: home, TALLY_WORKERS_DIR: join(home, 'workers') });
+      const node = await listed('agent-disks');
+      await sut.shutdown();
+
+      const expected = statfsSync(home);
+      expect(node?.filesystems).toHaveLength(1);
+      const [fs] = node!.filesystems!;
+      expect(fs).toMatchObject({
+        roles: ['recordings', 'hls', 'ladders', 'scratch'],
+        dirs: [join(home, 'recordings'), join(home, 'hls'), join(home, 'workers')],
+        totalBytes: expected.blocks * expected.bsize,
+      });
+      expect(fs!.key).toMatch(/^agent-disks:\d+:\d+$/);
+      expect(Math.abs(fs!.freeBytes - expected.bavail * expected.bsize)).toBeLessThan(64 * MIB);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("puts this machine's real cores and RAM into the pool", async () => {

@@ -2,6 +2,7 @@ import type { NodeBudgetReport, NodeHeartbeat } from '@tally/contracts';
 import type { NodeRegistry } from '@tally/nodes';
 import { resolveBudget } from './budget.js';
 import type { AgentConfig } from './config.js';
+import { measureFilesystems, type FilesystemProbe } from './probe/filesystems.js';
 import type { HostProbe } from './probe/host-probe.js';
 
 /** Hardware rarely changes; a cgroup limit or a renegotiated link is picked up within this. */
@@ -10,6 +11,8 @@ export const BUDGET_REFRESH_MS = 60_000;
 export type AgentDeps = Readonly<{
   config: AgentConfig;
   probe: HostProbe;
+  /** Measured on every beat: free space moves with every second recorded. */
+  filesystems: FilesystemProbe;
   registry: Pick<NodeRegistry, 'heartbeat' | 'remove'>;
   version: string;
   now?: () => Date;
@@ -35,25 +38,35 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   let inFlight: Promise<void> = Promise.resolve();
   let stopped = false;
 
+  const warnOnce = (warning: string) => {
+    if (warned.has(warning)) return;
+    warned.add(warning);
+    log(`warning: ${warning}`);
+  };
+
   const currentBudget = async (): Promise<NodeBudgetReport> => {
     const at = now().getTime();
     if (budget && at - budget.at < BUDGET_REFRESH_MS) return budget.value;
     const resolved = resolveBudget(await probe.budget(), config.overrides);
-    for (const warning of resolved.warnings.filter((w) => !warned.has(w))) {
-      warned.add(warning);
-      log(`warning: ${warning}`);
-    }
+    for (const warning of resolved.warnings) warnOnce(warning);
     budget = { value: resolved.budget, at };
     return resolved.budget;
   };
 
   const beat = async (): Promise<void> => {
-    const [nodeBudget, used] = await Promise.all([currentBudget(), probe.usage()]);
+    const [nodeBudget, used, filesystems] = await Promise.all([
+      currentBudget(),
+      probe.usage(),
+      measureFilesystems(deps.filesystems, config.mediaDirs, { nodeId: config.nodeId, sharedName: config.diskSharedName }, (dir, error) =>
+        warnOnce(`cannot measure ${dir}: ${error instanceof Error ? error.message : String(error)}`),
+      ),
+    ]);
     const heartbeat: NodeHeartbeat = {
       nodeId: config.nodeId,
       role: config.role,
       budget: nodeBudget,
       used,
+      filesystems,
       labels: { ...config.labels },
       version,
       startedAt,

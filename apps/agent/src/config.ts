@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { NodeId, NodeRole } from '@tally/contracts';
 import { z } from 'zod';
 import type { BudgetOverrides } from './budget.js';
+import type { MediaDir } from './probe/filesystems.js';
 import { WorkerEnvSchema, workersConfig, type WorkersConfig } from './runtime/workers-config.js';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -37,6 +39,11 @@ export const AgentEnvSchema = z.object({
   TALLY_NODE_NVENC_SESSIONS: z.coerce.number().int().min(0).optional(),
   TALLY_NODE_NVENC_UNLIMITED_CAP: z.coerce.number().int().min(0).default(32),
   TALLY_NODE_LABELS: Labels.default({}),
+  TALLY_HLS_DIR: z.string().min(1).optional(),
+  TALLY_DISK_SHARED_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . - only')
+    .optional(),
   ...WorkerEnvSchema.shape,
 });
 
@@ -49,6 +56,10 @@ export type AgentConfig = Readonly<{
   labels: Readonly<Record<string, string>>;
   nvencUnlimitedCap: number;
   workers: WorkersConfig;
+  /** The directories Tally writes media to on this node, measured in every heartbeat. */
+  mediaDirs: readonly MediaDir[];
+  /** Set when the recordings filesystem is shared by several nodes (one ledger counter for all). */
+  diskSharedName: string | undefined;
 }>;
 
 export class AgentConfigError extends Error {}
@@ -69,6 +80,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
   const nodeId = e.TALLY_NODE_ID ?? NodeId.safeParse(host).data;
   if (nodeId === undefined)
     throw new AgentConfigError(`invalid agent configuration:\n  TALLY_NODE_ID: unset and the hostname "${host}" is not a valid node id`);
+  const workers = workersOrThrow(e);
   return Object.freeze({
     redisUrl: e.REDIS_URL,
     nodeId,
@@ -82,7 +94,15 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
     }),
     labels: Object.freeze(e.TALLY_NODE_LABELS),
     nvencUnlimitedCap: e.TALLY_NODE_NVENC_UNLIMITED_CAP,
-    workers: workersOrThrow(e),
+    workers,
+    mediaDirs: Object.freeze([
+      { role: 'recordings', dir: workers.recordingsDir },
+      { role: 'hls', dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls') },
+      // Ladders are written beside the recording they are made from.
+      { role: 'ladders', dir: workers.recordingsDir },
+      { role: 'scratch', dir: workers.dir },
+    ] satisfies MediaDir[]),
+    diskSharedName: e.TALLY_DISK_SHARED_NAME,
   });
 }
 

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { startAgent } from './agent.js';
 import { handOverFile, handOverRequested } from './runtime/hand-over.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
+import { StatfsProbe } from './probe/filesystems.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 import { startWorkers } from './runtime/start-workers.js';
 import { loadTranscodeConfig } from './transcode/transcode-config.js';
@@ -30,6 +31,7 @@ try {
   const agent = await startAgent({
     config,
     probe: new LinuxHostProbe({ nvencUnlimitedCap: config.nvencUnlimitedCap }),
+    filesystems: new StatfsProbe(),
     registry,
     version,
   });

@@ -1,3 +1,4 @@
+import { DISK_ROLES } from '@tally/capacity';
 import { z } from 'zod';
 
 /** Hostname-like, so it is safe inside a Redis key and a metric label. */
@@ -32,6 +33,47 @@ export const NodeBudgetReport = z.object({
 });
 export type NodeBudgetReport = z.infer<typeof NodeBudgetReport>;
 
+/** What Tally writes to a filesystem: recordings, live HLS, transcode ladders, the media workers' scratch space. */
+export const DiskRole = z.enum(DISK_ROLES);
+export type DiskRole = z.infer<typeof DiskRole>;
+
+const bytes = z.number().int().min(0);
+
+/**
+ * One filesystem Tally writes media to, as the agent measured it (statfs). Several directories on
+ * one filesystem are one entry listing their roles.
+ */
+export const NodeFilesystem = z
+  .object({
+    /**
+     * Names the filesystem in the capacity ledger: `<nodeId>:<device>`, or `shared:<name>` when the
+     * operator declares it mounted by several nodes (their reservations then share one counter).
+     */
+    key: z.string().min(1).max(300),
+    /** The mount point holding the directories. */
+    mount: z.string(),
+    roles: z.array(DiskRole).min(1),
+    dirs: z.array(z.string()),
+    totalBytes: bytes,
+    /** Free to unprivileged writers (statfs bavail). */
+    freeBytes: bytes,
+  })
+  .meta({ id: 'NodeFilesystem' });
+export type NodeFilesystem = z.infer<typeof NodeFilesystem>;
+
+/** A filesystem with the thresholds and reservations admission applies to it. */
+export const NodeDiskView = NodeFilesystem.extend({
+  /** Below this free space writers are stopped and nothing new that writes here is admitted. */
+  stopFreeBytes: bytes,
+  /** Below this free space the operator is alerted (TallyNodeDiskLow). */
+  alertFreeBytes: bytes,
+  /** MB (2^20 bytes) writers may be promised: free space above the stop watermark. */
+  admissibleMb: z.number(),
+  /** MB running writers reserve here (write rate × horizon + room to finalise). */
+  reservedMb: z.number(),
+}).meta({ id: 'NodeDisk' });
+export type NodeDiskView = z.infer<typeof NodeDiskView>;
+
 export const NodeHeartbeat = z
   .object({
     nodeId: NodeId,
@@ -40,6 +82,8 @@ export const NodeHeartbeat = z
     budget: NodeBudgetReport,
     /** What the whole host uses right now, Tally or not. */
     used: z.object({ cpuMillicores: count, ramMb: count }),
+    /** The filesystems Tally writes media to on this node (absent from agents that do not measure them). */
+    filesystems: z.array(NodeFilesystem).optional(),
     labels: z.record(z.string(), z.string()),
     /** The agent's version. */
     version: z.string(),
@@ -62,6 +106,8 @@ export const NodeList = z
       NodeView.extend({
         /** What admitted work holds on this node now, in the capacity model's units. */
         reserved: z.object({ ramMb: z.number(), cpuMillicores: z.number(), nicKbps: z.number() }),
+        /** Each media filesystem with its watermarks and what admitted writers reserve on it. */
+        disks: z.array(NodeDiskView),
       }),
     ),
   })

@@ -1,5 +1,6 @@
 import { WORKLOAD_KINDS } from '@tally/capacity';
 import { z } from 'zod';
+import { NodeDiskView } from './nodes.js';
 import { ReservationView } from './reservations.js';
 
 /** API field → the capacity model's quota class it limits. */
@@ -62,6 +63,8 @@ export const CapacityCheckResult = z
       limit: z.number(),
       used: z.number(),
       requested: z.number(),
+      /** For capacity refusals: when asking again may succeed, as the 429 Retry-After says. */
+      retryAfterS: z.number().optional(),
     }),
   ])
   .meta({ id: 'CapacityCheckResult' });
@@ -97,6 +100,8 @@ export const CapacityView = z
         reserved: LoadView,
         free: LoadView,
         nvencFree: z.array(z.number()),
+        /** The node's media filesystems, their watermarks and what writers reserve on each. */
+        disks: z.array(NodeDiskView),
         /** How many more of each kind this node takes now. */
         fits: z.record(z.string(), z.number()),
       }),
