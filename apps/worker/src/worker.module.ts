@@ -47,7 +47,7 @@ export class WorkerModule {
                 appPolicy: (appId) => repository.appPolicy(appId),
                 appPolicies: () => repository.appPolicies(),
               },
-              loadCapacityModel(config.capacityProfilePath),
+              loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS }),
             ),
           inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
         },

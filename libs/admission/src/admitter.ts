@@ -67,7 +67,7 @@ type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count
  * decision stale, never the reservation; refusals are decided again on fresh reads.
  */
 export class Admitter {
-  private readonly nodeUsageReads: RecentReads<Usage['nodes']>;
+  private readonly nodeUsageReads: RecentReads<Omit<Usage, 'apps'>>;
   private readonly checkReads: RecentReads<LedgerSnapshot>;
   /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
   private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
@@ -179,7 +179,7 @@ export class Admitter {
       // says if this id already holds a reservation. Later attempts read everything now.
       let usage: Usage;
       if (attempt === 1 && !read.fresh) {
-        usage = { nodes: await this.recentNodeUsage(nodeIds), apps: {} };
+        usage = { ...(await this.recentNodeUsage(nodeIds)), apps: {} };
       } else {
         const snapshot = await this.ledger.snapshot(nodeIds, [appId], { reservation: id });
         if (snapshot.held) return { ok: true, nodeId: snapshot.held.nodeId };
@@ -196,9 +196,11 @@ export class Admitter {
     }
   }
 
-  /** The nodes' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
-  private recentNodeUsage(nodeIds: readonly string[]): Promise<Usage['nodes']> {
-    return this.nodeUsageReads.get(nodeIds.join(','), () => this.ledger.snapshot(nodeIds, []).then((s) => s.usage.nodes));
+  /** The nodes' and filesystems' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
+  private recentNodeUsage(nodeIds: readonly string[]): Promise<Omit<Usage, 'apps'>> {
+    return this.nodeUsageReads.get(nodeIds.join(','), () =>
+      this.ledger.snapshot(nodeIds, []).then(({ usage }) => ({ nodes: usage.nodes, ...(usage.disks ? { disks: usage.disks } : {}) })),
+    );
   }
 
   /**

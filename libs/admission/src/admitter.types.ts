@@ -1,4 +1,4 @@
-import type { AppQuotaPolicy, Load, NodeBudget, QuotaClass, Refusal, WorkloadCost, WorkloadKind } from '@tally/capacity';
+import type { AppQuotaPolicy, DiskRole, Load, NodeBudget, QuotaClass, Refusal, WorkloadCost, WorkloadKind } from '@tally/capacity';
 import type { PolicyCache } from './policy-cache.js';
 
 /** What the Admitter reads from and answers (admitter.ts). */
@@ -37,8 +37,11 @@ export type GuaranteeHeadroom = Readonly<{
 export type Admitted = Readonly<{ ok: true; nodeId: string }>;
 export type Refused = Readonly<{ ok: false; refusal: Refusal }>;
 
-/** Per-admission refinements: a node the workload must share (a viewer with its camera) and a per-instance cost. */
-export type AdmitOptions = Readonly<{ nodeId?: string; unitCost?: WorkloadCost }>;
+/**
+ * Per-admission refinements: a node the workload must share (a viewer with its camera), a
+ * per-instance cost, and the filesystem role it writes to when not its kind's (live HLS).
+ */
+export type AdmitOptions = Readonly<{ nodeId?: string; unitCost?: WorkloadCost; diskRole?: DiskRole }>;
 
 export type AdmitterOptions = Readonly<{
   /** Sees every admission decision once (metrics); it must not throw, and cannot change the decision. */

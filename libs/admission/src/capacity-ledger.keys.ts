@@ -16,7 +16,10 @@ export const LEDGER_KEYS = {
   policy: (appId: string) => `tally:{cap}:policy:${appId}`,
   /** hash ramMb / cpuMillicores / nicKbps / rt:<runtime> / gpu:<i> the node's reservations hold. */
   node: (nodeId: string) => `tally:{cap}:node:${nodeId}`,
-  /** hash: ramMb / cpuMillicores / nicKbps held pool-wide, held:<load> (unused guarantees), g:<class> (Σ guarantees). */
+  /**
+   * hash: ramMb / cpuMillicores / nicKbps held pool-wide, held:<load> (unused guarantees), g:<class> (Σ guarantees),
+   * disk:<filesystem key> (MB writers reserve on that filesystem).
+   */
   pool: 'tally:{cap}:pool',
 } as const;
 

@@ -74,6 +74,7 @@ local function release_record(keys, id, appId, nodeId)
     incr(keys[7], k, -freed[k])
   end
   if r.gpu then incr(keys[6], 'gpu:' .. r.gpu.index, -r.gpu.sessions) end
+  if r.disk then incr(keys[7], 'disk:' .. r.disk.key, -r.disk.mb) end
   redis.call('DEL', keys[1])
   redis.call('ZREM', keys[2], id)
   redis.call('SREM', keys[3], id)
@@ -85,6 +86,7 @@ end
  * KEYS: reservationKeys. ARGV: id, now ms, lapse-at ms, request JSON
  *   { appId, nodeId, kind, count, classes: [cls], defaults: {cls: cap}, enforce,
  *     load: {ramMb,...}, allocatable: {...}, runtime?: {name, idle}, gpu?: {index, sessions, limit},
+ *     disk?: {key, mb, limit} (MB on the filesystem the workload writes to, counted in pool field disk:<key>),
  *     pool: { allocatable: {...}, runtimeHolds: [{name, classes: [cls], idle: {...}}] } }
  * → {'ok'} | {'held', nodeId} (this id already holds a reservation, there) | {'quota', cls, limit, used, requested}
  *   | {'capacity', resource, limit, used, requested} | {'guaranteed', resource, limit, used, requested}
@@ -93,7 +95,8 @@ end
  * inside the app's own guarantee is charged at least what the guarantee kept free for it; other
  * work must leave every other unused guarantee free, and the idle load of a runtime guaranteed work
  * will need while that runtime is down on the node (libs/capacity guardGuarantees). `enforce`
- * false (restoring running work) skips both rules but not the node's budget.
+ * false (restoring running work) skips both rules but not the node's budget. Disk counters live in
+ * the pool hash, keyed by filesystem, so nodes that mount one shared filesystem share its counter.
  */
 export const RESERVE_SCRIPT = `${COMMON}
 local id, now, lapseAt = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -136,6 +139,12 @@ if q.gpu then
     return {'capacity', 'nvenc', tostring(q.gpu.limit), tostring(used), tostring(q.gpu.sessions)}
   end
 end
+if q.disk then
+  local used = hnum(KEYS[7], 'disk:' .. q.disk.key)
+  if used + q.disk.mb > q.disk.limit then
+    return {'capacity', 'disk', tostring(q.disk.limit), tostring(used), tostring(q.disk.mb)}
+  end
+end
 if q.enforce and not (within and covered) then
   local hold = {ramMb = 0, cpuMillicores = 0, nicKbps = 0}
   for _, rt in ipairs(q.pool.runtimeHolds) do
@@ -164,11 +173,12 @@ for _, k in ipairs(LOADS) do
 end
 if q.runtime then incr(KEYS[6], 'rt:' .. q.runtime.name, q.count) end
 if q.gpu then incr(KEYS[6], 'gpu:' .. q.gpu.index, q.gpu.sessions) end
+if q.disk then incr(KEYS[7], 'disk:' .. q.disk.key, q.disk.mb) end
 local classes = {}
 for _, cls in ipairs(q.classes) do classes[cls] = q.count end
 local record = { appId = q.appId, nodeId = q.nodeId, kind = q.kind, count = q.count, classes = classes,
   load = charged, runtime = q.runtime, gpu = q.gpu and { index = q.gpu.index, sessions = q.gpu.sessions } or nil,
-  confirmed = false, createdAt = now }
+  disk = q.disk and { key = q.disk.key, mb = q.disk.mb } or nil, confirmed = false, createdAt = now }
 redis.call('SET', KEYS[1], cjson.encode(record))
 redis.call('ZADD', KEYS[2], lapseAt, id)
 redis.call('SADD', KEYS[3], id)

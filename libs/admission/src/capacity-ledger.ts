@@ -41,6 +41,7 @@ const NODE_RESOURCE: Readonly<Record<string, string>> = {
   cpuMillicores: 'node.cpu',
   nicKbps: 'node.nic',
   nvenc: 'node.nvenc',
+  disk: 'node.disk',
 };
 const HELD_RESOURCE = { ramMb: 'node.ram', cpuMillicores: 'node.cpu', nicKbps: 'node.nic' } as const;
 
@@ -91,6 +92,7 @@ export class CapacityLedger {
       ...(gpuIndex !== undefined && placement.nvencSessions > 0
         ? { gpu: { index: gpuIndex, sessions: placement.nvencSessions, limit: gpus[gpuIndex]?.nvencSessions ?? 0 } }
         : {}),
+      ...(placement.disk ? { disk: { key: placement.disk.key, mb: Math.ceil(placement.disk.mb), limit: Math.floor(placement.disk.limitMb) } } : {}),
       pool: {
         allocatable: floor(terms.pool.allocatable),
         runtimeHolds: terms.pool.runtimeHolds.map((h) => ({ name: h.name, classes: h.classes, idle: whole(h.idle) })),
@@ -238,8 +240,8 @@ export class CapacityLedger {
       replies = await this.readCounters(nodeIds, appIds, extra);
     }
     return {
-      usage: this.toUsage(nodeIds, appIds, replies.hashes),
-      ...(extra.pool ? { pool: toPoolLedger(replies.pool ?? {}) } : {}),
+      usage: { ...this.toUsage(nodeIds, appIds, replies.hashes), disks: diskCounters(replies.pool) },
+      ...(extra.pool ? { pool: toPoolLedger(replies.pool) } : {}),
       ...(replies.held ? { held: replies.held } : {}),
     };
   }
@@ -253,7 +255,7 @@ export class CapacityLedger {
     Readonly<{
       lapsed: boolean;
       hashes: Record<string, string>[];
-      pool: Record<string, string> | undefined;
+      pool: Record<string, string>;
       held: HeldReservation | undefined;
     }>
   > {
@@ -261,7 +263,8 @@ export class CapacityLedger {
     pipeline.zrangebyscore(LEDGER_KEYS.pending, '-inf', `(${this.now()}`, 'LIMIT', 0, 1);
     for (const id of nodeIds) pipeline.hgetall(LEDGER_KEYS.node(id));
     for (const id of appIds) pipeline.hgetall(LEDGER_KEYS.app(id));
-    if (extra.pool) pipeline.hgetall(LEDGER_KEYS.pool);
+    // Always: the disk counters are kept there, per filesystem (shared filesystems span nodes).
+    pipeline.hgetall(LEDGER_KEYS.pool);
     if (extra.reservation !== undefined) pipeline.get(LEDGER_KEYS.reservation(extra.reservation));
     const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
       if (error) throw error;
@@ -270,7 +273,7 @@ export class CapacityLedger {
     const [lapsed, ...rest] = replies;
     const hashes = rest.slice(0, nodeIds.length + appIds.length).map((h) => (h ?? {}) as Record<string, string>);
     let next = nodeIds.length + appIds.length;
-    const pool = extra.pool ? ((rest[next++] ?? {}) as Record<string, string>) : undefined;
+    const pool = (rest[next++] ?? {}) as Record<string, string>;
     const raw = extra.reservation !== undefined ? rest[next] : undefined;
     return {
       lapsed: Array.isArray(lapsed) && lapsed.length > 0,
@@ -317,6 +320,13 @@ export class CapacityLedger {
     const raws = await this.redis.mget(...ids.map((id) => LEDGER_KEYS.reservation(id)));
     return ids.flatMap((id, i) => (raws[i] ? [toHeld(id, raws[i])] : []));
   }
+}
+
+/** MB reserved per filesystem key (pool fields `disk:<key>`). */
+function diskCounters(h: Record<string, string>): Record<string, number> {
+  const disks: Record<string, number> = {};
+  for (const [field, value] of Object.entries(h)) if (field.startsWith('disk:')) disks[field.slice(5)] = Math.max(0, Number(value));
+  return disks;
 }
 
 function toPoolLedger(h: Record<string, string>): PoolLedger {

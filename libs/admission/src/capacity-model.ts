@@ -1,9 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { type CapacityModel, DEFAULT_MODEL, parseCapacityProfile } from '@tally/capacity';
 
+export type CapacityModelOptions = Readonly<{
+  /** Seconds of writing a writer reserves on its filesystem; the model's default when absent. */
+  diskHorizonS?: number;
+}>;
+
 /** The built-in measured model, or the operator's calibration profile; a broken profile stops startup. */
-export function loadCapacityModel(profilePath: string | undefined): CapacityModel {
-  if (profilePath === undefined) return DEFAULT_MODEL;
+export function loadCapacityModel(profilePath: string | undefined, options: CapacityModelOptions = {}): CapacityModel {
+  const model = profilePath === undefined ? DEFAULT_MODEL : parseProfile(profilePath);
+  if (options.diskHorizonS === undefined) return model;
+  return { ...model, disk: { ...model.disk, horizonS: options.diskHorizonS } };
+}
+
+function parseProfile(profilePath: string): CapacityModel {
   const result = parseCapacityProfile(JSON.parse(readFileSync(profilePath, 'utf8')));
   if (!result.ok) throw new Error(`capacity profile ${profilePath} is invalid:\n  ${result.issues.join('\n  ')}`);
   return result.model;

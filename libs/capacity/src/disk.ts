@@ -10,7 +10,15 @@ export type DiskRole = (typeof DISK_ROLES)[number];
  * its device, or an operator-given name when several nodes mount the same filesystem, so their
  * reservations share one counter (docs/adr/0021-disk-in-admission.md).
  */
-export type NodeDisk = Readonly<{ key: string; roles: readonly DiskRole[]; totalBytes: number; freeBytes: number }>;
+export type NodeDisk = Readonly<{
+  key: string;
+  roles: readonly DiskRole[];
+  totalBytes: number;
+  freeBytes: number;
+  /** Where it is mounted and which media directories it holds, for people reading gauges. */
+  mount?: string;
+  dirs?: readonly string[];
+}>;
 
 /** How the model sizes what a writer reserves on its filesystem. */
 export type DiskModel = Readonly<{
@@ -112,4 +120,18 @@ export function checkDisk(
   const used = reservedMb(fs.key);
   if (used + mb > limitMb) return { ok: false, key: fs.key, limit: limitMb, used, requested: mb };
   return { ok: true, key: fs.key, mb, limitMb };
+}
+
+/** A filesystem with the thresholds admission and the watermark stop apply to it, and what writers reserve there. */
+export type DiskState = NodeDisk &
+  Readonly<{ stopFreeBytes: number; alertFreeBytes: number; admissibleMb: number; reservedMb: number; freeMb: number }>;
+
+/** Each reported filesystem of a node, for gauges, listings and metrics. */
+export function diskStates(disks: readonly NodeDisk[] | undefined, disk: DiskModel, reservedMb: (key: string) => number): DiskState[] {
+  return (disks ?? []).map((fs) => {
+    const { stopFreeBytes, alertFreeBytes } = diskWatermarks(fs.totalBytes, disk.watermarks);
+    const admissibleMb = admissibleDiskMb(fs, disk.watermarks);
+    const reserved = reservedMb(fs.key);
+    return { ...fs, stopFreeBytes, alertFreeBytes, admissibleMb, reservedMb: reserved, freeMb: Math.max(0, admissibleMb - reserved) };
+  });
 }

@@ -14,6 +14,8 @@ export type Config = Readonly<{
   livekit: Readonly<{ url: string; publicUrl: string; apiKey: string; apiSecret: string }>;
   /** A capacity profile written by bench/capacity; the built-in measured defaults when absent. */
   capacityProfilePath: string | undefined;
+  /** Seconds of writing a writer reserves on its filesystem at admission (docs/adr/0021-disk-in-admission.md). */
+  diskHorizonS: number;
   streams: Readonly<{ joinTimeoutS: number }>;
   sweepIntervalS: number;
   /** Seals secrets Tally must read back (webhook signing secrets); absent, those features refuse to start. */
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiSecret: e.LIVEKIT_API_SECRET,
     }),
     capacityProfilePath: e.TALLY_CAPACITY_PROFILE,
+    diskHorizonS: e.TALLY_DISK_HORIZON_S,
     streams: Object.freeze({
       joinTimeoutS: e.TALLY_STREAM_JOIN_TIMEOUT_S,
     }),

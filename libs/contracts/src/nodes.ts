@@ -71,8 +71,11 @@ export const NodeDiskView = NodeFilesystem.extend({
   admissibleMb: z.number(),
   /** MB running writers reserve here (write rate × horizon + room to finalise). */
   reservedMb: z.number(),
+  /** MB a new writer may still reserve: admissibleMb − reservedMb. */
+  freeMb: z.number(),
 }).meta({ id: 'NodeDisk' });
 export type NodeDiskView = z.infer<typeof NodeDiskView>;
+
 
 export const NodeHeartbeat = z
   .object({

@@ -35,7 +35,7 @@ export function toNodeBudget(node: NodeView): NodeBudget {
     ...(node.role !== 'origin' ? { baseLoad: JOINED_NODE_BASE_LOAD, accepts: ROLE_ACCEPTS[node.role] } : {}),
     ...(node.filesystems === undefined
       ? {}
-      : { disks: node.filesystems.map((f) => ({ key: f.key, roles: f.roles, totalBytes: f.totalBytes, freeBytes: f.freeBytes })) }),
+      : { disks: node.filesystems.map((f) => ({ ...f })) }),
   };
 }
 

@@ -31,7 +31,7 @@ import { ReconcileQueue } from './reconcile.queue.js';
           if (change.kind === 'all') policies.forgetAll();
           else if (change.kind === 'policy' || change.kind === 'app') policies.forget(change.appId);
         });
-        return new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath), {
+        return new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS }), {
           onDecision: (kind, result) => admissions.observe(kind, result),
           policies,
         });

@@ -14,6 +14,8 @@ import {
 import { LiveApps } from '../apps/live-apps.js';
 import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
+import { toDiskView } from './disk-view.js';
+import { CAPACITY_RETRY_AFTER_S } from './refusal.js';
 
 type LoadView = CapacityView['total']['free'];
 
@@ -33,6 +35,7 @@ export class CapacityService {
       reserved: h.used,
       free: h.free,
       nvencFree: [...h.nvencFree],
+      disks: h.disks.map(toDiskView),
       fits: { ...h.units },
     }));
     const sum = (pick: (n: (typeof nodes)[number]) => LoadView): LoadView => ({
@@ -83,7 +86,15 @@ export class CapacityService {
     const result = await this.admitter.check(appId, body.kind, body.count);
     if (result.admitted) return { admitted: true, nodeId: result.nodeId };
     const { code, resource, limit, used, requested } = result.refusal;
-    return { admitted: false, code, resource, limit, used, requested };
+    return {
+      admitted: false,
+      code,
+      resource,
+      limit,
+      used,
+      requested,
+      ...(code === 'capacity_exhausted' ? { retryAfterS: CAPACITY_RETRY_AFTER_S } : {}),
+    };
   }
 
   async usage(appId: string): Promise<AppUsageView> {

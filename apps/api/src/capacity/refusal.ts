@@ -2,7 +2,7 @@ import type { Refusal } from '@tally/capacity';
 import { LimitRefusedError } from '../common/domain-error.js';
 
 /** Capacity frees up as workloads end; a client retrying sooner than this only adds load. */
-const CAPACITY_RETRY_AFTER_S = 30;
+export const CAPACITY_RETRY_AFTER_S = 30;
 
 export function refusalError(refusal: Refusal): LimitRefusedError {
   const { code, resource, limit, used, requested } = refusal;

@@ -46,7 +46,7 @@ export class HlsService {
     const request = egressRequest(stream, publishers, body.audio);
 
     const id = newId('hls');
-    const admitted = await this.admitter.admit(id, appId, egressKindOf(request.mode), 1, START_LAPSE_MS);
+    const admitted = await this.admitter.admit(id, appId, egressKindOf(request.mode), 1, START_LAPSE_MS, { diskRole: 'hls' });
     if (!admitted.ok) throw refusalError(admitted.refusal);
     const segmentS = hlsSegmentS(body);
     const dir = join(this.config.hls.dir, appId, streamId, id);

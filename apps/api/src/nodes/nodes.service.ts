@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { CapacityLedger } from '@tally/admission';
+import { Admitter, CapacityLedger } from '@tally/admission';
+import { diskStates, diskUsageOf } from '@tally/capacity';
 import type { NodeList, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
-import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { NodeRegistry, NodeWorkers, toNodeBudget } from '@tally/nodes';
+import { toDiskView } from '../capacity/disk-view.js';
 import { PoolSourceAdapter } from '../capacity/pool-source.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
@@ -14,6 +16,7 @@ export class NodesService {
     private readonly workers: NodeWorkers,
     private readonly clock: Clock,
     private readonly pool: PoolSourceAdapter,
+    private readonly admitter: Admitter,
   ) {}
 
   /** What the node's agent last reported; a node whose agent runs no workers itself reports runtime `none`. */
@@ -30,7 +33,14 @@ export class NodesService {
       nodes.map((n) => n.nodeId),
       [],
     );
-    return { items: nodes.map((n) => ({ ...n, reserved: usage.nodes[n.nodeId]?.load ?? { ramMb: 0, cpuMillicores: 0, nicKbps: 0 } })) };
+    const reservedMb = (key: string) => diskUsageOf(usage, key);
+    return {
+      items: nodes.map((n) => ({
+        ...n,
+        reserved: usage.nodes[n.nodeId]?.load ?? { ramMb: 0, cpuMillicores: 0, nicKbps: 0 },
+        disks: diskStates(toNodeBudget(n).disks, this.admitter.model.disk, reservedMb).map(toDiskView),
+      })),
+    };
   }
 
   /** Draining and disabled nodes keep what runs on them but take no new work. */
