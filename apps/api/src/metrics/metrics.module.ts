@@ -4,6 +4,7 @@ import { CamerasModule } from '../cameras/cameras.module.js';
 import { AppsCollector } from './apps.collector.js';
 import { CamerasCollector } from './cameras.collector.js';
 import { DeliveriesCollector } from './deliveries.collector.js';
+import { DiskCollector } from './disk.collector.js';
 import { HlsCollector } from './hls.collector.js';
 import { HttpMetrics } from './http.metrics.js';
 import { MetricsAccessGuard } from './metrics-access.js';
@@ -31,6 +32,7 @@ import { RecordingsCollector } from './recordings.collector.js';
     MetricsAccessGuard,
     AppsCollector,
     PoolCollector,
+    DiskCollector,
     AdmissionsCollector,
     DeliveriesCollector,
     RecordingsCollector,
