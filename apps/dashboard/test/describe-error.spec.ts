@@ -39,6 +39,23 @@ describe(describeError.name, () => {
     );
   });
 
+  it('names a full disk in MB', () => {
+    const sut = apiError(429, {
+      code: 'capacity_exhausted',
+      message: 'node.disk exhausted',
+      resource: 'node.disk',
+      limit: 58,
+      used: 0,
+      requested: 215,
+      retryAfterS: 30,
+      nodeId: 'origin-1',
+    });
+
+    expect(describeError(sut, 'Recording')).toBe(
+      'Recording refused: the servers are out of node.disk on origin-1 (0 MB of 58 MB in use, 215 MB more needed). Retry in 30 s.',
+    );
+  });
+
   it('says when no node takes work at all', () => {
     const sut = apiError(429, { code: 'capacity_exhausted', message: 'x', resource: 'node.unavailable', limit: 0, used: 0, requested: 1 });
 

@@ -41,6 +41,7 @@ const UNITS: Readonly<Record<string, string>> = {
   'node.cpu': ' millicores',
   'node.nic': ' kbps',
   'node.nvenc': ' NVENC sessions',
+  'node.disk': ' MB',
 };
 
 function describeRefusal(body: ErrorDetails, action: string): string {

@@ -5,7 +5,7 @@ import { DataTable } from '../components/data-table.js';
 import { EmptyState, StatusBadge } from '../components/feedback.js';
 import { ActionFeedback } from '../components/form.js';
 import { LoadedList } from '../components/loaded.js';
-import { formatCores, formatKbps, formatMb, formatTime } from '../format.js';
+import { formatBytes, formatCores, formatKbps, formatMb, formatTime } from '../format.js';
 
 type NodeListItem = NodeList['items'][number];
 
@@ -70,6 +70,7 @@ export function NodesPanel(): ReactNode {
                 },
               },
               { header: 'Host use', cell: (n) => `${formatCores(n.used.cpuMillicores)}, ${formatMb(n.used.ramMb)}` },
+              { header: 'Disk', cell: disks },
             ]}
             actions={(n) =>
               NodeStatus.options
@@ -96,4 +97,22 @@ export function NodesPanel(): ReactNode {
 function budget(n: NodeListItem): string {
   const gpus = n.budget.gpus.map((g) => `${g.name ?? 'GPU'} (${g.nvencSessions} NVENC)`).join(', ');
   return `${formatCores(n.budget.cpuMillicores)}, ${formatMb(n.budget.ramMb)}, ${n.budget.nicMbps} Mbps${gpus ? `, ${gpus}` : ''}`;
+}
+
+/** Each media filesystem: free of its size, its stop watermark, and what running writers reserve there. */
+function disks(n: NodeListItem): ReactNode {
+  if (n.disks.length === 0) return '—';
+  return (
+    <ul className="plain-list">
+      {n.disks.map((d) => (
+        <li key={d.key} data-filesystem={d.key}>
+          {d.mount || d.key} ({d.roles.join(', ')}): {formatBytes(d.freeBytes)} free of {formatBytes(d.totalBytes)}
+          <div className="muted-text">
+            {d.freeBytes <= d.alertFreeBytes ? 'low, ' : ''}stops writers below {formatBytes(d.stopFreeBytes)}; writers reserve{' '}
+            {formatMb(d.reservedMb)} of {formatMb(d.admissibleMb)}
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
 }
