@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
-import { DEFAULT_MODEL, type NodeBudget, type WorkloadKind } from '@tally/capacity';
+import { DEFAULT_MODEL, diskReservationMb, type NodeBudget, type WorkloadKind } from '@tally/capacity';
 import { startAppProcess } from '@tally/testing';
 import { dispose } from '@livekit/rtc-node';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
@@ -17,6 +17,7 @@ import { fixed, markdownTable } from '../lib/table.js';
 import { nodeComponents } from './components.js';
 import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
 import { type OutputCheck, passthroughRooms, startPassthrough, stopAndCheck } from './passthrough.js';
+import { writeRate } from './disk-writes.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
 const args = benchArgs({ window: 10, ingress: 1, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
@@ -47,6 +48,9 @@ try {
     quotas: { maxStreams: 50, maxRecordings: 100, maxRoomComposites: 20, maxIngresses: 10, maxViewers: 10_000, maxTranscodes: 10 },
   });
   const costs: Partial<Record<WorkloadKind, Measured>> = {};
+  // Measured over the same window as the egress tree: the growth of the recordings directory per recording.
+  const recordingsDir = bench.stack.config.recordings.dir;
+  const writes: Partial<Record<WorkloadKind, number>> = {};
   const publishers: Publisher[] = [];
   const notes: Record<string, string> = {};
 
@@ -115,8 +119,9 @@ try {
     log(`${count} concurrent ${mode} recording(s)`);
     const recordings = await startRecordings(client, app.id, mode === 'track' ? (await audioOnly()).id : stream.id, mode, count);
     await settle(5_000);
-    const busy = await watchTree(egress.roots, windowMs);
+    const [busy, written] = await Promise.all([watchTree(egress.roots, windowMs), writeRate(recordingsDir, windowMs, count)]);
     costs[kind] = perUnit(busy, idleOf('egress (idle)'), count);
+    writes[kind] = written;
     notes[kind] = `${note}; ${count} at once, egress tree PSS minus idle egress`;
     const done = await stopRecordings(client, app.id, recordings);
     log(`${mode}: ${done.map((r) => r.status).join(', ')}`);
@@ -135,8 +140,9 @@ try {
     log(`${args.passthrough} concurrent passthrough recordings`);
     const recordings = await startPassthrough(client, app.id, rooms.streamIds);
     await settle(5_000);
-    const busy = await watchTree(egress.roots, windowMs);
+    const [busy, written] = await Promise.all([watchTree(egress.roots, windowMs), writeRate(recordingsDir, windowMs, args.passthrough)]);
     costs['egress.passthrough'] = perUnit(busy, withPublishers, args.passthrough);
+    writes['egress.passthrough'] = written;
     notes['egress.passthrough'] =
       `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
     checks = await stopAndCheck(client, app.id, recordings);
@@ -159,6 +165,7 @@ try {
     baseLoad,
     egressIdle: { ramMb: egressIdle.pssMb, cpuMillicores: egressIdle.cpuMillicores },
     costs,
+    diskWriteBytesPerS: writes,
   });
   mkdirSync(RESULTS_DIR, { recursive: true });
   const profilePath = join(RESULTS_DIR, 'capacity-profile.json');
@@ -181,6 +188,22 @@ try {
     cpuPct(m.cpuMillicores),
     note,
   ];
+  const writeTable = markdownTable(
+    ['mode', 'written per recording', 'per hour', 'reserves at admission'],
+    RECORDING_KINDS.flatMap((kind) => {
+      const rate = writes[kind];
+      return rate === undefined
+        ? []
+        : [
+            [
+              kind.slice(7).replace('_', '-'),
+              `${fixed((rate * 8) / 1000)} kbit/s`,
+              `${fixed((rate * 3600) / 1e9, 2)} GB`,
+              `${diskReservationMb(model.disk, kind)} MB`,
+            ],
+          ];
+    }),
+  );
   const componentTable = markdownTable(
     ['component', 'RAM', 'CPU', 'note'],
     [
@@ -243,6 +266,7 @@ try {
     idle: components.map((c, i) => ({ name: c.name, ...idle[i] })),
     costs,
     viewerNicKbps: viewerNic,
+    diskWriteBytesPerS: writes,
     fitMeasured,
     fitDefault,
     fitHost,
@@ -255,6 +279,10 @@ try {
       '## Cost profile',
       '',
       componentTable,
+      '',
+      "## Disk written per recording (the profile's diskWriteBytesPerS)",
+      '',
+      writeTable,
       '',
       '## Concurrent recordings that fit',
       '',

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCapacityModel } from '@tally/admission';
-import { DEFAULT_MODEL, DEFAULT_NODE_BUDGET, defaultLimits } from '@tally/capacity';
+import { DEFAULT_MODEL, DEFAULT_NODE_BUDGET, defaultLimits, diskReservationMb } from '@tally/capacity';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildProfile, recordingsThatFit, writeProfile, type CapacityMeasurements } from './profile.js';
 
@@ -17,6 +17,7 @@ const measured: CapacityMeasurements = {
     'egress.track': { ramMb: 74, cpuMillicores: 20 },
     'viewer.webrtc': { ramMb: 1.2, cpuMillicores: 6, nicKbps: 910.4 },
   },
+  diskWriteBytesPerS: { 'egress.passthrough': 101_250.4, 'egress.room_composite': 260_000 },
 };
 
 describe(buildProfile.name, () => {
@@ -37,6 +38,19 @@ describe(buildProfile.name, () => {
     // What was not measured keeps its default.
     expect(sut.baseLoad.system).toEqual(DEFAULT_MODEL.baseLoad.system);
     expect(sut.costs['transcode.cpu']).toEqual(DEFAULT_MODEL.costs['transcode.cpu']);
+  });
+
+  it('puts the measured write rates in the profile, so they replace the default rates of those modes', () => {
+    dir = mkdtempSync(join(tmpdir(), 'tally-profile-'));
+    const path = join(dir, 'capacity-profile.json');
+    writeProfile(path, buildProfile(measured));
+
+    const sut = loadCapacityModel(path);
+
+    expect(sut.disk.writeBytesPerS['egress.passthrough']).toBe(101_251);
+    expect(sut.disk.writeBytesPerS['egress.room_composite']).toBe(260_000);
+    expect(sut.disk.writeBytesPerS['egress.track']).toBe(DEFAULT_MODEL.disk.writeBytesPerS['egress.track']);
+    expect(diskReservationMb(sut.disk, 'egress.passthrough')).toBeLessThan(diskReservationMb(DEFAULT_MODEL.disk, 'egress.passthrough'));
   });
 
   it('changes how many recordings fit and the quotas every app is given', () => {

@@ -21,6 +21,8 @@ export type CapacityMeasurements = Readonly<{
   baseLoad: Partial<Record<BaseLoadComponent, Measured>>;
   egressIdle?: Measured;
   costs: Partial<Record<WorkloadKind, Measured>>;
+  /** Bytes per second one running unit wrote to its filesystem. */
+  diskWriteBytesPerS?: Partial<Record<WorkloadKind, number>>;
 }>;
 
 /** Rounded up: a quota derived from a cost rounded down would admit one unit too many. */
@@ -44,6 +46,13 @@ export function buildProfile(m: CapacityMeasurements): CapacityProfile {
     costs: entries(m.costs),
     baseLoad: entries(m.baseLoad),
     ...(m.egressIdle ? { runtimes: { egress: figure(m.egressIdle) } } : {}),
+    ...(m.diskWriteBytesPerS
+      ? {
+          diskWriteBytesPerS: Object.fromEntries(
+            Object.entries<number | undefined>(m.diskWriteBytesPerS).flatMap(([k, v]) => (v === undefined ? [] : [[k, Math.ceil(v)]])),
+          ),
+        }
+      : {}),
   });
 }
 
