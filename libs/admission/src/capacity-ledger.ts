@@ -92,7 +92,9 @@ export class CapacityLedger {
       ...(gpuIndex !== undefined && placement.nvencSessions > 0
         ? { gpu: { index: gpuIndex, sessions: placement.nvencSessions, limit: gpus[gpuIndex]?.nvencSessions ?? 0 } }
         : {}),
-      ...(placement.disk ? { disk: { key: placement.disk.key, mb: Math.ceil(placement.disk.mb), limit: Math.floor(placement.disk.limitMb) } } : {}),
+      ...(placement.disk
+        ? { disk: { key: placement.disk.key, mb: Math.ceil(placement.disk.mb), limit: Math.floor(placement.disk.limitMb) } }
+        : {}),
       pool: {
         allocatable: floor(terms.pool.allocatable),
         runtimeHolds: terms.pool.runtimeHolds.map((h) => ({ name: h.name, classes: h.classes, idle: whole(h.idle) })),

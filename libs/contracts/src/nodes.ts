@@ -76,7 +76,6 @@ export const NodeDiskView = NodeFilesystem.extend({
 }).meta({ id: 'NodeDisk' });
 export type NodeDiskView = z.infer<typeof NodeDiskView>;
 
-
 export const NodeHeartbeat = z
   .object({
     nodeId: NodeId,

@@ -33,9 +33,7 @@ export function toNodeBudget(node: NodeView): NodeBudget {
       g.name === undefined ? { nvencSessions: g.nvencSessions } : { name: g.name, nvencSessions: g.nvencSessions },
     ),
     ...(node.role !== 'origin' ? { baseLoad: JOINED_NODE_BASE_LOAD, accepts: ROLE_ACCEPTS[node.role] } : {}),
-    ...(node.filesystems === undefined
-      ? {}
-      : { disks: node.filesystems.map((f) => ({ ...f })) }),
+    ...(node.filesystems === undefined ? {} : { disks: node.filesystems.map((f) => ({ ...f })) }),
   };
 }
 

@@ -5,10 +5,9 @@ const MB = 1024 * 1024;
 
 function fakeProbe(byDir: Readonly<Record<string, FsStat>>): FilesystemProbe {
   return {
-    stat: async (dir) => {
+    stat: (dir) => {
       const fs = byDir[dir];
-      if (fs === undefined) throw new Error(`ENOENT: ${dir}`);
-      return fs;
+      return fs === undefined ? Promise.reject(new Error(`ENOENT: ${dir}`)) : Promise.resolve(fs);
     },
   };
 }
