@@ -72,6 +72,22 @@ describe('disk in admission', () => {
     expect(capacity.nodes.find((n) => n.nodeId === sut.stack.nodeId)!.fits['egress.passthrough']).toBe(0);
   });
 
+  it('exports the filesystem, its watermarks and its reservations to Prometheus', async () => {
+    const disk = (await sut.admin.get<NodeList>('/v1/nodes')).body.items
+      .find((n) => n.nodeId === sut.stack.nodeId)!
+      .disks.find((d) => d.mount === mediaDir)!;
+
+    const metrics = await (await sut.anonymous.raw('/metrics')).text();
+
+    const labels = `node="${sut.stack.nodeId}",filesystem="${disk.key}",mount="${mediaDir}",roles="recordings,hls,ladders"`;
+    expect(metrics).toContain(`tally_node_disk_total_bytes{${labels}} ${SIZE_MB * MIB}`);
+    expect(metrics).toContain(`tally_node_disk_stop_free_bytes{${labels}} ${disk.stopFreeBytes}`);
+    expect(metrics).toContain(`tally_node_disk_alert_free_bytes{${labels}} ${disk.alertFreeBytes}`);
+    expect(metrics).toContain(`tally_node_disk_reserved_bytes{${labels}} 0`);
+    const free = metrics.split('\n').find((line) => line.startsWith(`tally_node_disk_free_bytes{${labels}} `));
+    expect(Number(free?.split(' ').pop())).toBeGreaterThan(disk.stopFreeBytes);
+  });
+
   it('refuses a recording that would not fit with 429 node.disk, limit, used, requested and Retry-After, as capacity/check does', async () => {
     const { appId, client, stream } = await liveStream();
     const disk = (await sut.admin.get<NodeList>('/v1/nodes')).body.items
