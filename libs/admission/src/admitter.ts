@@ -221,7 +221,7 @@ export class Admitter {
       [appId],
     );
     const limits = unlimited();
-    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options });
+    const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count, ...options, restoring: true });
     if (!decision.ok) return false;
     const node = nodes.find((n) => n.id === decision.placement.reservation.nodeId);
     const outcome = await this.ledger.reserve(id, decision.placement, this.terms(limits, live, false), node?.gpus ?? [], 60_000);

@@ -95,7 +95,8 @@ end
  * inside the app's own guarantee is charged at least what the guarantee kept free for it; other
  * work must leave every other unused guarantee free, and the idle load of a runtime guaranteed work
  * will need while that runtime is down on the node (libs/capacity guardGuarantees). `enforce`
- * false (restoring running work) skips both rules but not the node's budget. Disk counters live in
+ * false (restoring running work) skips both rules but not the node's budget, and charges its disk
+ * reservation even past the limit (refusing would not stop it writing). Disk counters live in
  * the pool hash, keyed by filesystem, so nodes that mount one shared filesystem share its counter.
  */
 export const RESERVE_SCRIPT = `${COMMON}
@@ -139,7 +140,7 @@ if q.gpu then
     return {'capacity', 'nvenc', tostring(q.gpu.limit), tostring(used), tostring(q.gpu.sessions)}
   end
 end
-if q.disk then
+if q.disk and q.enforce then
   local used = hnum(KEYS[7], 'disk:' .. q.disk.key)
   if used + q.disk.mb > q.disk.limit then
     return {'capacity', 'disk', tostring(q.disk.limit), tostring(used), tostring(q.disk.mb)}

@@ -123,6 +123,18 @@ describe(`${CapacityLedger.name} disk`, () => {
     expect(check).toMatchObject({ admitted: false, refusal: { resource: 'node.disk', limit, used: room * PER_RECORDING_MB } });
   });
 
+  it('gives running work its reservation back past the limit after Redis lost it, and new writers see it', async () => {
+    const disk = filesystem('n3:8:1', PER_RECORDING_MB - 1);
+    const n3 = node('n3', disk);
+    const sut = admitterFor([n3]);
+
+    expect(await sut.restore('running', 'app_d', 'egress.passthrough', 1, { nodeId: 'n3' })).toBe(true);
+
+    expect((await ledgerOn().usage(['n3'], [])).disks?.[disk.key]).toBe(PER_RECORDING_MB);
+    const refused = await sut.admit('new', 'app_d', 'egress.track', 1, LAPSE_MS);
+    expect(refused).toMatchObject({ ok: false, refusal: { resource: 'node.disk', used: PER_RECORDING_MB } });
+  });
+
   it('shares one counter between nodes that mount the same filesystem', async () => {
     const shared = filesystem('shared:media', 4 * PER_RECORDING_MB + 100);
     const pool = [node('a', shared), node('b', shared)];

@@ -33,6 +33,11 @@ export type AdmissionRequest = Readonly<{
   unitCost?: WorkloadCost;
   /** The filesystem role the workload writes to when it is not its kind's own (live HLS runs as an egress). */
   diskRole?: DiskRole;
+  /**
+   * Work that already runs (its reservation was lost): its disk reservation is charged even past the
+   * filesystem's limit, since refusing it would not stop it writing, and new writers must see it.
+   */
+  restoring?: boolean;
 }>;
 
 export type NodeResource = 'node.ram' | 'node.cpu' | 'node.nic' | 'node.nvenc' | 'node.disk' | 'node.unavailable';
@@ -202,7 +207,9 @@ function evaluate(pool: PoolState, node: NodeBudget, request: AdmissionRequest, 
 
   const diskCheck = checkDisk(pool.model.disk, node.disks, (key) => diskUsageOf(pool.usage, key), kind, count, request.diskRole);
   let disk: Candidate['disk'];
-  if (diskCheck?.ok === false) {
+  if (diskCheck?.ok === false && request.restoring) {
+    disk = { key: diskCheck.key, mb: diskCheck.requested, limitMb: diskCheck.limit };
+  } else if (diskCheck?.ok === false) {
     const { limit, used: usedMb, requested } = diskCheck;
     shortfalls.push({ resource: 'node.disk', limit, used: usedMb, requested, over: (usedMb + requested - limit) / requested });
   } else if (diskCheck?.ok) {

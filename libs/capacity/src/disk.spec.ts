@@ -123,6 +123,15 @@ describe('disk in admission', () => {
     expect(fits(pool, { appId: 'a', limits, kind: 'egress.passthrough' }).ok).toBe(true);
   });
 
+  it('charges work that already runs past the limit when its reservation is restored', () => {
+    const node = nodeWith({ totalBytes: 64 * MB, freeBytes: 60 * MB });
+    const pool: PoolState = { nodes: [node], model: DEFAULT_MODEL, usage: EMPTY_USAGE };
+    const sut = admit(pool, { appId: 'a', limits, kind: 'egress.passthrough', restoring: true });
+    if (!sut.ok) throw new Error(sut.refusal.resource);
+    expect(sut.usage.disks?.['origin:8:1']).toBe(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.passthrough'));
+    expect(fits({ ...pool, usage: sut.usage }, { appId: 'a', limits, kind: 'egress.track' }).ok).toBe(false);
+  });
+
   it('leaves work that writes nothing alone on a full disk', () => {
     const node = nodeWith({ totalBytes: 64 * MB, freeBytes: 0 });
     expect(fits({ nodes: [node], model: DEFAULT_MODEL, usage: EMPTY_USAGE }, { appId: 'a', limits, kind: 'stream' }).ok).toBe(true);

@@ -59,7 +59,8 @@ export class HlsReconciler {
       if ((egress && RUNNING.has(egress.state)) || forgotten) {
         if (await this.ledger.confirm(session.id)) continue;
         const kind = egressKindOf(session.mode as EgressMode);
-        if (await this.admitter.restore(session.id, session.appId, kind, 1, { nodeId: session.nodeId })) report.reservationsRestored += 1;
+        if (await this.admitter.restore(session.id, session.appId, kind, 1, { nodeId: session.nodeId, diskRole: 'hls' }))
+          report.reservationsRestored += 1;
       } else if (!egress && !session.egressId && now.getTime() - session.createdAt.getTime() > SETTLE_MS) {
         const { count } = await this.prisma.hlsSession.updateMany({
           where: { id: session.id, status: 'starting', egressId: null },
