@@ -9,10 +9,10 @@ import { type ApiHarness, createStream, createTenant, startApiHarness } from './
 import { joinAndPublish, tracksUp, type Publisher } from './media-client.js';
 
 const MIB = 1024 * 1024;
-const SIZE_MB = 64;
+const SIZE_MB = 32;
 
 /**
- * A node whose recordings and live HLS directories are on a 64 MB filesystem (a tmpfs mounted here,
+ * A node whose recordings and live HLS directories are on a 32 MB filesystem (a tmpfs mounted here,
  * in the mount namespace the agent is started in): the agent reports it, and a recording that would
  * reserve more than it admits is refused before any egress is asked.
  */

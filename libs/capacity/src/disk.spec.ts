@@ -16,15 +16,16 @@ function nodeWith(disk: Partial<NodeDisk> & Pick<NodeDisk, 'totalBytes' | 'freeB
 }
 
 describe(diskReservationMb.name, () => {
-  it('reserves ten minutes of a passthrough publisher plus the join that copies it', () => {
-    // 1.5 Mbit/s × 600 s = 112.5 MB written (≈ 107.3 MiB), twice for the join.
-    expect(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.passthrough')).toBe(Math.ceil((2 * 187_500 * 600) / MB));
+  it('reserves two minutes of a passthrough publisher plus the join that copies it', () => {
+    // 1.5 Mbit/s × 120 s = 22.5 MB written (≈ 21.5 MiB), twice for the join.
+    expect(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.passthrough')).toBe(Math.ceil((2 * 187_500 * 120) / MB));
+    expect(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.passthrough')).toBe(43);
   });
 
   it('charges a composite at its encode bitrate plus its index, per unit', () => {
     const one = diskReservationMb(DEFAULT_DISK_MODEL, 'egress.room_composite');
-    expect(one).toBe(Math.ceil((375_000 * 600 * 1.02) / MB));
-    expect(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.room_composite', 3)).toBe(Math.ceil((3 * 375_000 * 600 * 1.02) / MB));
+    expect(one).toBe(Math.ceil((375_000 * 120 * 1.02) / MB));
+    expect(diskReservationMb(DEFAULT_DISK_MODEL, 'egress.room_composite', 3)).toBe(Math.ceil((3 * 375_000 * 120 * 1.02) / MB));
   });
 
   it('reserves nothing for workloads that write nothing to disk', () => {
@@ -56,7 +57,7 @@ describe(admissibleDiskMb.name, () => {
 describe(checkDisk.name, () => {
   const disks: NodeDisk[] = [
     { key: 'n1:8:1', roles: ['recordings'], totalBytes: 100 * GB, freeBytes: 50 * GB },
-    { key: 'n1:8:2', roles: ['hls'], totalBytes: 160 * MB, freeBytes: 64 * MB },
+    { key: 'n1:8:2', roles: ['hls'], totalBytes: 160 * MB, freeBytes: 32 * MB },
   ];
 
   it('checks the filesystem of the role the workload writes to', () => {
@@ -87,8 +88,8 @@ describe(checkDisk.name, () => {
 describe('disk in admission', () => {
   const limits = unlimited();
 
-  it('refuses a recording on a 64 MB filesystem as node.disk, naming limit, used and requested in MB', () => {
-    const node = nodeWith({ totalBytes: 64 * MB, freeBytes: 60 * MB });
+  it('refuses a recording on a 32 MB filesystem as node.disk, naming limit, used and requested in MB', () => {
+    const node = nodeWith({ totalBytes: 32 * MB, freeBytes: 30 * MB });
     const sut = fits({ nodes: [node], model: DEFAULT_MODEL, usage: EMPTY_USAGE }, { appId: 'a', limits, kind: 'egress.passthrough' });
     expect(sut).toEqual({
       ok: false,
@@ -124,7 +125,7 @@ describe('disk in admission', () => {
   });
 
   it('charges work that already runs past the limit when its reservation is restored', () => {
-    const node = nodeWith({ totalBytes: 64 * MB, freeBytes: 60 * MB });
+    const node = nodeWith({ totalBytes: 32 * MB, freeBytes: 30 * MB });
     const pool: PoolState = { nodes: [node], model: DEFAULT_MODEL, usage: EMPTY_USAGE };
     const sut = admit(pool, { appId: 'a', limits, kind: 'egress.passthrough', restoring: true });
     if (!sut.ok) throw new Error(sut.refusal.resource);
@@ -137,12 +138,22 @@ describe('disk in admission', () => {
     expect(fits({ nodes: [node], model: DEFAULT_MODEL, usage: EMPTY_USAGE }, { appId: 'a', limits, kind: 'stream' }).ok).toBe(true);
   });
 
+  it('lets a 160 MB recordings filesystem take three passthrough recordings at the defaults', () => {
+    let pool: PoolState = { nodes: [nodeWith({ totalBytes: 160 * MB, freeBytes: 159 * MB })], model: DEFAULT_MODEL, usage: EMPTY_USAGE };
+    for (let i = 0; i < 3; i += 1) {
+      const result = admit(pool, { appId: 'a', limits, kind: 'egress.passthrough' });
+      if (!result.ok) throw new Error(`refused after ${i}: ${result.refusal.resource}`);
+      pool = { ...pool, usage: result.usage };
+    }
+    expect(fits(pool, { appId: 'a', limits, kind: 'egress.passthrough' }).ok).toBe(false);
+  });
+
   it('takes the write rates a capacity profile measured', () => {
     const profile = parseCapacityProfile({ version: 1, diskWriteBytesPerS: { 'egress.passthrough': 10_000 } });
     if (!profile.ok) throw new Error(profile.issues.join());
     expect(profile.model.disk.writeBytesPerS['egress.passthrough']).toBe(10_000);
     expect(profile.model.disk.writeBytesPerS['egress.room_composite']).toBe(DEFAULT_DISK_MODEL.writeBytesPerS['egress.room_composite']);
-    const node = nodeWith({ totalBytes: 64 * MB, freeBytes: 60 * MB });
+    const node = nodeWith({ totalBytes: 32 * MB, freeBytes: 30 * MB });
     expect(fits({ nodes: [node], model: profile.model, usage: EMPTY_USAGE }, { appId: 'a', limits, kind: 'egress.passthrough' }).ok).toBe(
       true,
     );

@@ -38,7 +38,11 @@ const PUBLISHER_BYTES_PER_S = 1_500_000 / 8;
 /** 3 Mbit/s, a 720p30 H.264 composite encode. */
 const COMPOSITE_BYTES_PER_S = 3_000_000 / 8;
 
-export const DEFAULT_DISK_HORIZON_S = 600;
+/**
+ * Two minutes: several heartbeats (measured free space catches up with running writers within one),
+ * and little enough that a 160 MB recordings filesystem still admits a few single-publisher recordings.
+ */
+export const DEFAULT_DISK_HORIZON_S = 120;
 
 /**
  * Default write rates; `(est.)` marks figures not measured yet: `bench:capacity` measures them per

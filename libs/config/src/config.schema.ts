@@ -30,7 +30,7 @@ export const EnvSchema = z.object({
   LIVEKIT_API_KEY: z.string().min(3),
   LIVEKIT_API_SECRET: z.string().min(32, 'must be at least 32 characters'),
   TALLY_CAPACITY_PROFILE: z.string().min(1).optional(),
-  TALLY_DISK_HORIZON_S: z.coerce.number().int().min(10).max(86_400).default(600),
+  TALLY_DISK_HORIZON_S: z.coerce.number().int().min(10).max(86_400).default(120),
   TALLY_STREAM_JOIN_TIMEOUT_S: z.coerce.number().int().min(10).default(300),
   TALLY_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).default(30),
   TALLY_SECRETS_KEY: z
