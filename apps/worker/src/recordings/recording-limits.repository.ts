@@ -32,8 +32,8 @@ export class RecordingLimitsRepository {
     });
   }
 
-  /** The app's recordings that record now and have not been asked to end. */
+  /** The app's recordings that record now (one asked to stop before is asked again: a stop is idempotent). */
   recording(appId: string): Promise<Recording[]> {
-    return this.prisma.recording.findMany({ where: { appId, status: 'active', endReason: null } });
+    return this.prisma.recording.findMany({ where: { appId, status: 'active' } });
   }
 }
