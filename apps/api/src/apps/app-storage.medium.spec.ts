@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CONFIG, type Config } from '@tally/config';
 import { newId } from '@tally/contracts';
 import type { RecordingStatus } from '@tally/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness
 import { DomainError, LimitRefusedError, NotFoundError } from '../common/domain-error.js';
 import { CapacityService } from '../capacity/capacity.service.js';
 import { RecordingDeletion } from '../recordings/recording-deletion.service.js';
+import { RecordingStorage } from '../recordings/recording-storage.js';
 import { RecordingsService } from '../recordings/recordings.service.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { AppsService } from './apps.service.js';
@@ -64,7 +64,7 @@ describe(StorageRepository.name, () => {
       },
     });
     if (file) {
-      const path = join(api.get<Config>(CONFIG).recordings.dir, location);
+      const path = join(api.get(RecordingStorage).files.dir, location);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, 'media');
       return { id, path };
