@@ -130,7 +130,10 @@ describe(StorageRepository.name, () => {
       const { id, path } = await seedRecording(appId, stream.id, { status: 'complete', sizeBytes: 5 }, true);
 
       await api.get(RecordingDeletion).delete(appId, id);
-      const again = await api.get(RecordingDeletion).delete(appId, id).catch((e: unknown) => e);
+      const again = await api
+        .get(RecordingDeletion)
+        .delete(appId, id)
+        .catch((e: unknown) => e);
 
       expect(existsSync(path)).toBe(false);
       expect(await api.prisma.recording.findUnique({ where: { id } })).toBeNull();
@@ -144,8 +147,14 @@ describe(StorageRepository.name, () => {
       const other = await newApp();
       const { id } = await seedRecording(appId, stream.id, { status: 'active' });
 
-      const running = await api.get(RecordingDeletion).delete(appId, id).catch((e: unknown) => e);
-      const foreign = await api.get(RecordingDeletion).delete(other.appId, id).catch((e: unknown) => e);
+      const running = await api
+        .get(RecordingDeletion)
+        .delete(appId, id)
+        .catch((e: unknown) => e);
+      const foreign = await api
+        .get(RecordingDeletion)
+        .delete(other.appId, id)
+        .catch((e: unknown) => e);
 
       expect(running).toBeInstanceOf(DomainError);
       expect(running).toMatchObject({ code: 'conflict' });
