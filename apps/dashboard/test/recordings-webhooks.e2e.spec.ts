@@ -115,6 +115,14 @@ describe('recordings and webhooks in the dashboard', () => {
     await download.saveAs(saved);
     expect(download.suggestedFilename()).toBe(`${recordingId}.mp4`);
     expect(statSync(saved).size).toBe(complete.sizeBytes);
+
+    await row.getByRole('button', { name: `Delete recording ${recordingId}` }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Recording ${recordingId} deleted.` })
+      .waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect((await client.get(`/v1/apps/${app.id}/recordings/${recordingId}`)).status).toBe(404);
   });
 
   it('saves webhook settings with an app key, shows a rotated secret once, and redelivers from the log', async () => {
