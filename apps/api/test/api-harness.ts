@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AppView, CreatedApiKey, StreamView } from '@tally/contracts';
-import { ApiClient, type Child, freePort, startAppProcess, startStack, type TestStack } from '@tally/testing';
+import { ApiClient, type Child, freePort, type StackOptions, startAppProcess, startStack, type TestStack } from '@tally/testing';
 import { startApi } from '../src/bootstrap.js';
 
 export type ApiHarness = Readonly<{
@@ -16,10 +16,11 @@ export type ApiHarness = Readonly<{
 /** The real stack plus the API started through the production bootstrap on the port LiveKit's webhooks target. */
 export async function startApiHarness(
   env: Record<string, string> = {},
-  options: { egress?: boolean; ingress?: boolean; workers?: 'native' | 'docker' } = {},
+  options: { egress?: boolean; ingress?: boolean; workers?: 'native' | 'docker'; nodeBudget?: StackOptions['nodeBudget'] } = {},
 ): Promise<ApiHarness> {
   const stack = await startStack({
     env,
+    ...(options.nodeBudget ? { nodeBudget: options.nodeBudget } : {}),
     ...(options.egress ? { egress: true } : {}),
     ...(options.ingress ? { ingress: true } : {}),
     ...(options.workers ? { workers: options.workers } : {}),

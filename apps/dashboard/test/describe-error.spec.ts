@@ -22,6 +22,21 @@ describe(describeError.name, () => {
     );
   });
 
+  it('tells an app at its storage cap how much it holds, in MB, and how to free it', () => {
+    const sut = apiError(429, {
+      code: 'quota_exceeded',
+      message: 'app.storage quota reached: 3 of 2 in use',
+      resource: 'app.storage',
+      limit: 2,
+      used: 3,
+      requested: 0,
+    });
+
+    expect(describeError(sut, 'Recording')).toBe(
+      "Recording refused: the app's recordings fill its storage cap (3 MB of 2 MB held). Delete recordings, or ask the operator to raise the cap.",
+    );
+  });
+
   it('names the node resource that ran out, with units and when to retry', () => {
     const sut = apiError(429, {
       code: 'capacity_exhausted',

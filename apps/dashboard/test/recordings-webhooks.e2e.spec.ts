@@ -73,49 +73,61 @@ describe('recordings and webhooks in the dashboard', () => {
     expect((await client.get<{ items: RecordingView[] }>(`/v1/apps/${app.id}/recordings`)).body.items).toEqual([]);
   });
 
-  it('starts a track-composite recording of a live stream, stops it, plays the file and downloads it', { timeout: 240_000 }, async () => {
-    const { app, key, client } = await createTenant(sut.admin, 'recording-co');
-    await liveStream(client, app.id, 'keynote');
-    const page = await recordingsPage(key.key, app.id);
-    await page.getByText('No recordings yet.').waitFor();
+  it(
+    'starts a track-composite recording of a live stream, stops it, plays the file, downloads it and deletes it',
+    { timeout: 240_000 },
+    async () => {
+      const { app, key, client } = await createTenant(sut.admin, 'recording-co');
+      await liveStream(client, app.id, 'keynote');
+      const page = await recordingsPage(key.key, app.id);
+      await page.getByText('No recordings yet.').waitFor();
 
-    await page.getByLabel('Live stream').locator('option', { hasText: 'keynote' }).waitFor({ state: 'attached' });
-    await page.getByLabel('Mode').selectOption('track_composite');
-    await page.getByRole('button', { name: 'Start recording' }).click();
-    const started = await page
-      .getByRole('status')
-      .filter({ hasText: /Recording rec_\w+ is/ })
-      .textContent();
-    const recordingId = /rec_[a-z0-9]{16}/.exec(started ?? '')![0];
-    const row = page.locator(`tr[data-recording-id="${recordingId}"]`);
-    await row.getByText('active', { exact: true }).waitFor({ timeout: 60_000 });
-    expect(await row.textContent()).toContain('track composite');
-    await screenshot(page, 'recordings-active');
+      await page.getByLabel('Live stream').locator('option', { hasText: 'keynote' }).waitFor({ state: 'attached' });
+      await page.getByLabel('Mode').selectOption('track_composite');
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      const started = await page
+        .getByRole('status')
+        .filter({ hasText: /Recording rec_\w+ is/ })
+        .textContent();
+      const recordingId = /rec_[a-z0-9]{16}/.exec(started ?? '')![0];
+      const row = page.locator(`tr[data-recording-id="${recordingId}"]`);
+      await row.getByText('active', { exact: true }).waitFor({ timeout: 60_000 });
+      expect(await row.textContent()).toContain('track composite');
+      await screenshot(page, 'recordings-active');
 
-    await new Promise((r) => setTimeout(r, 5_000));
-    await row.getByRole('button', { name: `Stop recording ${recordingId}` }).click();
-    await row.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
-    const complete = (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recordingId}`)).body;
-    const shown = await row.textContent();
-    expect(complete.durationS).toBeGreaterThan(4);
-    expect(shown).toContain(formatDuration(complete.durationS));
-    expect(shown).toContain(formatBytes(complete.sizeBytes));
+      await new Promise((r) => setTimeout(r, 5_000));
+      await row.getByRole('button', { name: `Stop recording ${recordingId}` }).click();
+      await row.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
+      const complete = (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recordingId}`)).body;
+      const shown = await row.textContent();
+      expect(complete.durationS).toBeGreaterThan(4);
+      expect(shown).toContain(formatDuration(complete.durationS));
+      expect(shown).toContain(formatBytes(complete.sizeBytes));
 
-    await row.getByRole('button', { name: `Play recording ${recordingId}` }).click();
-    // Egress transcodes track-composite output to its own preset size; any decoded frame proves playback.
-    const played = await videoPlaying(page, `video[aria-label="Recording ${recordingId}"]`);
-    expect(played.width * played.height).toBeGreaterThan(0);
-    await screenshot(page, 'recordings-playback');
+      await row.getByRole('button', { name: `Play recording ${recordingId}` }).click();
+      // Egress transcodes track-composite output to its own preset size; any decoded frame proves playback.
+      const played = await videoPlaying(page, `video[aria-label="Recording ${recordingId}"]`);
+      expect(played.width * played.height).toBeGreaterThan(0);
+      await screenshot(page, 'recordings-playback');
 
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      row.getByRole('button', { name: `Download recording ${recordingId}` }).click(),
-    ]);
-    const saved = join(tmpdir(), `dashboard-${recordingId}.mp4`);
-    await download.saveAs(saved);
-    expect(download.suggestedFilename()).toBe(`${recordingId}.mp4`);
-    expect(statSync(saved).size).toBe(complete.sizeBytes);
-  });
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        row.getByRole('button', { name: `Download recording ${recordingId}` }).click(),
+      ]);
+      const saved = join(tmpdir(), `dashboard-${recordingId}.mp4`);
+      await download.saveAs(saved);
+      expect(download.suggestedFilename()).toBe(`${recordingId}.mp4`);
+      expect(statSync(saved).size).toBe(complete.sizeBytes);
+
+      await row.getByRole('button', { name: `Delete recording ${recordingId}` }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Recording ${recordingId} deleted.` })
+        .waitFor();
+      await row.waitFor({ state: 'detached' });
+      expect((await client.get(`/v1/apps/${app.id}/recordings/${recordingId}`)).status).toBe(404);
+    },
+  );
 
   it('saves webhook settings with an app key, shows a rotated secret once, and redelivers from the log', async () => {
     const receiver = await SignedReceiver.start();

@@ -18,3 +18,4 @@ export * from './worker-limits.js';
 export * from './ingress-service-config.js';
 export * from './disk-watermarks.js';
 export * from './disk.js';
+export * from './storage.js';

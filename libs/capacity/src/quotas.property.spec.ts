@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QUOTA_CLASSES } from './app-limits.js';
-import { limitsOfApps } from './quotas.js';
+import { defaultLimits, limitsOfApps, nodeUnits, shareOfNode, DEFAULT_QUOTA_SIZING } from './quotas.js';
+import { DEFAULT_MODEL } from './model.js';
+import { EGRESS_MODES } from './egress-mode.js';
 import { appPoliciesArb, nodesArb } from './test-arbitraries.js';
 
 describe(limitsOfApps.name, () => {
@@ -34,6 +36,39 @@ describe(limitsOfApps.name, () => {
           for (const cls of QUOTA_CLASSES) expect(sut[app.appId]?.[cls]).toBeGreaterThanOrEqual(app.guarantees?.[cls] ?? 0);
         }
       }),
+    );
+  });
+});
+
+describe(defaultLimits.name, () => {
+  it('gives at least 1 of every class the largest node runs once, and never more than that node runs', () => {
+    fc.assert(
+      fc.property(nodesArb(), fc.constantFrom(...EGRESS_MODES, 'auto' as const), (nodes, mode) => {
+        const sut = defaultLimits(nodes, mode);
+        for (const cls of QUOTA_CLASSES) {
+          const largest = Math.max(0, ...nodeUnits(cls, nodes, DEFAULT_MODEL, DEFAULT_QUOTA_SIZING, mode));
+          if (largest >= 1) expect(sut[cls]).toBeGreaterThanOrEqual(1);
+          else expect(sut[cls]).toBe(0);
+          expect(sut[cls]).toBeLessThanOrEqual(Math.max(largest, 0));
+        }
+      }),
+    );
+  });
+});
+
+describe(shareOfNode.name, () => {
+  it('is monotonic in what the node runs and never exceeds it', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 1, max: 16 }),
+        (a, b, apps) => {
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          expect(shareOfNode(lo, apps)).toBeLessThanOrEqual(shareOfNode(hi, apps));
+          expect(shareOfNode(hi, apps)).toBeLessThanOrEqual(hi);
+        },
+      ),
     );
   });
 });

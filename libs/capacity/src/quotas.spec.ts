@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_NODE_BUDGET, type NodeBudget } from './budget.js';
-import { defaultLimits, effectiveLimits, limitsOfApps, type AppQuotaPolicy } from './quotas.js';
+import { defaultLimits, effectiveLimits, limitsOfApps, shareOfNode, type AppQuotaPolicy } from './quotas.js';
 import { maxConcurrent } from './pool.js';
 
 const node8: NodeBudget = DEFAULT_NODE_BUDGET;
@@ -53,6 +53,24 @@ describe(defaultLimits.name, () => {
     expect(defaultLimits([node8, big]).room_composites).toBeGreaterThan(defaultLimits([node8]).room_composites);
   });
 
+  describe('on a small 2 vCPU / 4 GB host that runs a Chrome recording and an ingress once', () => {
+    const small: NodeBudget = { ...node8, id: 'small', cpuMillicores: 2_000, ramMb: 4_096 };
+
+    it('gives an app at least one of each class the node runs, not "0 of 0"', () => {
+      expect(maxConcurrent('egress.room_composite', small)).toBeGreaterThanOrEqual(1);
+      expect(maxConcurrent('egress.room_composite', small)).toBeLessThan(2);
+      const sut = defaultLimits([small]);
+      expect(sut.room_composites).toBe(1);
+      expect(sut.ingresses).toBeGreaterThanOrEqual(1);
+    });
+
+    it('still gives nothing of a class the node cannot run once', () => {
+      const tiny: NodeBudget = { ...small, ramMb: 2_048, cpuMillicores: 1_000 };
+      expect(maxConcurrent('egress.room_composite', tiny)).toBe(0);
+      expect(defaultLimits([tiny]).room_composites).toBe(0);
+    });
+  });
+
   it('gives nothing where the pool has no node', () => {
     expect(Object.values(defaultLimits([])).every((v) => v === 0)).toBe(true);
   });
@@ -84,5 +102,14 @@ describe(effectiveLimits.name, () => {
   it('never caps an app below its own guarantee', () => {
     expect(effectiveLimits({ limits: { streams: 1 }, guarantees: { streams: 4 } }, defaults).streams).toBe(4);
     expect(effectiveLimits({ guarantees: { room_composites: 3 } }, defaults).room_composites).toBe(3);
+  });
+});
+
+describe(shareOfNode.name, () => {
+  it('halves what one node runs, rounding down, with a floor of 1 for a class the node runs', () => {
+    expect(shareOfNode(4, 2)).toBe(2);
+    expect(shareOfNode(5, 2)).toBe(2);
+    expect(shareOfNode(1, 2)).toBe(1);
+    expect(shareOfNode(0, 2)).toBe(0);
   });
 });

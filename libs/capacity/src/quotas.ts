@@ -46,9 +46,19 @@ export function defaultLimits(nodes: readonly NodeBudget[], egressMode: EgressMo
   return Object.fromEntries(
     QUOTA_CLASSES.map((cls) => {
       const largest = Math.max(0, ...nodeUnits(cls, nodes, model, sizing, egressMode));
-      return [cls, Math.floor(largest / sizing.appsPerNode + EPSILON)];
+      return [cls, shareOfNode(largest, sizing.appsPerNode)];
     }),
   ) as Record<QuotaClass, number>;
+}
+
+/**
+ * An app's share of what one node runs, rounded down, but never below 1 where the node runs the class
+ * at all: on a small host the share of a class it runs once would otherwise be 0 (every start a 429 on
+ * a host that could run it); node admission still protects the hardware.
+ */
+export function shareOfNode(unitsOnNode: number, appsPerNode: number): number {
+  if (unitsOnNode < 1 - EPSILON) return 0;
+  return Math.max(1, Math.floor(unitsOnNode / appsPerNode + EPSILON));
 }
 
 /** The limit admission enforces: the explicit cap, else the default; never below the app's guarantee. */

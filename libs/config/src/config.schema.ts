@@ -14,6 +14,9 @@ const url = (protocols: string[]) =>
     `must be a ${protocols.join(' or ')} URL`,
   );
 
+/** A positive whole number, or unset (an empty value is unset too, as `.env.example` leaves it). */
+const optionalCount = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional());
+
 /** Every variable Tally reads; `.env.example` documents each one. */
 export const EnvSchema = z.object({
   TALLY_HOME: z.string().min(1).default('/var/lib/tally'),
@@ -82,6 +85,9 @@ export const EnvSchema = z.object({
   TALLY_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   TALLY_RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(3_600).default(10),
   TALLY_RATE_LIMIT_START_WINDOW_S: z.coerce.number().int().min(1).max(3_600).default(5),
+  TALLY_MAX_STORAGE_MB: optionalCount,
+  TALLY_RECORDING_RETENTION_DAYS: optionalCount,
+  TALLY_MAX_RECORDING_DURATION_S: optionalCount,
   TALLY_APP_RETENTION_S: z.coerce
     .number()
     .int()

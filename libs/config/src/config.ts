@@ -52,6 +52,12 @@ export type Config = Readonly<{
   hls: Readonly<{ dir: string; retentionS: number }>;
   /** A deleted app's recordings, ladders and HLS files (and its rows) are deleted this long after DELETE. */
   apps: Readonly<{ retentionS: number }>;
+  /** What an app gets where its own setting is null (PATCH /v1/apps/{id}); undefined: no cap, recordings kept. */
+  appDefaults: Readonly<{
+    maxStorageMb: number | undefined;
+    recordingRetentionDays: number | undefined;
+    maxRecordingDurationS: number | undefined;
+  }>;
   /**
    * Per-app request rates (docs/rate-limits.md): the defaults an app gets unless the operator set its
    * own, the admin key's own budget, and the fixed windows they are counted in (the window is the burst).
@@ -125,6 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
     apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),
+    appDefaults: Object.freeze({
+      maxStorageMb: e.TALLY_MAX_STORAGE_MB,
+      recordingRetentionDays: e.TALLY_RECORDING_RETENTION_DAYS,
+      maxRecordingDurationS: e.TALLY_MAX_RECORDING_DURATION_S,
+    }),
     rateLimit: Object.freeze({
       requestsPerMinute: e.TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE,
       startsPerMinute: e.TALLY_RATE_LIMIT_STARTS_PER_MINUTE,

@@ -10,11 +10,34 @@ const name = safeText(100);
 /** Where the app's webhooks are POSTed: an absolute http(s) URL. */
 export const WebhookUrl = withoutControlCharacters(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048));
 
-export const CreateAppBody = z.strictObject({ name }).meta({ id: 'CreateAppBody' });
+const count = (max: number) => z.number().int().min(1).max(max);
+
+/**
+ * Storage and recording-length settings of an app; null returns a setting to the operator's default
+ * (TALLY_MAX_STORAGE_MB, TALLY_RECORDING_RETENTION_DAYS, TALLY_MAX_RECORDING_DURATION_S; unset: none).
+ */
+export const StorageSettingsBody = {
+  /** Admin only: MB the app's complete recordings and ladders may hold; a recording start at or past it is 429 app.storage. */
+  maxStorageMb: count(100_000_000).nullable().optional(),
+  /** Admin only: days an ended recording is kept before the sweep deletes it (webhook recording.deleted). */
+  recordingRetentionDays: count(36_500).nullable().optional(),
+  /** Admin only: seconds a recording may run before it is stopped (complete, endReason max_duration). */
+  maxRecordingDurationS: count(31_536_000).nullable().optional(),
+};
+
+export const CreateAppBody = z.strictObject({ name, ...StorageSettingsBody }).meta({ id: 'CreateAppBody' });
 export type CreateAppBody = z.infer<typeof CreateAppBody>;
 
 /** Fields only the admin key may change; an app's own key may change the others. */
-export const ADMIN_ONLY_APP_FIELDS = ['name', 'quotas', 'guarantees', 'rateLimits'] as const;
+export const ADMIN_ONLY_APP_FIELDS = [
+  'name',
+  'quotas',
+  'guarantees',
+  'rateLimits',
+  'maxStorageMb',
+  'recordingRetentionDays',
+  'maxRecordingDurationS',
+] as const;
 
 export const UpdateAppBody = z
   .strictObject({
@@ -38,6 +61,7 @@ export const UpdateAppBody = z
     transcodeLadder: z.boolean().optional(),
     /** Let anyone watch the app's cameras without a viewer token or key. */
     publicCameras: z.boolean().optional(),
+    ...StorageSettingsBody,
   })
   .meta({ id: 'UpdateAppBody' });
 export type UpdateAppBody = z.infer<typeof UpdateAppBody>;
@@ -63,6 +87,16 @@ export const AppView = z
     recordingFormat: RecordingFormat,
     transcodeLadder: z.boolean(),
     publicCameras: z.boolean(),
+    /** In effect (the app's own setting, else the operator's default); null: none. */
+    maxStorageMb: z.number().int().nullable(),
+    recordingRetentionDays: z.number().int().nullable(),
+    maxRecordingDurationS: z.number().int().nullable(),
+    /** The settings the admin set for this app; absent ones follow the operator's default. */
+    explicitStorage: z.object({
+      maxStorageMb: z.number().int().optional(),
+      recordingRetentionDays: z.number().int().optional(),
+      maxRecordingDurationS: z.number().int().optional(),
+    }),
   })
   .meta({ id: 'App' });
 export type AppView = z.infer<typeof AppView>;

@@ -83,6 +83,20 @@ export const AppUsageView = z
         guarantee: z.number(),
       }),
     ),
+    /**
+     * Bytes the app holds: its complete recordings (local or object storage) and their ladders. A
+     * recording start is refused (429 quota_exceeded, resource app.storage) while usedMb ≥ limitMb.
+     */
+    storage: z.object({
+      usedBytes: z.number().int(),
+      usedMb: z.number(),
+      /** null: no cap. */
+      limitMb: z.number().int().nullable(),
+      /** Ended recordings older than this are deleted by the sweep; null: kept. */
+      recordingRetentionDays: z.number().int().nullable(),
+      /** A recording is stopped after this; null: no limit. */
+      maxRecordingDurationS: z.number().int().nullable(),
+    }),
   })
   .meta({ id: 'AppUsage' });
 export type AppUsageView = z.infer<typeof AppUsageView>;

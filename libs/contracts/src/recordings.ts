@@ -69,6 +69,17 @@ export const LadderView = z
   .meta({ id: 'Ladder' });
 export type LadderView = z.infer<typeof LadderView>;
 
+/**
+ * Why a recording ended: `stopped` (a stop through the API, or the stream or egress ending on its own),
+ * `max_duration` (the app's maxRecordingDurationS), `disk_full` (the node's disk watermark). An open
+ * set: clients must accept values not listed here.
+ */
+export const KNOWN_END_REASONS = ['stopped', 'max_duration', 'disk_full'] as const;
+export const RecordingEndReason = z
+  .union([z.enum(KNOWN_END_REASONS), z.string().regex(/^[a-z][a-z0-9_]{0,39}$/)])
+  .meta({ id: 'RecordingEndReason' });
+export type RecordingEndReason = z.infer<typeof RecordingEndReason>;
+
 export const RecordingView = z
   .object({
     id: RecordingId,
@@ -91,6 +102,8 @@ export const RecordingView = z
     sha256: z.string().nullable(),
     codecs: z.array(RecordingCodec).nullable(),
     error: z.string().nullable(),
+    /** Why the recording ended (see RecordingEndReason); null while it runs and when it failed. */
+    endReason: RecordingEndReason.nullable(),
     /** The VOD ladder made from the complete recording, null until one is requested. */
     ladder: LadderView.nullable(),
   })

@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'recording.started',
   'recording.completed',
   'recording.failed',
+  'recording.deleted',
   'recording.ladder_ready',
   'recording.ladder_failed',
   'stream.live',
@@ -41,6 +42,8 @@ export type WebhookEventData = {
   'recording.started': RecordingView;
   'recording.completed': RecordingView;
   'recording.failed': RecordingView;
+  /** The recording as it was when its files and row were deleted (by DELETE or the retention sweep). */
+  'recording.deleted': RecordingView;
   'recording.ladder_ready': RecordingView;
   'recording.ladder_failed': RecordingView;
   'stream.live': StreamView;

@@ -1,5 +1,5 @@
 import type { CapacityLedger } from '@tally/admission';
-import type { WebhookEventType } from '@tally/contracts';
+import type { RecordingEndReason, WebhookEventType } from '@tally/contracts';
 import type { Prisma, PrismaClient, Recording, RecordingEgress, RecordingStatus } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
 import type { WebhookOutbox } from '@tally/webhooks';
@@ -175,6 +175,17 @@ export class RecordingLifecycle {
     });
   }
 
+  /**
+   * Why an open recording is being ended (max_duration, disk_full, stopped); the first reason given
+   * stands, and the recording keeps it when it completes.
+   */
+  async endRequested(recordingId: string, reason: RecordingEndReason): Promise<void> {
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: { in: ['starting', 'active'] }, endReason: null },
+      data: { endReason: reason },
+    });
+  }
+
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */
   async fail(recordingId: string, reason: string, now: Date): Promise<boolean> {
     const failed = await this.transition(recordingId, OPEN, { status: 'failed', error: reason, endedAt: now }, 'recording.failed');
@@ -184,6 +195,11 @@ export class RecordingLifecycle {
 
   /** The finaliser's verdict: the file is in place and checked. */
   async complete(recordingId: string, file: FinishedFile): Promise<boolean> {
+    // Nothing asked for the end (the stream or the egress ended on its own): an ordinary stop.
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: 'ending', endReason: null },
+      data: { endReason: 'stopped' },
+    });
     return this.transition(
       recordingId,
       ['ending'],

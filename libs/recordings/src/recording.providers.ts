@@ -10,7 +10,9 @@ import { FinaliseQueue } from './finalise.queue.js';
 import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
 import { LadderQueue } from './ladder/ladder.queue.js';
 import { PassthroughEgresses } from './passthrough-egresses.js';
+import { RecordingFileStore } from './recording-file-store.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
+import { RecordingRemoval } from './recording-removal.js';
 
 /**
  * The finalise and ladder queues and the state machines, as the API and the worker both provide
@@ -29,6 +31,12 @@ export const RECORDING_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, egress: LivekitEgressClient, lifecycle: RecordingLifecycle, config: Config) =>
       new PassthroughEgresses(prisma, egress, lifecycle, config.recordings),
     inject: [PrismaService, LivekitEgressClient, RecordingLifecycle, CONFIG],
+  },
+  {
+    provide: RecordingRemoval,
+    useFactory: (prisma: PrismaService, outbox: WebhookOutbox, config: Config) =>
+      new RecordingRemoval(prisma, outbox, new RecordingFileStore(config.recordings)),
+    inject: [PrismaService, WebhookOutbox, CONFIG],
   },
   // Per-node queues, opened at run time over the connection options BullModule.forRoot was given.
   { provide: LadderQueue, useFactory: (bull: QueueOptions) => new LadderQueue(bull.connection), inject: [getSharedConfigToken()] },

@@ -19,7 +19,13 @@ export type AppChanges = {
   recordingFormat?: RecordingFormat;
   transcodeLadder?: boolean;
   publicCameras?: boolean;
+  maxStorageMb?: number | null;
+  recordingRetentionDays?: number | null;
+  maxRecordingDurationS?: number | null;
 };
+
+/** An app's own storage and recording-length settings; null or absent: the operator's default. */
+export type StorageChanges = Pick<AppChanges, 'maxStorageMb' | 'recordingRetentionDays' | 'maxRecordingDurationS'>;
 
 /** Serialises guarantee changes: two concurrent PATCHes must not both fit a pool that holds only one. */
 const GUARANTEES_LOCK = 7_316_001;
@@ -28,8 +34,8 @@ const GUARANTEES_LOCK = 7_316_001;
 export class AppsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(id: string, name: string): Promise<App> {
-    return this.prisma.app.create({ data: { id, name } });
+  create(id: string, name: string, storage: StorageChanges = {}): Promise<App> {
+    return this.prisma.app.create({ data: { id, name, ...storage } });
   }
 
   list(): Promise<App[]> {

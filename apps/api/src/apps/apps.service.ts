@@ -22,7 +22,8 @@ import { ReconcileQueue } from '../capacity/reconcile.queue.js';
 import { Clock } from '../common/clock.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from './app-limits.js';
-import { type AppChanges, AppsRepository } from './apps.repository.js';
+import { AppStorage } from './app-storage.js';
+import { type AppChanges, AppsRepository, type StorageChanges } from './apps.repository.js';
 
 @Injectable()
 export class AppsService {
@@ -35,11 +36,12 @@ export class AppsService {
     private readonly cameras: CamerasService,
     private readonly sweeps: ReconcileQueue,
     private readonly clock: Clock,
+    private readonly storage: AppStorage,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async create(body: CreateAppBody): Promise<AppView> {
-    const app = await this.apps.create(newId('app'), body.name);
+    const app = await this.apps.create(newId('app'), body.name, storageChanges(body));
     await this.admitter.syncPolicy(app.id);
     return this.toView(app);
   }
@@ -80,6 +82,7 @@ export class AppsService {
     if (body.recordingFormat !== undefined) changes.recordingFormat = body.recordingFormat;
     if (body.transcodeLadder !== undefined) changes.transcodeLadder = body.transcodeLadder;
     if (body.publicCameras !== undefined) changes.publicCameras = body.publicCameras;
+    Object.assign(changes, storageChanges(body));
     const app =
       body.guarantees === undefined
         ? await this.apps.update(appId, changes)
@@ -168,6 +171,25 @@ export class AppsService {
       recordingFormat: app.recordingFormat,
       transcodeLadder: app.transcodeLadder,
       publicCameras: app.publicCameras,
+      ...this.storageView(app),
     };
   }
+
+  private storageView(app: App): Pick<AppView, StorageField | 'explicitStorage'> {
+    const settings = this.storage.settings(app);
+    return {
+      maxStorageMb: settings.maxStorageMb ?? null,
+      recordingRetentionDays: settings.recordingRetentionDays ?? null,
+      maxRecordingDurationS: settings.maxRecordingDurationS ?? null,
+      explicitStorage: Object.fromEntries(STORAGE_FIELDS.flatMap((f) => (app[f] === null ? [] : [[f, app[f]]]))),
+    };
+  }
+}
+
+const STORAGE_FIELDS = ['maxStorageMb', 'recordingRetentionDays', 'maxRecordingDurationS'] as const;
+type StorageField = (typeof STORAGE_FIELDS)[number];
+
+/** The storage settings a body sets (a number) or returns to the operator's default (null). */
+function storageChanges(body: Partial<Record<StorageField, number | null>>): StorageChanges {
+  return Object.fromEntries(STORAGE_FIELDS.flatMap((f) => (body[f] === undefined ? [] : [[f, body[f]]])));
 }

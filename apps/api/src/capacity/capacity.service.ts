@@ -11,6 +11,8 @@ import {
   QUOTA_FIELDS,
   type ReservationView,
 } from '@tally/contracts';
+import { AppStorage } from '../apps/app-storage.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 import { LiveApps } from '../apps/live-apps.js';
 import { toFullView, toQuotaView } from '../apps/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
@@ -25,6 +27,8 @@ export class CapacityService {
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
     private readonly apps: LiveApps,
+    private readonly appRows: AppsRepository,
+    private readonly storage: AppStorage,
   ) {}
 
   async pool(query: CapacityQuery = {}): Promise<CapacityView> {
@@ -98,11 +102,13 @@ export class CapacityService {
   }
 
   async usage(appId: string): Promise<AppUsageView> {
-    await this.requireApp(appId);
-    const [limits, policy, used] = await Promise.all([
+    const app = await this.appRows.find(appId);
+    if (!app) throw new NotFoundError('app');
+    const [limits, policy, used, storage] = await Promise.all([
       this.admitter.limitsFor(appId).then(toQuotaView),
       this.admitter.policyOf(appId),
       this.admitter.appUsage(appId),
+      this.storage.usage(appId, app),
     ]);
     const guarantees = toFullView(policy.guarantees ?? {});
     return {
@@ -112,6 +118,7 @@ export class CapacityService {
         limit: limits[quota],
         guarantee: guarantees[quota],
       })),
+      storage,
     };
   }
 

@@ -1,5 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { AppStorage } from '../apps/app-storage.js';
 import { AppsRepository } from '../apps/apps.repository.js';
+import { StorageRepository } from '../apps/storage.repository.js';
 import { LiveApps } from '../apps/live-apps.js';
 import { ApiKeyCache } from '../auth/key-cache.js';
 import { KeyUsageRecorder } from '../auth/key-usage.js';
@@ -7,7 +9,17 @@ import { PrincipalResolver } from '../auth/principal-resolver.js';
 import { KeysRepository } from '../keys/keys.repository.js';
 import { CacheInvalidation } from './invalidation.js';
 
-const providers = [AppsRepository, LiveApps, KeysRepository, CacheInvalidation, ApiKeyCache, KeyUsageRecorder, PrincipalResolver];
+const providers = [
+  AppsRepository,
+  StorageRepository,
+  AppStorage,
+  LiveApps,
+  KeysRepository,
+  CacheInvalidation,
+  ApiKeyCache,
+  KeyUsageRecorder,
+  PrincipalResolver,
+];
 
 /** The app and key records every feature (and the auth guard) looks up, and their in-process caches. */
 @Global()

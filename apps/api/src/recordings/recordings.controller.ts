@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   AppParams,
   ErrorBody,
@@ -15,6 +15,7 @@ import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { sendStaticFile } from '../common/static-files.js';
 import { RecordingFileService } from './recording-file.service.js';
+import { RecordingDeletion } from './recording-deletion.service.js';
 import { RecordingsService } from './recordings.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { ApiRoute } from '../openapi/api-route.js';
@@ -28,12 +29,13 @@ export class RecordingsController {
   constructor(
     private readonly recordings: RecordingsService,
     private readonly files: RecordingFileService,
+    private readonly deletion: RecordingDeletion,
   ) {}
 
   @Idempotent()
   @ApiRoute({
     summary:
-      "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called",
+      "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called; refused (429 quota_exceeded, resource app.storage, MB) while the app holds its maxStorageMb",
     responses: { 201: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
     rateLimit: 'start',
   })
@@ -74,6 +76,17 @@ export class RecordingsController {
   @HttpCode(200)
   stop(@Param(new ZodPipe(RecordingParams)) p: RecordingScope): Promise<RecordingView> {
     return this.recordings.stop(p.appId, p.recordingId);
+  }
+
+  @ApiRoute({
+    summary:
+      'Delete a complete or failed recording: its file, ladder and row (webhook recording.deleted); a running one is a 409 (stop it first); a second delete is a 404',
+    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+  })
+  @Delete('recordings/:recordingId')
+  @HttpCode(204)
+  delete(@Param(new ZodPipe(RecordingParams)) p: RecordingScope): Promise<void> {
+    return this.deletion.delete(p.appId, p.recordingId);
   }
 
   @ApiRoute({

@@ -13,6 +13,7 @@ import {
   RecordingLifecycle,
   toRecordingView,
 } from '@tally/recordings';
+import { AppStorage } from '../apps/app-storage.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
@@ -45,6 +46,7 @@ export class RecordingsService {
     private readonly workers: NodeWorkers,
     private readonly passthrough: PassthroughEgresses,
     private readonly clock: Clock,
+    private readonly appStorage: AppStorage,
   ) {}
 
   /**
@@ -57,6 +59,7 @@ export class RecordingsService {
     if (!app) throw new NotFoundError('app');
     const stream = await this.streams.require(appId, streamId);
     if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
+    await this.appStorage.requireRoomToRecord(appId, app);
 
     const publishers = (await this.participants(stream)).filter((p) => p.tracks.length > 0);
     const tracks = publishers.flatMap((p) => p.tracks);
@@ -116,6 +119,7 @@ export class RecordingsService {
   /** Asks egress to finish the file; the recording completes when egress_ended arrives and the file is checked. */
   async stop(appId: string, recordingId: string): Promise<RecordingView> {
     const recording = await this.require(appId, recordingId);
+    await this.lifecycle.endRequested(recording.id, 'stopped');
     if (recording.mode === 'passthrough') {
       if (recording.status === 'starting' || recording.status === 'active') {
         await this.lifecycle.stopRequested(recording.id, this.clock.now());

@@ -48,6 +48,10 @@ function describeRefusal(body: ErrorDetails, action: string): string {
   const resource = body.resource ?? 'a limit';
   const { used, limit, requested } = body;
   const retry = body.retryAfterS !== undefined ? ` Retry in ${body.retryAfterS} s.` : '';
+  if (body.code === 'quota_exceeded' && resource === 'app.storage') {
+    const numbers = used !== undefined && limit !== undefined ? ` (${used} MB of ${limit} MB held)` : '';
+    return `${action} refused: the app's recordings fill its storage cap${numbers}. Delete recordings, or ask the operator to raise the cap.`;
+  }
   if (body.code === 'quota_exceeded') {
     const numbers = used !== undefined && limit !== undefined ? ` (${used} of ${limit} in use)` : '';
     return `${action} refused: ${resource} is at its limit${numbers}. End something that uses it, or ask the operator to raise the limit.${retry}`;

@@ -8,6 +8,7 @@ import { Loaded } from '../components/loaded.js';
 import { formatCores, formatKbps, formatMb, QUOTA_LABELS } from '../format.js';
 import { appPath, type PageProps } from './page-props.js';
 import { RequestRates } from './request-rates.js';
+import { StoragePanel } from './storage-panel.js';
 
 export function QuotasPage({ appId, session }: PageProps): ReactNode {
   const app = useApiQuery<AppView>(appPath(appId));
@@ -41,6 +42,7 @@ export function QuotasPage({ appId, session }: PageProps): ReactNode {
           ))}
         </div>
       )}
+      {app.data && usage.data ? <StoragePanel app={app.data} storage={usage.data.storage} /> : null}
       {app.data ? <RequestRates app={app.data} /> : null}
       {session.kind === 'admin' && app.data ? (
         <>

@@ -39,6 +39,11 @@ export function RecordingsPage({ appId }: PageProps): ReactNode {
       await api.post<RecordingView>(appPath(appId, `/recordings/${r.id}/stop`));
       return `Recording ${r.id} is stopping; it turns complete once its file is checked.`;
     });
+  const remove = (r: RecordingView): Promise<void> =>
+    action.run('Deleting the recording', async () => {
+      await api.delete(appPath(appId, `/recordings/${r.id}`));
+      return `Recording ${r.id} deleted.`;
+    });
   const download = (r: RecordingView): Promise<void> =>
     action.run('Downloading the recording', async () => {
       await downloadRecording(api, r);
@@ -79,6 +84,9 @@ export function RecordingsPage({ appId }: PageProps): ReactNode {
                   <>
                     <StatusBadge status={r.status} />
                     {r.error ? <div className="error-text">{r.error}</div> : null}
+                    {r.endReason && r.endReason !== 'stopped' ? (
+                      <div className="muted-text">ended: {r.endReason.replace(/_/g, ' ')}</div>
+                    ) : null}
                   </>
                 ),
               },
@@ -87,7 +95,7 @@ export function RecordingsPage({ appId }: PageProps): ReactNode {
               { header: 'Duration', cell: (r) => formatDuration(r.durationS) },
               { header: 'Size', cell: (r) => formatBytes(r.sizeBytes) },
             ]}
-            actions={(r) => <RecordingActions recording={r} onStop={stop} onPlay={setPlaying} onDownload={download} />}
+            actions={(r) => <RecordingActions recording={r} onStop={stop} onPlay={setPlaying} onDownload={download} onDelete={remove} />}
           />
         )}
       </LoadedList>
@@ -101,6 +109,7 @@ function RecordingActions(props: {
   onStop: (r: RecordingView) => Promise<void>;
   onPlay: (r: RecordingView) => void;
   onDownload: (r: RecordingView) => Promise<void>;
+  onDelete: (r: RecordingView) => Promise<void>;
 }): ReactNode {
   const r = props.recording;
   if (r.status === 'starting' || r.status === 'active') {
@@ -110,6 +119,12 @@ function RecordingActions(props: {
       </button>
     );
   }
+  const remove = (
+    <button type="button" className="danger" aria-label={`Delete recording ${r.id}`} onClick={() => void props.onDelete(r)}>
+      Delete
+    </button>
+  );
+  if (r.status === 'failed') return remove;
   if (r.status !== 'complete') return null;
   return (
     <>
@@ -119,6 +134,7 @@ function RecordingActions(props: {
       <button type="button" aria-label={`Download recording ${r.id}`} onClick={() => void props.onDownload(r)}>
         Download
       </button>
+      {remove}
     </>
   );
 }

@@ -5,6 +5,7 @@ import { IngressReconciler } from '../ingresses/ingress-reconciler.service.js';
 import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
 import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
+import { RecordingLimits } from '../recordings/recording-limits.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
@@ -30,6 +31,7 @@ export class Sweep {
     private readonly audit: ReservationAuditor,
     private readonly admitter: Admitter,
     private readonly redisLoss: RedisLossDetector,
+    private readonly limits: RecordingLimits,
     redis: RedisConnection,
   ) {
     this.repairs = new RepairCounter(redis);
@@ -41,8 +43,13 @@ export class Sweep {
     // Deleted apps first: what they ran is stopped and released before anything is judged or restored.
     const apps = await this.apps.run(now);
     const streams = await this.streams.run(now, loss);
-    // Departures first, so a recording lost with its node fails with that reason, not "egress vanished".
-    const recordings = { ...(await this.departures.run(now)), ...(await this.egresses.run(now, loss)) };
+    // Departures first, so a recording lost with its node fails with that reason, not "egress vanished";
+    // the length and retention limits before the egress reconciler, which then sees the stops they asked for.
+    const recordings = {
+      ...(await this.departures.run(now)),
+      ...(await this.limits.run(now)),
+      ...(await this.egresses.run(now, loss)),
+    };
     const report = {
       apps,
       streams,

@@ -4,6 +4,8 @@ import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
+import { RecordingLimitsRepository } from './recording-limits.repository.js';
+import { RecordingLimits } from './recording-limits.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsProcessor } from './recordings.processor.js';
 import { WorkerExits } from './worker-exits.service.js';
@@ -21,7 +23,9 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     NodeDepartures,
     HlsReconciler,
     LadderRestorer,
+    RecordingLimitsRepository,
+    RecordingLimits,
   ],
-  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle],
+  exports: [RecordingLimits, HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle],
 })
 export class RecordingsWorkerModule {}
