@@ -17,3 +17,4 @@ export * from './egress-service-config.js';
 export * from './worker-limits.js';
 export * from './ingress-service-config.js';
 export * from './disk-watermarks.js';
+export * from './disk-stop.js';

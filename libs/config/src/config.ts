@@ -51,6 +51,21 @@ export type Config = Readonly<{
   /** A deleted app's recordings, ladders and HLS files (and its rows) are deleted this long after DELETE. */
   apps: Readonly<{ retentionS: number }>;
   /**
+   * The watermarks of every filesystem Tally writes media to (libs/capacity `diskWatermarks`): free
+   * space kept when writers are stopped, and where the low-disk alert fires, as a fraction of the
+   * filesystem's size within bounds; and how often the worker compares them with `statfs`.
+   */
+  disk: Readonly<{
+    watermarks: Readonly<{
+      stopFreeFraction: number;
+      stopFreeMinBytes: number;
+      stopFreeMaxBytes: number;
+      alertFreeFraction: number;
+      alertFreeMaxBytes: number;
+    }>;
+    checkIntervalMs: number;
+  }>;
+  /**
    * Per-app request rates (docs/rate-limits.md): the defaults an app gets unless the operator set its
    * own, the admin key's own budget, and the fixed windows they are counted in (the window is the burst).
    */
@@ -75,6 +90,8 @@ export type S3Config = Readonly<{
 }>;
 
 export class ConfigError extends Error {}
+
+const MB = 1024 * 1024;
 
 /** Parses the environment once; throws naming every invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -122,6 +139,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
     apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),
+    disk: Object.freeze({
+      watermarks: Object.freeze({
+        stopFreeFraction: e.TALLY_DISK_STOP_FREE_PERCENT / 100,
+        stopFreeMinBytes: Math.round(e.TALLY_DISK_STOP_FREE_MIN_MB * MB),
+        stopFreeMaxBytes: Math.round(Math.max(e.TALLY_DISK_STOP_FREE_MAX_MB, e.TALLY_DISK_STOP_FREE_MIN_MB) * MB),
+        alertFreeFraction: e.TALLY_DISK_ALERT_FREE_PERCENT / 100,
+        alertFreeMaxBytes: Math.round(e.TALLY_DISK_ALERT_FREE_MAX_MB * MB),
+      }),
+      checkIntervalMs: e.TALLY_DISK_CHECK_INTERVAL_MS,
+    }),
     rateLimit: Object.freeze({
       requestsPerMinute: e.TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE,
       startsPerMinute: e.TALLY_RATE_LIMIT_STARTS_PER_MINUTE,

@@ -20,6 +20,15 @@ export type RecordingFormat = z.infer<typeof RecordingFormat>;
 export const RecordingStatus = z.enum(['starting', 'active', 'ending', 'complete', 'failed']);
 export type RecordingStatus = z.infer<typeof RecordingStatus>;
 
+/**
+ * Why a recording ended without being asked to (null when the app or its room ended it):
+ * `disk_full`: the filesystem it was written to reached its stop watermark, so Tally stopped it
+ * and kept what was recorded. The union grows with other limits that end a recording.
+ */
+export const RECORDING_END_REASONS = ['disk_full'] as const;
+export const RecordingEndReason = z.enum(RECORDING_END_REASONS).meta({ id: 'RecordingEndReason' });
+export type RecordingEndReason = z.infer<typeof RecordingEndReason>;
+
 export const StartRecordingBody = z
   .strictObject({
     mode: RecordingModeSetting.default('auto'),
@@ -91,6 +100,8 @@ export const RecordingView = z
     sha256: z.string().nullable(),
     codecs: z.array(RecordingCodec).nullable(),
     error: z.string().nullable(),
+    /** What ended the recording when neither the app nor its room did (a complete recording keeps what was recorded until then). */
+    endReason: RecordingEndReason.nullable(),
     /** The VOD ladder made from the complete recording, null until one is requested. */
     ladder: LadderView.nullable(),
   })

@@ -9,3 +9,4 @@ export * from './passthrough.js';
 export * from './egress-destination.js';
 export * from './passthrough-egresses.js';
 export * from './passthrough-join.js';
+export * from './recording-stopper.js';

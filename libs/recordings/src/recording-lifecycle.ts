@@ -1,5 +1,5 @@
 import type { CapacityLedger } from '@tally/admission';
-import type { WebhookEventType } from '@tally/contracts';
+import type { RecordingEndReason, WebhookEventType } from '@tally/contracts';
 import type { Prisma, PrismaClient, Recording, RecordingEgress, RecordingStatus } from '@tally/db';
 import type { EgressSummary } from '@tally/livekit';
 import type { WebhookOutbox } from '@tally/webhooks';
@@ -173,6 +173,20 @@ export class RecordingLifecycle {
       where: { id: recordingId, status: { in: ['starting', 'active'] }, endedAt: null },
       data: { endedAt: now },
     });
+  }
+
+  /**
+   * Notes why Tally is about to stop an open recording on its own (the first reason stays); true
+   * when the recording is open with that reason. Written before the stop is asked, so a process that
+   * dies in between leaves a recording the next check still knows to stop.
+   */
+  async noteEndReason(recordingId: string, reason: RecordingEndReason): Promise<boolean> {
+    await this.prisma.recording.updateMany({
+      where: { id: recordingId, status: { in: ['starting', 'active'] }, endReason: null },
+      data: { endReason: reason },
+    });
+    const row = await this.reload(recordingId);
+    return row !== undefined && OPEN.includes(row.status) && row.endReason === reason;
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

@@ -1,4 +1,4 @@
-import type { Provider } from '@nestjs/common';
+import { Logger, type Provider } from '@nestjs/common';
 import { getSharedConfigToken } from '@nestjs/bullmq';
 import type { QueueOptions } from 'bullmq';
 import { Admitter, CapacityLedger } from '@tally/admission';
@@ -11,6 +11,7 @@ import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
 import { LadderQueue } from './ladder/ladder.queue.js';
 import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
+import { RecordingStopper } from './recording-stopper.js';
 
 /**
  * The finalise and ladder queues and the state machines, as the API and the worker both provide
@@ -29,6 +30,14 @@ export const RECORDING_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, egress: LivekitEgressClient, lifecycle: RecordingLifecycle, config: Config) =>
       new PassthroughEgresses(prisma, egress, lifecycle, config.recordings),
     inject: [PrismaService, LivekitEgressClient, RecordingLifecycle, CONFIG],
+  },
+  {
+    provide: RecordingStopper,
+    useFactory: (egress: LivekitEgressClient, lifecycle: RecordingLifecycle, passthrough: PassthroughEgresses) => {
+      const logger = new Logger(RecordingStopper.name);
+      return new RecordingStopper(egress, lifecycle, passthrough, (message) => logger.warn(message));
+    },
+    inject: [LivekitEgressClient, RecordingLifecycle, PassthroughEgresses],
   },
   // Per-node queues, opened at run time over the connection options BullModule.forRoot was given.
   { provide: LadderQueue, useFactory: (bull: QueueOptions) => new LadderQueue(bull.connection), inject: [getSharedConfigToken()] },

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
+import { RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
@@ -22,6 +22,6 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     HlsReconciler,
     LadderRestorer,
   ],
-  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle],
+  exports: [HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle, RecordingStopper],
 })
 export class RecordingsWorkerModule {}
