@@ -176,17 +176,16 @@ export class RecordingLifecycle {
   }
 
   /**
-   * Notes why Tally is about to stop an open recording on its own (the first reason stays); true
-   * when the recording is open with that reason. Written before the stop is asked, so a process that
-   * dies in between leaves a recording the next check still knows to stop.
+   * Notes why Tally is about to stop an open recording on its own; true when this call noted it (the
+   * first reason stays). Written before the stop is asked, so a process that dies in between leaves
+   * a recording whose reason tells the next check to stop it.
    */
   async noteEndReason(recordingId: string, reason: RecordingEndReason): Promise<boolean> {
-    await this.prisma.recording.updateMany({
+    const { count } = await this.prisma.recording.updateMany({
       where: { id: recordingId, status: { in: ['starting', 'active'] }, endReason: null },
       data: { endReason: reason },
     });
-    const row = await this.reload(recordingId);
-    return row !== undefined && OPEN.includes(row.status) && row.endReason === reason;
+    return count === 1;
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

@@ -113,7 +113,8 @@ export class DiskWatermarkCheck {
   private async stopRecordings(recordings: readonly OpenRecording[], now: Date): Promise<number> {
     let stopped = 0;
     for (const recording of recordings) {
-      if (recording.status !== 'starting' && recording.status !== 'active') continue;
+      // One with a reason noted already is being stopped (the loop at the top of run carries it out).
+      if ((recording.status !== 'starting' && recording.status !== 'active') || recording.endReason !== null) continue;
       if (!(await this.lifecycle.noteEndReason(recording.id, REASON))) continue;
       await this.stopper.stop(recording, now);
       stopped += 1;
