@@ -8,7 +8,10 @@ const { stopFreeBytes } = diskWatermarks(total);
 
 describe(planDiskStop.name, () => {
   it('leaves writers alone on a roomy filesystem and writes the reserve there', () => {
-    const sut = planDiskStop({ totalBytes: total, freeBytes: 100 * MB, reserveBytes: 0, pendingBytes: 5 * MB }, DEFAULT_DISK_WATERMARK_SETTINGS);
+    const sut = planDiskStop(
+      { totalBytes: total, freeBytes: 100 * MB, reserveBytes: 0, pendingBytes: 5 * MB },
+      DEFAULT_DISK_WATERMARK_SETTINGS,
+    );
 
     expect(sut).toEqual({ level: 'ok', stopWriters: false, releaseReserve: false, createReserveBytes: stopFreeBytes });
   });
@@ -24,7 +27,10 @@ describe(planDiskStop.name, () => {
   });
 
   it('stops on a disk filled from outside past the watermark in one go', () => {
-    const sut = planDiskStop({ totalBytes: total, freeBytes: 1 * MB, reserveBytes: stopFreeBytes, pendingBytes: 0 }, DEFAULT_DISK_WATERMARK_SETTINGS);
+    const sut = planDiskStop(
+      { totalBytes: total, freeBytes: 1 * MB, reserveBytes: stopFreeBytes, pendingBytes: 0 },
+      DEFAULT_DISK_WATERMARK_SETTINGS,
+    );
 
     expect(sut.stopWriters && sut.releaseReserve).toBe(true);
   });
@@ -32,7 +38,10 @@ describe(planDiskStop.name, () => {
   it('never writes the reserve where holding it would stop or warn', () => {
     // Just above the alert watermark: the reserve would take it below.
     const near = planDiskStop({ totalBytes: total, freeBytes: 17 * MB, reserveBytes: 0, pendingBytes: 0 }, DEFAULT_DISK_WATERMARK_SETTINGS);
-    const held = planDiskStop({ totalBytes: total, freeBytes: 100 * MB, reserveBytes: stopFreeBytes, pendingBytes: 0 }, DEFAULT_DISK_WATERMARK_SETTINGS);
+    const held = planDiskStop(
+      { totalBytes: total, freeBytes: 100 * MB, reserveBytes: stopFreeBytes, pendingBytes: 0 },
+      DEFAULT_DISK_WATERMARK_SETTINGS,
+    );
 
     expect(near).toMatchObject({ level: 'ok', stopWriters: false, createReserveBytes: 0 });
     expect(held.createReserveBytes).toBe(0);

@@ -36,7 +36,7 @@ export class DiskStats {
     const partial = `${path}.partial`;
     const file = await open(partial, 'w', 0o600);
     try {
-      for (let written = 0; written < bytes; ) {
+      for (let written = 0; written < bytes;) {
         const { bytesWritten } = await file.write(CHUNK, 0, Math.min(CHUNK.length, bytes - written));
         written += bytesWritten;
       }

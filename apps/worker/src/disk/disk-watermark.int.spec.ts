@@ -64,7 +64,14 @@ describe(DiskWatermarkCheck.name, () => {
       const part = `${appId}/${id}.${track}.${ext}`;
       writeFileSync(join(recordingsDir, '.incoming', part), Buffer.alloc(bytes, 1));
       await prisma.recordingEgress.create({
-        data: { recordingId: id, track, trackSid: `TR_${track}`, egressId: `EG_${randomBytes(6).toString('hex')}`, state: 'active', location: part },
+        data: {
+          recordingId: id,
+          track,
+          trackSid: `TR_${track}`,
+          egressId: `EG_${randomBytes(6).toString('hex')}`,
+          state: 'active',
+          location: part,
+        },
       });
     }
     return id;

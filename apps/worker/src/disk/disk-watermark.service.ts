@@ -50,7 +50,13 @@ export class DiskWatermarkCheck {
   }
 
   async run(now: Date): Promise<DiskCheckReport> {
-    const report = { levels: {} as Partial<Record<Role, DiskLevel>>, recordingsStopped: 0, hlsStopped: 0, reserveReleased: 0, reserveWritten: 0 };
+    const report = {
+      levels: {} as Partial<Record<Role, DiskLevel>>,
+      recordingsStopped: 0,
+      hlsStopped: 0,
+      reserveReleased: 0,
+      reserveWritten: 0,
+    };
     const recordings = await this.writers.openRecordings();
     // A stop decided before (the process may have died between the note and the stop) is carried out whatever the disk says now.
     for (const recording of recordings) {
