@@ -84,7 +84,8 @@ export class PassthroughJoiner {
       const stderr = (error as { stderr?: string }).stderr?.trim() ?? '';
       // A full disk is no verdict on the files: thrown, the job is tried again (the disk watermark
       // check releases its reserve, or an operator frees space) and the parts are kept meanwhile.
-      if (/No space left on device|ENOSPC/i.test(stderr)) throw new Error(`joining the tracks needs more free space: ${lastLine(stderr)}`);
+      if (/No space left on device|ENOSPC/i.test(stderr))
+        throw new Error(`joining the tracks needs more free space: ${lastLine(stderr)}`, { cause: error });
       return { ok: false, reason: `joining the tracks failed: ${stderr === '' ? String(error) : lastLine(stderr)}` };
     }
     await rename(partial, target);
