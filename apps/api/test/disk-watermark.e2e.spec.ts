@@ -36,7 +36,12 @@ describe('recordings at the disk watermark', () => {
 
   beforeAll(async () => {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE}`, 'tmpfs', mountPoint]);
-    harness = await startApiHarness({ TALLY_RECORDINGS_DIR: mountPoint }, { egress: true });
+    // A 4 MB stop watermark: the track-composite MP4 is written at ~0.4 MB/s, which the 2 MB default
+    // on this small a filesystem would leave a check and a stop only a few seconds of (ADR 0022).
+    harness = await startApiHarness(
+      { TALLY_RECORDINGS_DIR: mountPoint, TALLY_DISK_STOP_FREE_MIN_MB: '4', TALLY_DISK_RESERVE_MAX_MB: '256' },
+      { egress: true },
+    );
     worker = await startAppProcess('worker', harness.stack.env, workerLog);
     receiver = await SignedReceiver.start();
     checks = new Queue(QUEUES.disk, { connection: { url: harness.stack.redis.url, maxRetriesPerRequest: null } });
@@ -110,9 +115,9 @@ describe('recordings at the disk watermark', () => {
       endReason: null,
     });
 
-    // Past it, to its last MB and a half: the recording is stopped and what it holds is kept.
+    // Past it, a MB below: the recording is stopped and what it holds is kept.
     const fullAt = Date.now();
-    await fillLeaving(1.5 * MB);
+    await fillLeaving(marks.stopFreeBytes - 1 * MB);
     const recordedS = (fullAt - Date.parse(active.startedAt ?? '')) / 1000;
     if (options.restartWorker) {
       // The worker dies as soon as it has decided the stop; a new one carries it out.

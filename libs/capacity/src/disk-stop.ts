@@ -24,17 +24,17 @@ export type DiskStopPlan = Readonly<{
 /**
  * What the disk watermark check does with one media filesystem. Writers stop while what they
  * recorded can still be finalised above the stop watermark (`pendingBytes` counts the joins to
- * come). The reserve, the size of the stop watermark, is held as a file: a disk filled from outside
+ * come). The reserve, the size of the stop watermark up to `reserveMaxBytes`, is held as a file: a disk filled from outside
  * (another process, a log) can take the free space the watermark counted on in one go, and
  * releasing the reserve then gives the joins room anyway. It is written again only where that
  * leaves the filesystem clear of both watermarks, so holding it never stops a writer.
  */
-export function planDiskStop(state: MediaFilesystemState, settings: DiskWatermarkSettings): DiskStopPlan {
+export function planDiskStop(state: MediaFilesystemState, settings: DiskWatermarkSettings, reserveMaxBytes: number): DiskStopPlan {
   const marks = diskWatermarks(state.totalBytes, settings);
   const level = diskLevel(state.freeBytes, marks, state.pendingBytes);
   if (level === 'stop') return { level, stopWriters: true, releaseReserve: state.reserveBytes > 0, createReserveBytes: 0 };
-  const want = marks.stopFreeBytes;
-  const roomForReserve = state.reserveBytes === 0 && diskLevel(state.freeBytes - want, marks, state.pendingBytes) === 'ok';
+  const want = Math.min(marks.stopFreeBytes, Math.max(0, reserveMaxBytes));
+  const roomForReserve = want > 0 && state.reserveBytes === 0 && diskLevel(state.freeBytes - want, marks, state.pendingBytes) === 'ok';
   return { level, stopWriters: false, releaseReserve: false, createReserveBytes: roomForReserve ? want : 0 };
 }
 

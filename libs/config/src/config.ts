@@ -63,6 +63,8 @@ export type Config = Readonly<{
       alertFreeFraction: number;
       alertFreeMaxBytes: number;
     }>;
+    /** The reserve file the worker holds on the recordings filesystem is the stop watermark's size up to this (0: none). */
+    reserveMaxBytes: number;
     checkIntervalMs: number;
   }>;
   /**
@@ -147,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         alertFreeFraction: e.TALLY_DISK_ALERT_FREE_PERCENT / 100,
         alertFreeMaxBytes: Math.round(e.TALLY_DISK_ALERT_FREE_MAX_MB * MB),
       }),
+      reserveMaxBytes: Math.round(e.TALLY_DISK_RESERVE_MAX_MB * MB),
       checkIntervalMs: e.TALLY_DISK_CHECK_INTERVAL_MS,
     }),
     rateLimit: Object.freeze({

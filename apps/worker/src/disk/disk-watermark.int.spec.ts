@@ -33,7 +33,12 @@ describe(DiskWatermarkCheck.name, () => {
     mkdirSync(hlsDir);
     // The schedule checks once at boot, then every minute: the test runs each check itself.
     stack = await startStack({
-      env: { TALLY_RECORDINGS_DIR: recordingsDir, TALLY_HLS_DIR: hlsDir, TALLY_DISK_CHECK_INTERVAL_MS: '60000' },
+      env: {
+        TALLY_RECORDINGS_DIR: recordingsDir,
+        TALLY_HLS_DIR: hlsDir,
+        TALLY_DISK_CHECK_INTERVAL_MS: '60000',
+        TALLY_DISK_RESERVE_MAX_MB: '256',
+      },
     });
     worker = await startWorker(stack.config, { logger: false });
     sut = worker.get(DiskWatermarkCheck);

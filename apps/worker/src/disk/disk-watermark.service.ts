@@ -69,7 +69,7 @@ export class DiskWatermarkCheck {
       const reservePath = join(this.config.recordings.dir, RESERVE_FILE);
       const pendingBytes = holdsRecordings ? await this.pendingBytes(recordings) : 0;
       const reserveBytes = holdsRecordings ? await this.disk.size(reservePath) : 0;
-      const plan = planDiskStop({ ...fs, reserveBytes, pendingBytes }, this.config.disk.watermarks);
+      const plan = planDiskStop({ ...fs, reserveBytes, pendingBytes }, this.config.disk.watermarks, this.config.disk.reserveMaxBytes);
       for (const role of fs.roles) report.levels[role] = plan.level;
       if (plan.releaseReserve) {
         await this.disk.remove(reservePath);
