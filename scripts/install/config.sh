@@ -23,6 +23,9 @@ PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
 # libs/config/src/config.schema.ts still declares are written (see tunable_keys).
 declare -A TUNABLE_DEFAULT=([TALLY_HOST]=0.0.0.0 [TALLY_LOG_LEVEL]=info [TALLY_DEFAULT_MAX_STREAMS]=10
   [TALLY_STREAM_JOIN_TIMEOUT_S]=300 [TALLY_SWEEP_INTERVAL_S]=30)
+# The disk watermarks (docs/recordings.md, "Disk watermark"): free space kept on each media filesystem.
+TUNABLE_DEFAULT+=([TALLY_DISK_STOP_FREE_PERCENT]=2 [TALLY_DISK_STOP_FREE_MIN_MB]=2 [TALLY_DISK_STOP_FREE_MAX_MB]=2048
+  [TALLY_DISK_ALERT_FREE_PERCENT]=10 [TALLY_DISK_ALERT_FREE_MAX_MB]=20480 [TALLY_DISK_RESERVE_MAX_MB]=256)
 TUNABLE_KEYS=()
 # Everything else install.sh writes into tally.env.
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
@@ -48,7 +51,9 @@ CLUSTER_BIND="" # also bind Redis here so joined nodes reach it ("" = loopback o
 tunable_keys() {
   local schema="$TALLY_REPO/libs/config/src/config.schema.ts" key
   TUNABLE_KEYS=()
-  for key in TALLY_HOST TALLY_LOG_LEVEL TALLY_DEFAULT_MAX_STREAMS TALLY_STREAM_JOIN_TIMEOUT_S TALLY_SWEEP_INTERVAL_S; do
+  for key in TALLY_HOST TALLY_LOG_LEVEL TALLY_DEFAULT_MAX_STREAMS TALLY_STREAM_JOIN_TIMEOUT_S TALLY_SWEEP_INTERVAL_S \
+    TALLY_DISK_STOP_FREE_PERCENT TALLY_DISK_STOP_FREE_MIN_MB TALLY_DISK_STOP_FREE_MAX_MB TALLY_DISK_ALERT_FREE_PERCENT \
+    TALLY_DISK_ALERT_FREE_MAX_MB TALLY_DISK_RESERVE_MAX_MB; do
     if grep -q "^[[:space:]]*$key:" "$schema"; then TUNABLE_KEYS+=("$key"); fi
   done
 }

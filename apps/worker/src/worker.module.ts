@@ -5,6 +5,10 @@ import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { STATIC_QUEUES } from '@tally/contracts';
 import { QueuesModule, RedisConnection, RuntimeModule } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
+import { DiskProcessor } from './disk/disk.processor.js';
+import { DiskStats } from './disk/disk-stats.js';
+import { DiskWatermarkCheck } from './disk/disk-watermark.service.js';
+import { DiskWritersRepository } from './disk/disk-writers.repository.js';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
 import { Sweep } from './jobs/sweep.service.js';
@@ -68,6 +72,10 @@ export class WorkerModule {
         RedisLossDetector,
         Sweep,
         MaintenanceProcessor,
+        DiskStats,
+        DiskWritersRepository,
+        DiskWatermarkCheck,
+        DiskProcessor,
         ...webhooksProviders(config),
       ],
       exports: [Admitter, WebhookOutbox],

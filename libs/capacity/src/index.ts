@@ -19,3 +19,4 @@ export * from './ingress-service-config.js';
 export * from './disk-watermarks.js';
 export * from './disk.js';
 export * from './storage.js';
+export * from './disk-stop.js';

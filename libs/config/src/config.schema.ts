@@ -88,6 +88,13 @@ export const EnvSchema = z.object({
   TALLY_MAX_STORAGE_MB: optionalCount,
   TALLY_RECORDING_RETENTION_DAYS: optionalCount,
   TALLY_MAX_RECORDING_DURATION_S: optionalCount,
+  TALLY_DISK_STOP_FREE_PERCENT: z.coerce.number().min(0).max(50).default(2),
+  TALLY_DISK_STOP_FREE_MIN_MB: z.coerce.number().min(0).default(2),
+  TALLY_DISK_STOP_FREE_MAX_MB: z.coerce.number().min(0).default(2_048),
+  TALLY_DISK_ALERT_FREE_PERCENT: z.coerce.number().min(0).max(90).default(10),
+  TALLY_DISK_ALERT_FREE_MAX_MB: z.coerce.number().min(0).default(20_480),
+  TALLY_DISK_RESERVE_MAX_MB: z.coerce.number().min(0).default(256),
+  TALLY_DISK_CHECK_INTERVAL_MS: z.coerce.number().int().min(200).max(60_000).default(2_000),
   TALLY_APP_RETENTION_S: z.coerce
     .number()
     .int()

@@ -59,6 +59,23 @@ export type Config = Readonly<{
     maxRecordingDurationS: number | undefined;
   }>;
   /**
+   * The watermarks of every filesystem Tally writes media to (libs/capacity `diskWatermarks`): free
+   * space kept when writers are stopped, and where the low-disk alert fires, as a fraction of the
+   * filesystem's size within bounds; and how often the worker compares them with `statfs`.
+   */
+  disk: Readonly<{
+    watermarks: Readonly<{
+      stopFreeFraction: number;
+      stopFreeMinBytes: number;
+      stopFreeMaxBytes: number;
+      alertFreeFraction: number;
+      alertFreeMaxBytes: number;
+    }>;
+    /** The reserve file the worker holds on the recordings filesystem is the stop watermark's size up to this (0: none). */
+    reserveMaxBytes: number;
+    checkIntervalMs: number;
+  }>;
+  /**
    * Per-app request rates (docs/rate-limits.md): the defaults an app gets unless the operator set its
    * own, the admin key's own budget, and the fixed windows they are counted in (the window is the burst).
    */
@@ -83,6 +100,8 @@ export type S3Config = Readonly<{
 }>;
 
 export class ConfigError extends Error {}
+
+const MB = 1024 * 1024;
 
 /** Parses the environment once; throws naming every invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -135,6 +154,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxStorageMb: e.TALLY_MAX_STORAGE_MB,
       recordingRetentionDays: e.TALLY_RECORDING_RETENTION_DAYS,
       maxRecordingDurationS: e.TALLY_MAX_RECORDING_DURATION_S,
+    }),
+    disk: Object.freeze({
+      watermarks: Object.freeze({
+        stopFreeFraction: e.TALLY_DISK_STOP_FREE_PERCENT / 100,
+        stopFreeMinBytes: Math.round(e.TALLY_DISK_STOP_FREE_MIN_MB * MB),
+        stopFreeMaxBytes: Math.round(Math.max(e.TALLY_DISK_STOP_FREE_MAX_MB, e.TALLY_DISK_STOP_FREE_MIN_MB) * MB),
+        alertFreeFraction: e.TALLY_DISK_ALERT_FREE_PERCENT / 100,
+        alertFreeMaxBytes: Math.round(e.TALLY_DISK_ALERT_FREE_MAX_MB * MB),
+      }),
+      reserveMaxBytes: Math.round(e.TALLY_DISK_RESERVE_MAX_MB * MB),
+      checkIntervalMs: e.TALLY_DISK_CHECK_INTERVAL_MS,
     }),
     rateLimit: Object.freeze({
       requestsPerMinute: e.TALLY_RATE_LIMIT_REQUESTS_PER_MINUTE,

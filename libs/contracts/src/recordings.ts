@@ -71,13 +71,11 @@ export type LadderView = z.infer<typeof LadderView>;
 
 /**
  * Why a recording ended: `stopped` (a stop through the API, or the stream or egress ending on its own),
- * `max_duration` (the app's maxRecordingDurationS), `disk_full` (the node's disk watermark). An open
- * set: clients must accept values not listed here.
+ * `max_duration` (the app's maxRecordingDurationS), `disk_full` (the filesystem it was written to
+ * reached its stop watermark, so Tally stopped it and kept what was recorded).
  */
-export const KNOWN_END_REASONS = ['stopped', 'max_duration', 'disk_full'] as const;
-export const RecordingEndReason = z
-  .union([z.enum(KNOWN_END_REASONS), z.string().regex(/^[a-z][a-z0-9_]{0,39}$/)])
-  .meta({ id: 'RecordingEndReason' });
+export const RECORDING_END_REASONS = ['stopped', 'max_duration', 'disk_full'] as const;
+export const RecordingEndReason = z.enum(RECORDING_END_REASONS).meta({ id: 'RecordingEndReason' });
 export type RecordingEndReason = z.infer<typeof RecordingEndReason>;
 
 export const RecordingView = z

@@ -11,3 +11,4 @@ export * from './passthrough-egresses.js';
 export * from './passthrough-join.js';
 export * from './recording-file-store.js';
 export * from './recording-removal.js';
+export * from './recording-stopper.js';

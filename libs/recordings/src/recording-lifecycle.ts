@@ -176,14 +176,16 @@ export class RecordingLifecycle {
   }
 
   /**
-   * Why an open recording is being ended (max_duration, disk_full, stopped); the first reason given
-   * stands, and the recording keeps it when it completes.
+   * Notes why Tally is about to stop an open recording on its own; true when this call noted it (the
+   * first reason stays). Written before the stop is asked, so a process that dies in between leaves
+   * a recording whose reason tells the next check to stop it.
    */
-  async endRequested(recordingId: string, reason: RecordingEndReason): Promise<void> {
-    await this.prisma.recording.updateMany({
+  async noteEndReason(recordingId: string, reason: RecordingEndReason): Promise<boolean> {
+    const { count } = await this.prisma.recording.updateMany({
       where: { id: recordingId, status: { in: ['starting', 'active'] }, endReason: null },
       data: { endReason: reason },
     });
+    return count === 1;
   }
 
   /** Marks an open recording failed with the reason, tells the app, and frees its capacity. */

@@ -1,4 +1,4 @@
-import type { Provider } from '@nestjs/common';
+import { Logger, type Provider } from '@nestjs/common';
 import { getSharedConfigToken } from '@nestjs/bullmq';
 import type { QueueOptions } from 'bullmq';
 import { Admitter, CapacityLedger } from '@tally/admission';
@@ -13,6 +13,7 @@ import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingFileStore } from './recording-file-store.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
 import { RecordingRemoval } from './recording-removal.js';
+import { RecordingStopper } from './recording-stopper.js';
 
 /**
  * The finalise and ladder queues and the state machines, as the API and the worker both provide
@@ -37,6 +38,14 @@ export const RECORDING_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, outbox: WebhookOutbox, config: Config) =>
       new RecordingRemoval(prisma, outbox, new RecordingFileStore(config.recordings)),
     inject: [PrismaService, WebhookOutbox, CONFIG],
+  },
+  {
+    provide: RecordingStopper,
+    useFactory: (egress: LivekitEgressClient, lifecycle: RecordingLifecycle, passthrough: PassthroughEgresses) => {
+      const logger = new Logger(RecordingStopper.name);
+      return new RecordingStopper(egress, lifecycle, passthrough, (message) => logger.warn(message));
+    },
+    inject: [LivekitEgressClient, RecordingLifecycle, PassthroughEgresses],
   },
   // Per-node queues, opened at run time over the connection options BullModule.forRoot was given.
   { provide: LadderQueue, useFactory: (bull: QueueOptions) => new LadderQueue(bull.connection), inject: [getSharedConfigToken()] },

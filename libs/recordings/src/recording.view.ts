@@ -1,4 +1,4 @@
-import { RecordingCodec, type LadderView, type RecordingView } from '@tally/contracts';
+import { RecordingCodec, RecordingEndReason, type LadderView, type RecordingView } from '@tally/contracts';
 import type { Recording } from '@tally/db';
 import { MASTER_PLAYLIST, playlistName } from '@tally/transcode';
 import { z } from 'zod';
@@ -26,7 +26,7 @@ export function toRecordingView(recording: Recording): RecordingView {
     sha256: recording.sha256,
     codecs: codecs.success ? codecs.data : null,
     error: recording.error,
-    endReason: recording.endReason,
+    endReason: RecordingEndReason.safeParse(recording.endReason).data ?? null,
     ladder: toLadderView(recording),
   };
 }

@@ -91,6 +91,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     TALLY_RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'tally-recordings-')),
     // Tests' webhook receivers listen on loopback, which production refuses by default.
     TALLY_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8,::1/128',
+    // No disk reserve file on the host's disk for every test's worker (the disk tests set their own).
+    TALLY_DISK_RESERVE_MAX_MB: '0',
     ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
     ...options.env,
   };

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
 import { egressKindOf, explainRefusal, type ModeCandidate, type RecordingShape, recordingCandidates, type Refusal } from '@tally/capacity';
 import { newId, type RecordingListQuery, type RecordingView, type StartRecordingBody } from '@tally/contracts';
@@ -11,6 +11,7 @@ import {
   type PassthroughSource,
   passthroughExtension,
   RecordingLifecycle,
+  RecordingStopper,
   toRecordingView,
 } from '@tally/recordings';
 import { AppStorage } from '../apps/app-storage.js';
@@ -32,8 +33,6 @@ type Admission = Readonly<{ candidate: ModeCandidate; nodeId: string; reason: st
 
 @Injectable()
 export class RecordingsService {
-  private readonly logger = new Logger(RecordingsService.name);
-
   constructor(
     private readonly recordings: RecordingsRepository,
     private readonly apps: AppsRepository,
@@ -45,6 +44,7 @@ export class RecordingsService {
     private readonly storage: RecordingStorage,
     private readonly workers: NodeWorkers,
     private readonly passthrough: PassthroughEgresses,
+    private readonly stopper: RecordingStopper,
     private readonly clock: Clock,
     private readonly appStorage: AppStorage,
   ) {}
@@ -119,19 +119,8 @@ export class RecordingsService {
   /** Asks egress to finish the file; the recording completes when egress_ended arrives and the file is checked. */
   async stop(appId: string, recordingId: string): Promise<RecordingView> {
     const recording = await this.require(appId, recordingId);
-    await this.lifecycle.endRequested(recording.id, 'stopped');
-    if (recording.mode === 'passthrough') {
-      if (recording.status === 'starting' || recording.status === 'active') {
-        await this.lifecycle.stopRequested(recording.id, this.clock.now());
-        await this.passthrough.stopAll(recording.id, this.clock.now());
-      }
-    } else if (recording.status === 'starting' || recording.status === 'active') {
-      if (!recording.egressId) {
-        await this.lifecycle.fail(recording.id, 'stopped before egress started', this.clock.now());
-      } else {
-        await this.stopEgress(recording, recording.egressId);
-      }
-    }
+    await this.lifecycle.noteEndReason(recording.id, 'stopped');
+    await this.stopper.stop(recording, this.clock.now());
     return toRecordingView(await this.require(appId, recordingId));
   }
 
@@ -148,25 +137,6 @@ export class RecordingsService {
     const recording = await this.recordings.find(appId, recordingId);
     if (!recording) throw new NotFoundError('recording');
     return recording;
-  }
-
-  private async stopEgress(recording: Recording, egressId: string): Promise<void> {
-    try {
-      const egress = await this.egress.stop(egressId);
-      await this.lifecycle.applyEgress(egress, this.clock.now());
-    } catch (error) {
-      // LiveKit no longer knows the egress: it cannot finish the file.
-      const known = await this.egress.list({ activeOnly: false }).then(
-        (all) => all.find((e) => e.egressId === egressId),
-        () => undefined,
-      );
-      if (known) {
-        await this.lifecycle.applyEgress(known, this.clock.now());
-        return;
-      }
-      this.logger.warn(`stop ${recording.id}: egress ${egressId} unknown to LiveKit: ${String(error)}`);
-      await this.lifecycle.fail(recording.id, 'egress vanished', this.clock.now());
-    }
   }
 
   /**

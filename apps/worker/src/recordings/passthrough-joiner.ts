@@ -81,8 +81,12 @@ export class PassthroughJoiner {
       await run('ffmpeg', joinArgs(inputs, plan, partial), { timeout: 600_000, maxBuffer: 4 * 1024 * 1024 });
     } catch (error) {
       await unlink(partial).catch(() => undefined);
-      const stderr = (error as { stderr?: string }).stderr?.trim().split('\n').pop();
-      return { ok: false, reason: `joining the tracks failed: ${stderr ?? String(error)}` };
+      const stderr = (error as { stderr?: string }).stderr?.trim() ?? '';
+      // A full disk is no verdict on the files: thrown, the job is tried again (the disk watermark
+      // check releases its reserve, or an operator frees space) and the parts are kept meanwhile.
+      if (/No space left on device|ENOSPC/i.test(stderr))
+        throw new Error(`joining the tracks needs more free space: ${lastLine(stderr)}`, { cause: error });
+      return { ok: false, reason: `joining the tracks failed: ${stderr === '' ? String(error) : lastLine(stderr)}` };
     }
     await rename(partial, target);
     return { ok: true, path: target };
@@ -103,6 +107,10 @@ function earlierAttempts(location: string, attempt: number): string[] {
   return Array.from({ length: attempt }, (_, k) =>
     location.replace(/\.(video|audio)(?:-\d+)?\.([a-z0-9]+)$/, k === 0 ? '.$1.$2' : `.$1-${k}.$2`),
   );
+}
+
+function lastLine(text: string): string {
+  return text.split('\n').pop() ?? text;
 }
 
 async function isFile(path: string): Promise<boolean> {

@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { pastMaxDuration, retentionCutoff, storageSettings } from '@tally/capacity';
 import { CONFIG, type Config } from '@tally/config';
 import type { Recording } from '@tally/db';
-import { LivekitEgressClient } from '@tally/livekit';
-import { PassthroughEgresses, RecordingLifecycle, RecordingRemoval } from '@tally/recordings';
+import { RecordingLifecycle, RecordingRemoval, RecordingStopper } from '@tally/recordings';
 import { RecordingLimitsRepository } from './recording-limits.repository.js';
 
 export type RecordingLimitsReport = Readonly<{ recordingsDeleted: number; recordingsStopped: number }>;
@@ -21,8 +20,7 @@ export class RecordingLimits {
     private readonly repository: RecordingLimitsRepository,
     private readonly lifecycle: RecordingLifecycle,
     private readonly removal: RecordingRemoval,
-    private readonly passthrough: PassthroughEgresses,
-    private readonly egress: LivekitEgressClient,
+    private readonly stopper: RecordingStopper,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -51,18 +49,7 @@ export class RecordingLimits {
 
   /** As a stop through the API: the egress finishes its file and the recording completes, keeping the reason. */
   private async stop(recording: Recording, now: Date): Promise<void> {
-    await this.lifecycle.endRequested(recording.id, 'max_duration');
-    if (recording.mode === 'passthrough') {
-      await this.lifecycle.stopRequested(recording.id, now);
-      await this.passthrough.stopAll(recording.id, now);
-      return;
-    }
-    if (!recording.egressId) return;
-    // An egress LiveKit no longer knows is finished by the egress reconciler in this same sweep.
-    const egress = await this.egress.stop(recording.egressId).catch((error: unknown) => {
-      this.logger.warn(`stopping ${recording.id} at its maximum duration: ${String(error)}`);
-      return undefined;
-    });
-    if (egress) await this.lifecycle.applyEgress(egress, now);
+    await this.lifecycle.noteEndReason(recording.id, 'max_duration');
+    await this.stopper.stop(recording, now);
   }
 }

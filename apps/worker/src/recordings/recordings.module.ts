@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RECORDING_PROVIDERS, RecordingLifecycle } from '@tally/recordings';
+import { RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
@@ -26,6 +26,15 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     RecordingLimitsRepository,
     RecordingLimits,
   ],
-  exports: [RecordingLimits, HlsReconciler, LadderRestorer, EgressReconciler, WorkerExits, NodeDepartures, RecordingLifecycle],
+  exports: [
+    RecordingLimits,
+    HlsReconciler,
+    LadderRestorer,
+    EgressReconciler,
+    WorkerExits,
+    NodeDepartures,
+    RecordingLifecycle,
+    RecordingStopper,
+  ],
 })
 export class RecordingsWorkerModule {}

@@ -1,0 +1,106 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AppView, RecordingView, WebhookSecretView } from '@tally/contracts';
+import { waitFor } from '@tally/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinAndPublish, type Publisher, tracksUp } from '../../apps/api/test/media-client.js';
+import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
+import {
+  createStream,
+  createTenant,
+  decodes,
+  type Installed,
+  installed,
+  probe,
+  streamLive,
+  streamToken,
+  type Tenant,
+} from './installed.js';
+import { type SmallDisk, smallRecordingsDisk } from './small-disk.js';
+
+const MB = 1024 * 1024;
+
+/** The filesystem of the issue's report: a recording-heavy node's disk, small enough to fill in a test. */
+const DISK_MB = 160;
+const RECORD_MS = 8_000;
+
+async function recording(tenant: Tenant, id: string): Promise<RecordingView> {
+  return (await tenant.client.get<RecordingView>(`/v1/apps/${tenant.app.id}/recordings/${id}`)).body;
+}
+
+describe('an installed node whose recordings disk fills up', () => {
+  let node: Installed;
+  let tenant: Tenant;
+  let receiver: SignedReceiver;
+  let disk: SmallDisk;
+  const publishers: Publisher[] = [];
+
+  beforeAll(async () => {
+    node = installed();
+    disk = await smallRecordingsDisk(node, DISK_MB);
+    receiver = await SignedReceiver.start();
+    tenant = await createTenant(node.admin, 'acceptance storage');
+    const rotated = await tenant.client.post<WebhookSecretView>(`/v1/apps/${tenant.app.id}/webhook-secret`);
+    receiver.secret = rotated.body.secret;
+    expect((await tenant.client.patch<AppView>(`/v1/apps/${tenant.app.id}`, { webhookUrl: receiver.url })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await Promise.all(publishers.map((p) => p.stop()));
+    await receiver?.stop();
+    await disk?.remove();
+  });
+
+  it('stops a passthrough recording of a live publisher before the disk is full; it completes with the disk as its reason and plays', async () => {
+    const stream = await createStream(tenant, 'filling');
+    const token = await streamToken(tenant, stream.id, 'publisher', 'camera');
+    publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
+    await streamLive(tenant, stream.id);
+    await tracksUp(tenant.client, tenant.app.id, stream.id);
+    const started = await tenant.client.post<RecordingView>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, {
+      mode: 'passthrough',
+    });
+    expect(started.status).toBe(201);
+    const active = await waitFor('the recording to be active', async () => {
+      const r = await recording(tenant, started.body.id);
+      return r.status === 'active' ? r : undefined;
+    });
+    await new Promise((r) => setTimeout(r, RECORD_MS));
+
+    // As in the report: the filesystem filled to its last 3 MB while the publisher goes on.
+    const fullAt = Date.now();
+    await disk.fillLeaving(3 * MB);
+    const recordedS = (fullAt - Date.parse(active.startedAt ?? '')) / 1000;
+
+    const done = await waitFor(
+      'the recording to end',
+      async () => {
+        const r = await recording(tenant, active.id);
+        return r.status === 'complete' || r.status === 'failed' ? r : undefined;
+      },
+      120_000,
+    );
+    expect(done).toMatchObject({ status: 'complete', endReason: 'disk_full', mode: 'passthrough' });
+    expect(done.durationS ?? 0).toBeGreaterThan(recordedS - 2);
+
+    // The seconds recorded before the watermark download and play.
+    const response = await tenant.client.raw(`/v1/apps/${tenant.app.id}/recordings/${done.id}/file`);
+    expect(response.status).toBe(200);
+    const file = join(tmpdir(), `${done.id}.${done.location.split('.').pop() ?? 'bin'}`);
+    writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+    const media = await probe(file);
+    expect(media.streams).toEqual(['audio', 'video']);
+    expect(media.durationS).toBeGreaterThan(recordedS - 2);
+    await decodes(file);
+    rmSync(file);
+
+    const completed = await waitFor(
+      'a signed recording.completed',
+      () => Promise.resolve(receiver.of('recording.completed', done.id)[0]),
+      60_000,
+    );
+    expect(completed.signatureValid).toBe(true);
+    expect(completed.body.data).toMatchObject({ id: done.id, endReason: 'disk_full' });
+  });
+});
