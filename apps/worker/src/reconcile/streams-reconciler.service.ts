@@ -52,8 +52,9 @@ export class StreamsReconciler {
       const room = rooms.get(stream.room);
       // A stream nobody joined may have no room yet: the API creates it for the first token, ingress or recording.
       if (this.neverJoined(stream, room?.participants ?? 0, now)) {
-        await this.livekit.deleteRoom(stream.room);
+        // Ended before its room is removed, as the API does: a room made meanwhile is removed by its maker.
         if (await this.end(stream, now, 'join_timeout')) endedNeverJoined += 1;
+        await this.livekit.deleteRoom(stream.room);
       } else if (
         !room &&
         stream.status === 'live' &&
