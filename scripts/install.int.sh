@@ -69,19 +69,17 @@ free_port redis_port
 free_port lk_port
 free_port rtc_tcp_port
 free_port rtc_udp_port
-free_port egress_port
 free_port egress_template_port
 free_port ingress_rtmp_port
 free_port ingress_whip_port
-free_port ingress_health_port
 free_port ingress_relay_port
 free_port ingress_udp_port
-ingress_ports=(--ingress-rtmp-port "$ingress_rtmp_port" --ingress-whip-port "$ingress_whip_port" --ingress-health-port "$ingress_health_port"
+ingress_ports=(--ingress-rtmp-port "$ingress_rtmp_port" --ingress-whip-port "$ingress_whip_port"
   --ingress-relay-port "$ingress_relay_port" --ingress-udp-port "$ingress_udp_port")
 tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
-  --egress-port "$egress_port" --egress-template-port "$egress_template_port" "${ingress_ports[@]}" --offline --no-systemd)
+  --egress-template-port "$egress_template_port" "${ingress_ports[@]}" --offline --no-systemd)
 base="http://127.0.0.1:$api_port"
 
 cleanup() {
@@ -149,11 +147,16 @@ http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
 admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"; }
 healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
 dashboard_is_200() { [[ "$(http_code "$base/dashboard/")" == 200 ]]; }
-egress_is_up() { [[ "$(http_code "http://127.0.0.1:$egress_port/")" == 200 ]]; }
 egress_yaml="$home/workers/egress/egress.yaml"
 egress_yaml_has() { grep -qE "$1" "$egress_yaml"; }
 # egress_pid: the egress binary the agent started with this home's config.
 egress_pid() { pgrep -f -- "egress --config $egress_yaml" | head -n1; }
+# egress_listens_on_loopback_only: its template server, and no status port on any other address.
+egress_listens_on_loopback_only() {
+  local addrs
+  addrs="$(ss -Hltnp | grep -F "pid=$(egress_pid)," | awk '{print $4}')"
+  [[ -n "$addrs" ]] && ! grep -qvE '^(127\.0\.0\.1|\[::1\]):' <<<"$addrs"
+}
 node_id() { admin "$base/v1/nodes" | sed -n 's/.*"nodeId":"\([^"]*\)".*/\1/p'; }
 workers_json() { admin "$base/v1/nodes/$(node_id)/workers"; }
 workers_native() { [[ "$(workers_json)" == *'"runtime":"native"'* ]]; }
@@ -260,7 +263,7 @@ least_privilege_checks() {
     "$(psql_as tally "" -h "$home/postgres" -p "$pg_port" -U postgres -d postgres -c 'SELECT 1')"
 }
 
-say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port egress $egress_port/$egress_template_port"
+say "home $home; ports api $api_port pg $pg_port redis $redis_port livekit $lk_port rtc tcp $rtc_tcp_port udp $rtc_udp_port egress template $egress_template_port"
 
 # 1. --dry-run on a new home changes nothing.
 start=$SECONDS
@@ -306,12 +309,12 @@ check "no egress runs before something needs one" test -z "$(egress_pid)"
 check "the agent reports its native worker runtime" eventually 15 workers_native
 demand_egress
 check "the agent starts egress on demand" eventually 60 egress_reported_ready
-check "egress answers on its health port" egress_is_up
+check "egress listens on loopback only" egress_listens_on_loopback_only
 check "egress.yaml has mode 600" file_mode "$egress_yaml" 600
 check "egress runs as tally-media" test "$(user_of_pid "$(egress_pid)")" == tally-media
 check "egress.yaml: livekit-server through its Redis" egress_yaml_has "\"address\": \"127\\.0\\.0\\.1:$redis_port\""
 check "egress.yaml: admission from the capacity model" egress_yaml_has '"track_composite_cpu_cost": [0-9.e-]+,'
-check "egress.yaml: the chosen health port" egress_yaml_has "\"health_port\": $egress_port,"
+check "egress.yaml: no status port" bash -c '! grep -q health_port "$1"' _ "$egress_yaml"
 
 # 3. The admin key works.
 response="$(admin -w '\n%{http_code}' -X POST "$base/v1/apps" -H 'Content-Type: application/json' -d '{"name":"x"}')"

@@ -8,15 +8,15 @@
 
 declare -A OLD=()          # KEY=VALUE lines of an existing DIR/tally.env
 declare -a OLD_EXTRA=()    # its lines this script does not manage (kept verbatim)
-declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp egress egress-template)
+declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp egress-template)
 declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882
-  [egress]=7890 [egress-template]=7980)
+  [egress-template]=7980)
 declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS_PORT
   [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT
-  [egress]=TALLY_EGRESS_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
+  [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
-  [egress]=agent [egress-template]=agent) # egress runs under the agent
-PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress egress-template)
+  [egress-template]=agent) # egress runs under the agent
+PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress-template)
 # The ingress ports (scripts/install/features.sh) join these arrays.
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
@@ -30,9 +30,12 @@ TUNABLE_KEYS=()
 # Everything else install.sh writes into tally.env.
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
-  TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_EGRESS_PORT
+  TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT
   TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
   TALLY_EGRESS_BIN TALLY_STUN_SERVERS)
+# Keys earlier versions wrote that nothing reads any more: dropped from tally.env on a re-run. Egress
+# and ingress run with no status port (they would bind it on every address).
+RETIRED_KEYS=(TALLY_EGRESS_PORT TALLY_INGRESS_HEALTH_PORT)
 
 ENV_FILE=""
 NODE_IP=""
@@ -65,7 +68,7 @@ load_existing_env() {
   [[ -f "$ENV_FILE" ]] || return 0
   [[ -r "$ENV_FILE" ]] || die "$ENV_FILE exists but is not readable (run as root)"
   local line key value managed
-  managed=" ${TUNABLE_KEYS[*]} ${MANAGED_KEYS[*]} "
+  managed=" ${TUNABLE_KEYS[*]} ${MANAGED_KEYS[*]} ${RETIRED_KEYS[*]} "
   while IFS= read -r line || [[ -n "$line" ]]; do
     if [[ "$line" =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then
       key="${BASH_REMATCH[1]}" value="${BASH_REMATCH[2]}"
@@ -136,7 +139,7 @@ resolve_ports() {
     done
     PORT[$key]="$want"
   done
-  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress ${PORT[egress]} (template ${PORT[egress-template]})"
+  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress template ${PORT[egress-template]}"
   log_ingress_ports
 }
 
@@ -330,7 +333,6 @@ TALLY_REDIS_PORT=${PORT[redis]}
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
-TALLY_EGRESS_PORT=${PORT[egress]}
 TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
 TALLY_CLUSTER_BIND=$CLUSTER_BIND
 EOF

@@ -7,19 +7,19 @@
 # shellcheck disable=SC2034 # globals read by the other scripts/install files
 
 # LiveKit ingress, run by the agent on demand (apps/agent/src/runtime/worker-specs.ts).
-PORT_DEFAULT+=([ingress-rtmp]=1935 [ingress-whip]=8085 [ingress-health]=7891 [ingress-relay]=7892 [ingress-udp]=7885)
+PORT_DEFAULT+=([ingress-rtmp]=1935 [ingress-whip]=8085 [ingress-relay]=7892 [ingress-udp]=7885)
 PORT_ENV_KEY+=([ingress-rtmp]=TALLY_INGRESS_RTMP_PORT [ingress-whip]=TALLY_INGRESS_WHIP_PORT
-  [ingress-health]=TALLY_INGRESS_HEALTH_PORT [ingress-relay]=TALLY_INGRESS_RELAY_PORT [ingress-udp]=TALLY_INGRESS_UDP_PORT)
-PORT_SERVICE+=([ingress-rtmp]=agent [ingress-whip]=agent [ingress-health]=agent [ingress-relay]=agent [ingress-udp]=agent)
-INGRESS_PORT_KEYS=(ingress-rtmp ingress-whip ingress-health ingress-relay ingress-udp)
+  [ingress-relay]=TALLY_INGRESS_RELAY_PORT [ingress-udp]=TALLY_INGRESS_UDP_PORT)
+PORT_SERVICE+=([ingress-rtmp]=agent [ingress-whip]=agent [ingress-relay]=agent [ingress-udp]=agent)
+INGRESS_PORT_KEYS=(ingress-rtmp ingress-whip ingress-relay ingress-udp)
 PORT_KEYS+=("${INGRESS_PORT_KEYS[@]}")
 MANAGED_KEYS+=(TALLY_INGRESS_BIN TALLY_RECORDINGS_DIR TALLY_HLS_DIR TALLY_INGRESS_RTMP_PORT TALLY_INGRESS_WHIP_PORT
-  TALLY_INGRESS_HEALTH_PORT TALLY_INGRESS_RELAY_PORT TALLY_INGRESS_UDP_PORT)
+  TALLY_INGRESS_RELAY_PORT TALLY_INGRESS_UDP_PORT)
 
 FEATURE_PROBLEMS=() # "what is wrong|how to fix it", filled by verify_features
 
 log_ingress_ports() {
-  log "    ingress ports: rtmp ${PORT[ingress-rtmp]}, whip ${PORT[ingress-whip]}, health ${PORT[ingress-health]}, relay ${PORT[ingress-relay]}, udp ${PORT[ingress-udp]}"
+  log "    ingress ports: rtmp ${PORT[ingress-rtmp]}, whip ${PORT[ingress-whip]}, relay ${PORT[ingress-relay]}, udp ${PORT[ingress-udp]}"
 }
 
 # The directories the API, the worker and the media workers write recordings and live HLS

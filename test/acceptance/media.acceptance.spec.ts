@@ -1,10 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { dispose, TrackKind } from '@livekit/rtc-node';
-import type { AppView, LimitRefusal, RecordingView, StreamView, WebhookSecretView } from '@tally/contracts';
-import { waitFor } from '@tally/testing';
+import type { AppView, LimitRefusal, NodeList, RecordingView, StreamView, WebhookSecretView, WorkerList } from '@tally/contracts';
+import { acceptsTcp, tcpListenersOfGroup, waitFor } from '@tally/testing';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -219,11 +220,34 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     expect(await packetSpanS(file, 'video'), `video span of ${media.durationS} s`).toBeGreaterThan(media.durationS - 1.5);
   });
 
-  it('records an audio-only publisher as a single track egress that plays', async () => {
-    const { started, media } = await record('podcast', { video: false });
+  it('records an audio-only publisher as a single track egress that plays; egress exposes no status port, and a file swapped for a link to a secret is not served', async () => {
+    const { started, done, media } = await record('podcast', { video: false, whileRecording: egressListensOnLoopbackOnly });
     expect(started.mode).toBe('track');
     expect(media.streams).toEqual(['audio']);
+
+    // Whoever writes the recordings directory (the media user, a joined node) replaces the file.
+    const path = join(node.env['TALLY_RECORDINGS_DIR'] ?? join(node.home, 'recordings'), done.location);
+    const url = `/v1/apps/${tenant.app.id}/recordings/${done.id}/file`;
+    unlinkSync(path);
+    symlinkSync(join(node.home, 'admin.key'), path);
+    const linked = await tenant.client.raw(url);
+    expect(linked.status).toBe(404);
+    expect(await linked.text()).not.toContain(readFileSync(join(node.home, 'admin.key'), 'utf8').trim());
+    unlinkSync(path);
+    execFileSync('mkfifo', [path]);
+    expect((await tenant.client.raw(url)).status).toBe(404);
   });
+
+  /** While egress records, it and its handlers listen on loopback only; the node's media address answers no status request. */
+  async function egressListensOnLoopbackOnly(): Promise<void> {
+    const nodeId = (await node.admin.get<NodeList>('/v1/nodes')).body.items[0]?.nodeId;
+    const egress = (await node.admin.get<WorkerList>(`/v1/nodes/${nodeId}/workers`)).body.items.find((w) => w.kind === 'egress');
+    expect(egress?.state).toBe('ready');
+    const listeners = await tcpListenersOfGroup(Number(egress?.id));
+    expect(listeners.length).toBeGreaterThan(0);
+    expect(listeners.filter((l) => !['127.0.0.1', '[::1]'].includes(l.address))).toEqual([]);
+    for (const port of [7890, ...listeners.map((l) => l.port)]) expect(await acceptsTcp(node.nodeIp, port), `port ${port}`).toBe(false);
+  }
 
   it('records a VP8 camera for an app that wants MP4 by transcoding it (auto: track-composite); the download plays', async () => {
     const mp4 = await createTenant(node.admin, 'acceptance mp4');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DEFAULT_MODEL, DEFAULT_NODE_BUDGET, workerLimits } from '@tally/capacity';
 import type { AppUsageView, RecordingView, StreamToken, StreamView, WorkerList } from '@tally/contracts';
-import { type ApiClient, type Child, startAppProcess, waitFor } from '@tally/testing';
+import { acceptsTcp, type ApiClient, type Child, mediaNodeIp, startAppProcess, tcpListenersOfGroup, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher } from './media-client.js';
@@ -84,6 +84,13 @@ describe('media workers run by the agent on demand (native runtime)', () => {
     expect(readdirSync(gstCache).filter((f) => /^registry\..+\.bin$/.test(f))).toHaveLength(1);
 
     await recordingIn(tenant.client, tenant.app.id, started.body.id, ['active']);
+    // While it records, egress and its handlers listen on loopback only (the RoomComposite template
+    // server): no status port lists the running requests on the node's media address.
+    const listeners = await tcpListenersOfGroup(Number(running?.id));
+    expect(listeners.length).toBeGreaterThan(0);
+    expect(listeners.filter((l) => !['127.0.0.1', '[::1]'].includes(l.address))).toEqual([]);
+    for (const { port } of listeners) expect(await acceptsTcp(mediaNodeIp(), port)).toBe(false);
+    expect((await egressWorker())?.state).toBe('ready');
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await tenant.client.post(`/v1/apps/${tenant.app.id}/recordings/${started.body.id}/stop`);
     const done = await recordingIn(tenant.client, tenant.app.id, started.body.id, ['complete', 'failed']);

@@ -235,6 +235,14 @@ describe(renderEgressServiceConfig.name, () => {
     expect(sut).toMatchObject({ insecure: false, prometheus_port: 9100, logging: { level: 'debug' } });
   });
 
+  it('opens no status port unless asked: egress would serve every request on every address', () => {
+    const { healthPort: _, ...withoutPort } = input;
+    const sut = renderEgressServiceConfig(withoutPort);
+
+    expect(sut).not.toHaveProperty('health_port');
+    expect(sut).not.toHaveProperty('prometheus_port');
+  });
+
   it('refuses a URL egress cannot use', () => {
     expect(() => renderEgressServiceConfig({ ...input, wsUrl: 'http://127.0.0.1:7880' })).toThrow(/ws:\/\//);
     expect(() => renderEgressServiceConfig({ ...input, healthPort: 0 })).toThrow(/healthPort/);

@@ -11,8 +11,11 @@ export type EgressServiceConfigInput = Readonly<{
   wsUrl: string;
   /** The Redis livekit-server uses: redis://[[user]:password@]host:port[/db] or rediss://. */
   redisUrl: string;
-  /** GET / answers the service's status as JSON. */
-  healthPort: number;
+  /**
+   * GET / answers the service's status: every running request (room names, output locations, S3
+   * credentials). Egress binds it on every address, so Tally's own workers leave it out (no port).
+   */
+  healthPort?: number;
   /** Serves the RoomComposite web template to Chrome on localhost. */
   templatePort: number;
   prometheusPort?: number;
@@ -31,7 +34,7 @@ export type EgressServiceConfig = Readonly<{
   api_secret: string;
   ws_url: string;
   redis: EgressRedisConfig;
-  health_port: number;
+  health_port?: number;
   template_port: number;
   prometheus_port?: number;
   logging: Readonly<{ level: EgressLogLevel }>;
@@ -61,7 +64,7 @@ export function renderEgressServiceConfig(input: EgressServiceConfigInput): Egre
     api_secret: input.apiSecret,
     ws_url: input.wsUrl,
     redis: egressRedisConfig(input.redisUrl),
-    health_port: input.healthPort,
+    ...(input.healthPort === undefined ? {} : { health_port: input.healthPort }),
     template_port: input.templatePort,
     ...(input.prometheusPort === undefined ? {} : { prometheus_port: input.prometheusPort }),
     logging: { level: input.logLevel ?? 'info' },

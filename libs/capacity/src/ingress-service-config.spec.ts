@@ -35,4 +35,9 @@ describe(renderIngressServiceConfig.name, () => {
     expect(rtc_config).toEqual({ udp_port: 7885, node_ip: '10.0.0.1', use_external_ip: false, stun_servers: ['127.0.0.1:3478'] });
     expect(redis).toEqual({ address: '127.0.0.1:6390', password: 'pw', db: 2 });
   });
+
+  it('opens no health port unless asked: ingress would bind it on every address', () => {
+    const { healthPort: _, ...withoutPort } = input;
+    expect(renderIngressServiceConfig(withoutPort)).not.toHaveProperty('health_port');
+  });
 });

@@ -4,7 +4,8 @@ export type IngressServiceConfigInput = Readonly<{
   wsUrl: string;
   /** The Redis livekit-server uses: redis://[[user]:password@]host:port[/db]. */
   redisUrl: string;
-  healthPort: number;
+  /** Ingress binds it on every address, so Tally's own workers leave it out (no port). */
+  healthPort?: number;
   /** The ports livekit-server's `ingress:` section announces in the URLs CreateIngress returns. */
   rtmpPort: number;
   whipPort: number;
@@ -20,7 +21,7 @@ export type IngressServiceConfig = Readonly<{
   api_secret: string;
   ws_url: string;
   redis: { address: string; username?: string; password?: string; db?: number };
-  health_port: number;
+  health_port?: number;
   rtmp_port: number;
   whip_port: number;
   http_relay_port: number;
@@ -68,7 +69,7 @@ export function renderIngressServiceConfig(input: IngressServiceConfigInput): In
       ...(redis.password === '' ? {} : { password: decodeURIComponent(redis.password) }),
       ...(db === '' ? {} : { db: Number(db) }),
     },
-    health_port: input.healthPort,
+    ...(input.healthPort === undefined ? {} : { health_port: input.healthPort }),
     rtmp_port: input.rtmpPort,
     whip_port: input.whipPort,
     http_relay_port: input.httpRelayPort,

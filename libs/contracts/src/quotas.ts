@@ -55,7 +55,8 @@ export type CapacityCheckBody = z.infer<typeof CapacityCheckBody>;
 
 export const CapacityCheckResult = z
   .union([
-    z.object({ admitted: z.literal(true), nodeId: z.string() }),
+    // Which node would take it is the operator's business (GET /v1/nodes), not an app key's.
+    z.object({ admitted: z.literal(true) }),
     z.object({
       admitted: z.literal(false),
       code: z.enum(['quota_exceeded', 'capacity_exhausted']),

@@ -3,6 +3,7 @@ export * from './child.js';
 export * from './database.js';
 export * from './egress.js';
 export * from './http.js';
+export * from './listeners.js';
 export * from './ingress.js';
 export * from './livekit.js';
 export * from './ports.js';

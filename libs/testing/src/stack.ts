@@ -131,11 +131,9 @@ async function agentWorkerEnv(runtime: 'native' | 'docker', nodeIp: string, port
     TALLY_EGRESS_BIN: join(bin, 'egress'),
     TALLY_INGRESS_BIN: join(bin, 'ingress'),
     TALLY_NODE_IP: nodeIp,
-    TALLY_EGRESS_PORT: String(await freePort()),
     TALLY_EGRESS_TEMPLATE_PORT: String(await freePort()),
     TALLY_INGRESS_RTMP_PORT: String(ports.rtmpPort),
     TALLY_INGRESS_WHIP_PORT: String(ports.whipPort),
-    TALLY_INGRESS_HEALTH_PORT: String(await freePort()),
     TALLY_INGRESS_RELAY_PORT: String(await freePort()),
     TALLY_INGRESS_UDP_PORT: String(await freePort()),
   };

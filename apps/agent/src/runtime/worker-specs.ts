@@ -38,7 +38,8 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
   const service = renderEgressServiceConfig({
     ...livekit,
     redisUrl: config.redisUrl,
-    healthPort: config.ports.egressHealth,
+    // No health_port: egress binds it on every address and lists every running request there. The
+    // agent supervises the process itself (readiness from its log, exits from the runtime).
     templatePort: config.ports.egressTemplate,
     logLevel: logLevel ?? 'info',
     model,
@@ -74,7 +75,7 @@ function ingressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wo
   const service = renderIngressServiceConfig({
     ...livekit,
     redisUrl: config.redisUrl,
-    healthPort: config.ports.ingressHealth,
+    // No health_port, as for egress: the agent supervises the process.
     rtmpPort: config.ports.ingressRtmp,
     whipPort: config.ports.ingressWhip,
     httpRelayPort: config.ports.ingressRelay,

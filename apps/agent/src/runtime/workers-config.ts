@@ -24,11 +24,9 @@ export const WorkerEnvSchema = z.object({
   TALLY_HOME: z.string().min(1).default('/var/lib/tally'),
   TALLY_CAPACITY_PROFILE: z.string().min(1).optional(),
   TALLY_NODE_IP: z.ipv4().default('127.0.0.1'),
-  TALLY_EGRESS_PORT: port.default(7890),
   TALLY_EGRESS_TEMPLATE_PORT: port.default(7980),
   TALLY_INGRESS_RTMP_PORT: port.default(1935),
   TALLY_INGRESS_WHIP_PORT: port.default(8085),
-  TALLY_INGRESS_HEALTH_PORT: port.default(7891),
   TALLY_INGRESS_RELAY_PORT: port.default(7892),
   TALLY_INGRESS_UDP_PORT: port.default(7885),
 });
@@ -49,11 +47,9 @@ export type WorkersConfig = Readonly<{
   capacityProfile: string | undefined;
   nodeIp: string;
   ports: Readonly<{
-    egressHealth: number;
     egressTemplate: number;
     ingressRtmp: number;
     ingressWhip: number;
-    ingressHealth: number;
     ingressRelay: number;
     ingressUdp: number;
   }>;
@@ -81,11 +77,9 @@ export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>): W
     capacityProfile: e.TALLY_CAPACITY_PROFILE,
     nodeIp: e.TALLY_NODE_IP,
     ports: {
-      egressHealth: e.TALLY_EGRESS_PORT,
       egressTemplate: e.TALLY_EGRESS_TEMPLATE_PORT,
       ingressRtmp: e.TALLY_INGRESS_RTMP_PORT,
       ingressWhip: e.TALLY_INGRESS_WHIP_PORT,
-      ingressHealth: e.TALLY_INGRESS_HEALTH_PORT,
       ingressRelay: e.TALLY_INGRESS_RELAY_PORT,
       ingressUdp: e.TALLY_INGRESS_UDP_PORT,
     },

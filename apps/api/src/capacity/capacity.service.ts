@@ -88,7 +88,7 @@ export class CapacityService {
   async check(appId: string, body: CapacityCheckBody): Promise<CapacityCheckResult> {
     await this.requireApp(appId);
     const result = await this.admitter.check(appId, body.kind, body.count);
-    if (result.admitted) return { admitted: true, nodeId: result.nodeId };
+    if (result.admitted) return { admitted: true };
     const { code, resource, limit, used, requested } = result.refusal;
     return {
       admitted: false,

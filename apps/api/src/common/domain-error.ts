@@ -6,8 +6,9 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -44,12 +45,13 @@ export class LimitRefusedError extends DomainError {
   }
 }
 
+/**
+ * A 503 naming the service only: what the service answered (addresses, paths, its own messages)
+ * stays in the log (HttpErrorFilter logs `cause`), never in the body.
+ */
 export class UpstreamUnavailableError extends DomainError {
   constructor(service: string, cause: unknown) {
-    super('upstream_unavailable', `${service} is unavailable`, {
-      service,
-      reason: cause instanceof Error ? cause.message : String(cause),
-    });
+    super('upstream_unavailable', `${service} is unavailable`, { service }, { cause });
   }
 }
 

@@ -46,6 +46,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, exceptio
     return;
   }
   if (exception instanceof DomainError) {
+    if (exception.cause !== undefined) {
+      const { cause } = exception;
+      logger.warn(`request ${requestId}: ${exception.message}: ${cause instanceof Error ? cause.message : JSON.stringify(cause)}`);
+    }
     const body = { code: exception.code, message: exception.message, ...(exception.details ? { details: exception.details } : {}) };
     void reply.status(ERROR_STATUS[exception.code]).send({ error: body, requestId });
     return;

@@ -30,13 +30,19 @@ export class DashboardController {
     }
     const { file } = found;
     const html = file.relative === 'index.html';
-    await sendStaticFile(reply, file.root, file.relative, {
-      'cache-control': file.cacheControl,
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      // The page holds an API key: no inline script, no framing. LiveKit's signalling URL is another origin.
-      ...(html ? { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-frame-options': 'DENY' } : {}),
-    });
+    await sendStaticFile(
+      reply,
+      file.root,
+      file.relative,
+      {
+        'cache-control': file.cacheControl,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        // The page holds an API key: no inline script, no framing. LiveKit's signalling URL is another origin.
+        ...(html ? { 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-frame-options': 'DENY' } : {}),
+      },
+      'dashboard file',
+    );
   }
 }
 

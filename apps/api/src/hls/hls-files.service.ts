@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { relative } from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@tally/config';
 import type { FastifyReply } from 'fastify';
 import { NotFoundError } from '../common/domain-error.js';
 import { isFile, sendStaticFile } from '../common/static-files.js';
@@ -11,19 +13,31 @@ import { HlsRepository } from './hls.repository.js';
  */
 @Injectable()
 export class HlsFilesService {
-  constructor(private readonly sessions: HlsRepository) {}
+  constructor(
+    private readonly sessions: HlsRepository,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
 
   async serve(appId: string, streamId: string, file: string, reply: FastifyReply): Promise<void> {
     const session = await this.sessions.latest(appId, streamId);
     if (!session) throw new NotFoundError('HLS playlist');
     const playlist = file.endsWith('.m3u8');
+    // Checked from the HLS directory down: a session's own directory is media-writable too.
+    const root = this.config.hls.dir;
+    const path = `${relative(root, session.dir)}/${file}`;
     // Purged segments (and a purged playlist) answer this API's own 404.
-    if (!(await isFile(session.dir, file))) throw new NotFoundError(playlist ? 'HLS playlist' : 'HLS segment');
+    if (!(await isFile(root, path))) throw new NotFoundError(playlist ? 'HLS playlist' : 'HLS segment');
     const maxAge = session.status === 'stopped' ? session.segmentS : Math.max(1, Math.floor(session.segmentS / 2));
-    await sendStaticFile(reply, session.dir, file, {
-      'content-type': playlist ? 'application/vnd.apple.mpegurl' : file.endsWith('.ts') ? 'video/mp2t' : 'video/mp4',
-      'cache-control': playlist ? `public, max-age=${maxAge}` : 'public, max-age=31536000, immutable',
-      'access-control-allow-origin': '*',
-    });
+    await sendStaticFile(
+      reply,
+      root,
+      path,
+      {
+        'content-type': playlist ? 'application/vnd.apple.mpegurl' : file.endsWith('.ts') ? 'video/mp2t' : 'video/mp4',
+        'cache-control': playlist ? `public, max-age=${maxAge}` : 'public, max-age=31536000, immutable',
+        'access-control-allow-origin': '*',
+      },
+      playlist ? 'HLS playlist' : 'HLS segment',
+    );
   }
 }

@@ -32,6 +32,6 @@ export class LadderController {
   @Get(':file')
   async file(@Param(new ZodPipe(LadderFileParams)) p: LadderFileScope, @Res() reply: FastifyReply): Promise<void> {
     const file = await this.ladders.open(p.appId, p.recordingId, p.file);
-    await sendStaticFile(reply, file.root, file.file, file.headers);
+    await sendStaticFile(reply, file.root, file.file, file.headers, 'ladder file');
   }
 }

@@ -38,12 +38,14 @@ export class LadderService {
         },
       );
     }
-    const root = this.storage.files.finalPath(ladderDirOf(recording.location));
-    if (!(await isFile(root, file))) throw new DomainError('not_found', `${file} is not part of this ladder`);
+    // Checked from the recordings directory down: the ladder's own directory is media-writable too.
+    const root = this.storage.files.dir;
+    const path = `${ladderDirOf(recording.location)}/${file}`;
+    if (!(await isFile(root, path))) throw new DomainError('not_found', `${file} is not part of this ladder`);
     const extension = file.split('.').pop() ?? '';
     return {
       root,
-      file,
+      file: path,
       headers: {
         'content-type': LADDER_CONTENT_TYPES[extension] ?? 'application/octet-stream',
         // Segments never change once the ladder is ready; a remade ladder keeps the names, so playlists are revalidated.

@@ -97,6 +97,6 @@ export class RecordingsController {
   async file(@Param(new ZodPipe(RecordingParams)) p: RecordingScope, @Res() reply: FastifyReply): Promise<void> {
     const file = await this.files.open(p.appId, p.recordingId);
     if (file.kind === 'redirect') await reply.redirect(file.url, 302);
-    else await sendStaticFile(reply, file.root, file.file, file.headers);
+    else await sendStaticFile(reply, file.root, file.file, file.headers, 'recording file');
   }
 }

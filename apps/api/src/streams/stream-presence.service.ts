@@ -35,7 +35,7 @@ export class StreamPresenceService {
 
   async roomFinished(room: string): Promise<void> {
     const stream = await this.streams.findByRoom(room);
-    // A room the API removed on DELETE ends with the reason recorded before it asked (intendEnd).
-    if (stream) await this.lifecycle.finish(stream, stream.endReason ?? 'room_finished');
+    // A room the API removed on DELETE belongs to a stream already ended: finish leaves it as it is.
+    if (stream && stream.status !== 'ended') await this.lifecycle.finish(stream, 'room_finished');
   }
 }

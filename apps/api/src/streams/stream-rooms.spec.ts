@@ -1,7 +1,8 @@
 import type { Config } from '@tally/config';
 import type { LivekitRoomClient } from '@tally/livekit';
 import { describe, expect, it } from 'vitest';
-import { StreamRooms } from './stream-rooms.js';
+import { StreamEndedError, StreamRooms } from './stream-rooms.js';
+import type { StreamsRepository } from './streams.repository.js';
 
 /** LiveKit's room service at its adapter: each CreateRoom waits until the test answers it. */
 function setup() {
@@ -19,9 +20,15 @@ function setup() {
           },
         });
       }),
+    deleteRoom: (room: string) => Promise.resolve(void rooms.delete(room)),
   } as unknown as LivekitRoomClient;
+  // Postgres' stream rows, by room: open unless the test ended them.
+  const ended = new Set<string>();
+  const streams = {
+    findByRoom: (room: string) => Promise.resolve({ room, status: ended.has(room) ? 'ended' : 'live' }),
+  } as unknown as StreamsRepository;
   const config = { streams: { joinTimeoutS: 60 } } as Config;
-  return { rooms, calls, replica: () => new StreamRooms(livekit, config) };
+  return { rooms, calls, ended, replica: () => new StreamRooms(livekit, streams, config) };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -92,5 +99,18 @@ describe(StreamRooms.name, () => {
     void sut.ready('room_e');
     await settle();
     expect(t.calls).toHaveLength(2);
+  });
+
+  it('removes a room whose stream ended while LiveKit created it, and refuses everyone waiting on it', async () => {
+    const t = setup();
+    const sut = t.replica();
+    const waits = [sut.ready('room_f'), sut.ready('room_f')];
+    await settle();
+
+    t.ended.add('room_f');
+    t.calls[0]!.answer();
+
+    for (const wait of waits) await expect(wait).rejects.toBeInstanceOf(StreamEndedError);
+    expect(t.rooms.has('room_f')).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
-import { type BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitRoomClient } from '@tally/livekit';
+import { DomainError } from '../common/domain-error.js';
+import { StreamsRepository } from './streams.repository.js';
 
 /** A room LiveKit closes once its last participant has been gone this long. */
 const DEPARTURE_TIMEOUT_S = 30;
@@ -15,18 +17,29 @@ const MAX_KNOWN = 10_000;
  * so nobody can join a room before Tally created it. Concurrent callers share one CreateRoom; a
  * replica that did not create the room asks LiveKit again (CreateRoom returns the existing room),
  * once per room.
+ *
+ * A room exists only while its stream is open. Ending a stream marks it ended before it deletes the
+ * room, and every creation here reads the stream again once LiveKit has made the room: if it ended
+ * meanwhile, the room is deleted again and the caller refused (409). Either the read came before
+ * the end's mark, and the end's delete comes after this creation, or it came after, and this
+ * creation deletes what it made: no token minted while a stream ends brings its room back.
  */
 @Injectable()
 export class StreamRooms implements BeforeApplicationShutdown {
   private readonly creating = new Map<string, Promise<void>>();
   private readonly known = new Set<string>();
+  private readonly logger = new Logger(StreamRooms.name);
 
   constructor(
     private readonly livekit: LivekitRoomClient,
+    private readonly streams: StreamsRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  /** Resolves once the room exists, creating it if this process has not seen it; rejects when LiveKit could not create it. */
+  /**
+   * Resolves once the room exists, creating it if this process has not seen it; rejects with
+   * StreamEndedError when the stream ended meanwhile, else when LiveKit could not create it.
+   */
   ready(room: string): Promise<void> {
     if (this.known.has(room)) return Promise.resolve();
     const inFlight = this.creating.get(room);
@@ -58,7 +71,19 @@ export class StreamRooms implements BeforeApplicationShutdown {
     this.known.delete(room);
   }
 
-  private create(room: string): Promise<void> {
-    return this.livekit.createRoom(room, { emptyTimeoutS: this.config.streams.joinTimeoutS, departureTimeoutS: DEPARTURE_TIMEOUT_S });
+  private async create(room: string): Promise<void> {
+    await this.livekit.createRoom(room, { emptyTimeoutS: this.config.streams.joinTimeoutS, departureTimeoutS: DEPARTURE_TIMEOUT_S });
+    const stream = await this.streams.findByRoom(room);
+    if (stream && stream.status !== 'ended') return;
+    // Not remembered as existing: it is gone again (or the worker's sweep removes it).
+    await this.livekit.deleteRoom(room).catch((error: unknown) => this.logger.warn(`could not remove room ${room}: ${String(error)}`));
+    throw new StreamEndedError();
+  }
+}
+
+/** The stream behind a room ended while the room was being created: 409, as for a stream already ended. */
+export class StreamEndedError extends DomainError {
+  constructor() {
+    super('conflict', 'the stream has ended');
   }
 }

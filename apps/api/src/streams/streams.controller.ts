@@ -56,8 +56,9 @@ export class StreamsController {
   }
 
   @ApiRoute({
-    summary: 'End a stream: removes its LiveKit room and releases its reservation',
-    responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+    summary:
+      "End a stream: marks it ended and releases its reservation, then removes its LiveKit room (disconnecting everyone); a room LiveKit could not remove then is removed by the worker's sweep",
+    responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
   })
   @Delete(':streamId')
   end(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<StreamView> {
@@ -66,7 +67,7 @@ export class StreamsController {
 
   @ApiRoute({
     summary:
-      "Mint a LiveKit join token for this stream (the first one, or an ingress, recording or HLS session before it, creates the stream's LiveKit room; 503 when LiveKit could not create it)",
+      "Mint a LiveKit join token for this stream (the first one, or an ingress, recording or HLS session before it, creates the stream's LiveKit room; 503 when LiveKit could not create it); 409 once the stream has ended, or when it ends while its room is being created",
     responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
   })
   @DirectRoute()

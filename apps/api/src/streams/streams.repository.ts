@@ -77,10 +77,6 @@ export class StreamsRepository {
    * room_finished webhook that may arrive before that call returns then ends it with this reason.
    * Null takes the intent back (LiveKit could not remove the room).
    */
-  async intendEnd(id: string, reason: string | null): Promise<void> {
-    await this.prisma.stream.updateMany({ where: { id, status: { not: 'ended' } }, data: { endReason: reason } });
-  }
-
   async markEnded(id: string, at: Date, reason: string): Promise<boolean> {
     const ended = await this.transition(
       {

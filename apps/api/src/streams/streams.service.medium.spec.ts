@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { AppsService } from '../apps/apps.service.js';
 import { LimitRefusedError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { StreamsRepository } from './streams.repository.js';
 import { StreamPresenceService } from './stream-presence.service.js';
 import { StreamsService } from './streams.service.js';
 
@@ -62,17 +63,31 @@ describe(StreamsService.name, () => {
     }
   });
 
-  it('keeps a stream open, with no end reason, when LiveKit cannot remove its room', async () => {
+  it('ends a stream even when LiveKit cannot remove its room (the sweep removes it), and keeps its reason', async () => {
     const app = await newApp();
     const stream = await sut.create(app.id, { name: 'kept' });
+    await sut.roomReady(stream.room);
     api.livekit.failNext('rooms');
 
-    const failed = await sut.end(app.id, stream.id).catch((e: unknown) => e);
-
-    expect(failed).toBeInstanceOf(UpstreamUnavailableError);
-    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'created', endReason: null });
+    expect(await sut.end(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'ended_by_api' });
+    expect(api.livekit.rooms.has(stream.room)).toBe(true);
     await api.get(StreamPresenceService).roomFinished(stream.room);
-    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'room_finished' });
+    expect(await sut.get(app.id, stream.id)).toMatchObject({ status: 'ended', endReason: 'ended_by_api' });
+  });
+
+  it('removes a room whose stream ended while LiveKit was creating it, and refuses the caller with 409', async () => {
+    const app = await newApp();
+    const stream = await sut.create(app.id, { name: 'raced' });
+    // Another replica ends it: its end marks the row ended (and removes the room) meanwhile.
+    api.livekit.onRoomCreated = async () => void (await api.get(StreamsRepository).markEnded(stream.id, new Date(), 'ended_by_api'));
+    try {
+      const refused = await sut.roomReady(stream.room).catch((e: unknown) => e);
+
+      expect(refused).toMatchObject({ code: 'conflict', message: 'the stream has ended' });
+      expect(api.livekit.rooms.has(stream.room)).toBe(false);
+    } finally {
+      api.livekit.onRoomCreated = undefined;
+    }
   });
 
   it('keeps the stream open when LiveKit cannot create its room: that call answers 503 and the next one creates it', async () => {

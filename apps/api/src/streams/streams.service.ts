@@ -7,7 +7,7 @@ import { LivekitRoomClient } from '@tally/livekit';
 import { LiveApps } from '../apps/live-apps.js';
 import { Clock } from '../common/clock.js';
 import { refusalError } from '../capacity/refusal.js';
-import { NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
+import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
 import { StreamRooms } from './stream-rooms.js';
 import { StreamsRepository } from './streams.repository.js';
@@ -61,31 +61,28 @@ export class StreamsService {
     return toStreamView(await this.require(appId, streamId));
   }
 
-  /** Removes the LiveKit room (disconnecting everyone) and gives the reservation back. Ending twice is harmless. */
+  /**
+   * Marks the stream ended and gives the reservation back, then removes the LiveKit room
+   * (disconnecting everyone). Ended first, so nothing creates the room again once it is removed
+   * (StreamRooms); a room LiveKit could not remove now is removed by the worker's sweep, which
+   * deletes every stream room with no open stream. Ending twice is harmless.
+   */
   async end(appId: string, streamId: string): Promise<StreamView> {
     const stream = await this.require(appId, streamId);
-    if (stream.status !== 'ended') {
-      await this.streams.intendEnd(stream.id, 'ended_by_api');
-      await this.rooms.settled(stream.room);
-      try {
-        await this.livekit.deleteRoom(stream.room);
-      } catch (error) {
-        await this.streams.intendEnd(stream.id, null);
-        throw new UpstreamUnavailableError('livekit', error);
-      }
-      await this.finish(stream, 'ended_by_api');
-    }
+    if (stream.status !== 'ended') await this.endAndRemoveRoom(stream, 'ended_by_api');
     return this.get(appId, streamId);
   }
 
   async endAll(appId: string, reason: string): Promise<void> {
-    for (const stream of await this.streams.listOpen(appId)) {
-      await this.rooms.settled(stream.room);
-      await this.livekit.deleteRoom(stream.room).catch((error: unknown) => {
-        this.logger.warn(`could not remove room ${stream.room}: ${String(error)}`);
-      });
-      await this.finish(stream, reason);
-    }
+    for (const stream of await this.streams.listOpen(appId)) await this.endAndRemoveRoom(stream, reason);
+  }
+
+  private async endAndRemoveRoom(stream: Stream, reason: string): Promise<void> {
+    await this.finish(stream, reason);
+    await this.rooms.settled(stream.room);
+    await this.livekit.deleteRoom(stream.room).catch((error: unknown) => {
+      this.logger.warn(`could not remove room ${stream.room} (the sweep removes it): ${String(error)}`);
+    });
   }
 
   /**
@@ -96,6 +93,7 @@ export class StreamsService {
     try {
       await this.rooms.ready(room);
     } catch (error) {
+      if (error instanceof DomainError) throw error;
       throw new UpstreamUnavailableError('livekit', error);
     }
   }

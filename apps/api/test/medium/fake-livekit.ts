@@ -26,6 +26,8 @@ export class FakeLivekit {
   private sequence = 0;
   /** Runs inside deleteRoom, before it returns: LiveKit's room_finished webhook may arrive that early. */
   onRoomDeleted: ((name: string) => Promise<void>) | undefined;
+  /** Runs inside createRoom once the room exists, before it returns (a stream may end meanwhile). */
+  onRoomCreated: ((name: string) => Promise<void>) | undefined;
 
   failNext(kind: 'rooms' | 'egress' | 'ingress'): void {
     this.failing.add(kind);
@@ -44,6 +46,7 @@ export class FakeLivekit {
     createRoom: async (name) => {
       this.check('rooms');
       if (!this.rooms.has(name)) this.rooms.set(name, []);
+      await this.onRoomCreated?.(name);
     },
     deleteRoom: async (name) => {
       this.check('rooms');

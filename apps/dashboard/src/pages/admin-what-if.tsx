@@ -51,7 +51,7 @@ export function WhatIfPanel({ apps }: { apps: AppView[] }): ReactNode {
       {result ? (
         <p role="status" className={`message ${result.admitted ? 'message-success' : 'message-warning'}`}>
           {result.admitted
-            ? `${count} × ${kind} would be admitted now (on ${result.nodeId}).`
+            ? `${count} × ${kind} would be admitted now.`
             : `${count} × ${kind} would be refused (${result.code.replace(/_/g, ' ')}): ${result.resource} has ${result.used} of ${result.limit} in use, ${result.requested} requested.`}
         </p>
       ) : null}

@@ -8,10 +8,13 @@ import { ReconcileRepository } from './reconcile.repository.js';
 import type { RedisLoss } from './redis-loss.js';
 
 const SETTLE_MS = 10_000;
+/** The name of every stream's room (`{appId}.{streamId}`, apps/api's roomName); other rooms are not Tally's streams. */
+const STREAM_ROOM = /^app_[a-z0-9]{16}\.str_[a-z0-9]{16}$/;
 
 export type ReconcileReport = Readonly<{
   endedRoomGone: number;
   endedNeverJoined: number;
+  strayRoomsDeleted: number;
   reservationsFreed: number;
   reservationsRestored: number;
 }>;
@@ -49,8 +52,9 @@ export class StreamsReconciler {
       const room = rooms.get(stream.room);
       // A stream nobody joined may have no room yet: the API creates it for the first token, ingress or recording.
       if (this.neverJoined(stream, room?.participants ?? 0, now)) {
-        await this.livekit.deleteRoom(stream.room);
+        // Ended before its room is removed, as the API does: a room made meanwhile is removed by its maker.
         if (await this.end(stream, now, 'join_timeout')) endedNeverJoined += 1;
+        await this.livekit.deleteRoom(stream.room);
       } else if (
         !room &&
         stream.status === 'live' &&
@@ -62,10 +66,31 @@ export class StreamsReconciler {
         stillOpen.push(stream);
       }
     }
+    const strayRoomsDeleted = await this.deleteStrayRooms([...rooms.keys()], new Set(open.map((s) => s.room)));
     const { freed, restored } = await this.repairReservations(stillOpen);
-    const report = { endedRoomGone, endedNeverJoined, reservationsFreed: freed, reservationsRestored: restored };
+    const report = { endedRoomGone, endedNeverJoined, strayRoomsDeleted, reservationsFreed: freed, reservationsRestored: restored };
     if (Object.values(report).some((n) => n > 0)) this.logger.log(`repaired ${JSON.stringify(report)}`);
     return report;
+  }
+
+  /**
+   * A stream's room exists only while the stream is open: a stream room with no open stream (one
+   * LiveKit could not remove when its stream ended, or one made behind Tally's back) is removed,
+   * disconnecting whoever is in it. Rooms were listed before the streams were read, and a room is
+   * only ever created after its stream's row, so a stream that opened meanwhile is among `open`.
+   */
+  private async deleteStrayRooms(listed: readonly string[], open: ReadonlySet<string>): Promise<number> {
+    let deleted = 0;
+    for (const room of listed) {
+      if (!STREAM_ROOM.test(room) || open.has(room)) continue;
+      try {
+        await this.livekit.deleteRoom(room);
+        deleted += 1;
+      } catch (error) {
+        this.logger.warn(`could not remove stray room ${room}: ${String(error)}`);
+      }
+    }
+    return deleted;
   }
 
   /** Same order as the API: the row first, then the reservation. */
