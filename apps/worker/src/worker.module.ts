@@ -51,7 +51,7 @@ export class WorkerModule {
                 appPolicy: (appId) => repository.appPolicy(appId),
                 appPolicies: () => repository.appPolicies(),
               },
-              loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS }),
+              loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS, diskWatermarks: config.disk.watermarks }),
             ),
           inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
         },

@@ -31,10 +31,15 @@ import { ReconcileQueue } from './reconcile.queue.js';
           if (change.kind === 'all') policies.forgetAll();
           else if (change.kind === 'policy' || change.kind === 'app') policies.forget(change.appId);
         });
-        return new Admitter(ledger, pool, loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS }), {
-          onDecision: (kind, result) => admissions.observe(kind, result),
-          policies,
-        });
+        return new Admitter(
+          ledger,
+          pool,
+          loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS, diskWatermarks: config.disk.watermarks }),
+          {
+            onDecision: (kind, result) => admissions.observe(kind, result),
+            policies,
+          },
+        );
       },
       inject: [CapacityLedger, PoolSourceAdapter, CONFIG, AdmissionMetrics, CacheInvalidation],
     },
