@@ -133,10 +133,14 @@ remove_node_net() {
 on_node() { nsenter --net="/run/netns/$node_ns" "$@"; }
 
 # timed_install LABEL ARGS...: runs install.sh, keeping its output in $home.out.LABEL.
+# install.sh runs with the host's PATH without the tools' pinned Node.js (that of a host with its
+# own node, or none): it brings and uses its own.
+host_path="$(tr ':' '\n' <<<"$PATH" | grep -v '/runtimes/node-' | paste -sd:)"
+pinned_node_version="$(bash -c 'source scripts/provision/lib.sh && printf %s "$TALLY_NODE_VERSION"')"
 timed_install() {
   local label="$1" start=$SECONDS
   shift
-  if ! ./install.sh "$@" >"$home.out.$label" 2>&1; then
+  if ! PATH="$host_path" ./install.sh "$@" >"$home.out.$label" 2>&1; then
     cat "$home.out.$label" >&2
     rm -f "$home.out.$label"
     fail "install.sh ($label) exited non-zero"
@@ -200,6 +204,16 @@ home_pids() {
       [[ "$parent" == "$pid" ]] && queue+=("$child")
     done
   done
+}
+# service_runs_pinned_node NAME: the process is DIR/bin/node, the pinned Node.js, with Node's
+# compile cache in DIR/cache/NAME.
+service_runs_pinned_node() {
+  local pid
+  pid="$(cat "$home/run/$1.child.pid")"
+  [[ "$(readlink "/proc/$pid/exe")" == "$home/bin/node" ]] || { say "$1 runs $(readlink "/proc/$pid/exe")"; return 1; }
+  [[ "$("$home/bin/node" --version)" == "v$pinned_node_version" ]] || return 1
+  tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1" &&
+    [[ -n "$(find "$home/cache/$1" -type f -print -quit)" ]]
 }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)
 # service_runs_build NAME: the supervised process's command line is `node dist/NAME.js`, and no
@@ -273,6 +287,8 @@ check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
 for service in api worker agent; do
   check "$service runs its build (node [flags] dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+  check "$service runs the pinned Node.js $pinned_node_version ($home/bin/node, compile cache kept), the host's node being $(PATH="$host_path" node --version 2>/dev/null || echo none)" \
+    service_runs_pinned_node "$service"
 done
 check "tally.env is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/tally.env")" == "root:tally 640"
 check "admin.key is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/admin.key")" == "root:tally 640"

@@ -8,6 +8,8 @@
 # Node or Go is neither used nor touched.
 #
 #   bash scripts/provision/runtimes.sh [node|go]...   (default: both)
+#   bash scripts/provision/runtimes.sh --check-pins   downloads every pinned file (amd64 and arm64)
+#                                                     and checks its hash; installs nothing
 # Layout under TALLY_TOOLS_DIR (see lib.sh):
 #   runtimes/node-<version>-linux-<arch>/bin/{node,npm,npx}   lib/node_modules/npm, include/node
 #   runtimes/go-<version>-linux-<arch>/bin/go                 (a GOROOT)
@@ -56,6 +58,10 @@ go_proxy() {
   die "GOPROXY=$list names no proxy URL: the Go toolchain is fetched from a module proxy"
 }
 
+supported_arch() {
+  [[ "$TALLY_NODE_ARCH" != unsupported-* ]] || die "no pinned runtimes for $(uname -m): x86_64 (amd64) and aarch64 (arm64) only"
+}
+
 # fetch URL FILE: a verified download needs the whole file; fails on any HTTP error.
 fetch() {
   curl -fsSL --retry 3 --connect-timeout 20 -o "$2" "$1" || die "download failed: $1"
@@ -79,6 +85,7 @@ check_sha256() {
 # install_node: node-linux-<arch> and npm into TALLY_NODE_DIR (built in a scratch directory and
 # renamed into place, so a half-done install never looks complete).
 install_node() {
+  supported_arch
   local integrity_var="NODE_PIN_INTEGRITY_$TALLY_NODE_ARCH" stamp="node $TALLY_NODE_VERSION npm $TALLY_NPM_VERSION"
   if [[ -x "$TALLY_NODE_DIR/bin/node" && "$(cat "$TALLY_NODE_DIR/.pin" 2>/dev/null)" == "$stamp" ]]; then
     log "node: $TALLY_NODE_VERSION at $TALLY_NODE_DIR (present)"
@@ -86,7 +93,7 @@ install_node() {
   fi
   local started=$SECONDS registry scratch
   registry="$(npm_registry)"
-  scratch="$(mktemp -d "$TALLY_TOOLS_DIR/runtimes/.node.XXXXXX")"
+  scratch="$(new_scratch)"
   local pkg="node-linux-$TALLY_NODE_ARCH"
   log "node: fetching $pkg@$TALLY_NODE_VERSION and npm@$TALLY_NPM_VERSION from $registry"
   fetch "$registry$pkg/-/$pkg-$TALLY_NODE_VERSION.tgz" "$scratch/node.tgz"
@@ -103,11 +110,11 @@ install_node() {
   [[ "$("$scratch/root/bin/node" --version)" == "v$TALLY_NODE_VERSION" ]] || die "$pkg does not run here"
   printf '%s\n' "$stamp" >"$scratch/root/.pin"
   replace_dir "$scratch/root" "$TALLY_NODE_DIR"
-  rm -rf "$scratch"
   log "node: $TALLY_NODE_VERSION (npm $TALLY_NPM_VERSION) verified and installed in $((SECONDS - started))s at $TALLY_NODE_DIR"
 }
 
 install_go() {
+  supported_arch
   local sha_var="GO_PIN_SHA256_$TALLY_GO_ARCH" stamp="go $TALLY_GO_VERSION"
   if [[ -x "$TALLY_GO_DIR/bin/go" && "$(cat "$TALLY_GO_DIR/.pin" 2>/dev/null)" == "$stamp" ]]; then
     log "go: $TALLY_GO_VERSION at $TALLY_GO_DIR (present)"
@@ -116,7 +123,7 @@ install_go() {
   local started=$SECONDS proxy scratch
   local module="golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$TALLY_GO_ARCH"
   proxy="$(go_proxy)"
-  scratch="$(mktemp -d "$TALLY_TOOLS_DIR/runtimes/.go.XXXXXX")"
+  scratch="$(new_scratch)"
   log "go: fetching $module from $proxy"
   fetch "$proxy/golang.org/toolchain/@v/${module#*@}.zip" "$scratch/go.zip"
   check_sha256 "$scratch/go.zip" "${!sha_var}"
@@ -124,8 +131,38 @@ install_go() {
   [[ "$("$scratch/$module/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION" ]] || die "$module does not run here"
   printf '%s\n' "$stamp" >"$scratch/$module/.pin"
   replace_dir "$scratch/$module" "$TALLY_GO_DIR"
-  rm -rf "$scratch"
   log "go: $TALLY_GO_VERSION verified and installed in $((SECONDS - started))s at $TALLY_GO_DIR"
+}
+
+# new_scratch -> a fresh directory for downloads, removed when this script exits (also on failure).
+new_scratch() {
+  mktemp -d "$TALLY_TOOLS_DIR/runtimes/.scratch.$$.XXXXXX"
+}
+remove_scratch() {
+  rm -rf "$TALLY_TOOLS_DIR/runtimes/.scratch.$$."*
+}
+
+# check_pins: every pinned download, for both architectures, against its hash.
+check_pins() {
+  local registry proxy scratch arch var
+  registry="$(npm_registry)"
+  proxy="$(go_proxy)"
+  scratch="$(new_scratch)"
+  for arch in x64 arm64; do
+    var="NODE_PIN_INTEGRITY_$arch"
+    fetch "${registry}node-linux-$arch/-/node-linux-$arch-$TALLY_NODE_VERSION.tgz" "$scratch/file"
+    check_sha512_integrity "$scratch/file" "${!var}"
+    log "pin ok: node-linux-$arch@$TALLY_NODE_VERSION"
+  done
+  fetch "${registry}npm/-/npm-$TALLY_NPM_VERSION.tgz" "$scratch/file"
+  check_sha512_integrity "$scratch/file" "$NPM_PIN_INTEGRITY"
+  log "pin ok: npm@$TALLY_NPM_VERSION"
+  for arch in amd64 arm64; do
+    var="GO_PIN_SHA256_$arch"
+    fetch "$proxy/golang.org/toolchain/@v/v0.0.1-go$TALLY_GO_VERSION.linux-$arch.zip" "$scratch/file"
+    check_sha256 "$scratch/file" "${!var}"
+    log "pin ok: golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$arch"
+  done
 }
 
 # replace_dir NEW DEST: DEST becomes NEW (an older copy is removed after the rename).
@@ -142,12 +179,14 @@ main() {
   [[ ${#what[@]} -gt 0 ]] || what=(node go)
   command -v curl >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1 || apt_install_missing ca-certificates curl unzip
   mkdir -p "$TALLY_TOOLS_DIR/runtimes"
+  trap remove_scratch EXIT
   local item
   for item in "${what[@]}"; do
     case "$item" in
       node) install_node ;;
       go) install_go ;;
-      *) die "unknown runtime: $item (node or go)" ;;
+      --check-pins) check_pins ;;
+      *) die "unknown argument: $item (node, go or --check-pins)" ;;
     esac
   done
 }
