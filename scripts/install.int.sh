@@ -31,17 +31,9 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps
   cd "$copy"
 fi
 
-say() { printf '[install.int] %s\n' "$*"; }
-fail() {
-  printf '[install.int] FAIL: %s\n' "$*" >&2
-  exit 1
-}
-check() { # check DESCRIPTION CMD...
-  local what="$1"
-  shift
-  "$@" || fail "$what"
-  say "ok: $what"
-}
+INT_NAME=install.int
+# shellcheck source=scripts/int-lib.sh
+source scripts/int-lib.sh
 
 [[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
 

@@ -11,17 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
 
-say() { printf '[runtimes.int] %s\n' "$*"; }
-fail() {
-  printf '[runtimes.int] FAIL: %s\n' "$*" >&2
-  exit 1
-}
-check() { # check DESCRIPTION CMD...
-  local what="$1"
-  shift
-  "$@" || fail "$what"
-  say "ok: $what"
-}
+INT_NAME=runtimes.int
+# shellcheck source=scripts/int-lib.sh
+source scripts/int-lib.sh
 
 work="$(mktemp -d /tmp/tally-runtimes.XXXXXX)"
 server_pid=""

