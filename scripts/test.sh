@@ -13,13 +13,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-if [[ "${TALLY_SKIP_PROVISION:-0}" != 1 ]]; then
-  bash scripts/provision.sh
-fi
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
 use_tools_node
 echo "[test] node $(node --version) at $(command -v node)"
+if [[ "${TALLY_SKIP_PROVISION:-0}" != 1 ]]; then
+  bash scripts/provision.sh
+fi
 
 [[ -d node_modules ]] || npm install --no-audit --no-fund
 bash scripts/db-generate.sh
