@@ -66,15 +66,6 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps
   cd "$copy"
 fi
 
-eventually() { # eventually SECONDS CMD...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
-
 home="$(mktemp -d /tmp/tally-hosts-int.XXXXXX)"
 chmod 755 "$home"
 out="$home.out"

@@ -12,3 +12,11 @@ check() { # check DESCRIPTION CMD...
   "$@" || fail "$what"
   say "ok: $what"
 }
+eventually() { # eventually SECONDS CMD...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
