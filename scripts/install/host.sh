@@ -19,14 +19,16 @@ preflight() {
 # installer runs node and npm from there; the services run the copy install_node_binary puts in
 # DIR/bin (the service users cannot read root's tools directory).
 ensure_runtimes() {
-  local dirs
+  local go_dir
   # shellcheck disable=SC2016 # expanded by the inner shell
-  dirs="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s\n%s\n%s" "$TALLY_NODE_DIR" "$TALLY_GO_DIR" "$TALLY_NODE_VERSION"' _ "$TALLY_REPO")"
-  TOOLS_NODE_DIR="$(sed -n 1p <<<"$dirs")"
-  NODE_VERSION="$(sed -n 3p <<<"$dirs")"
+  {
+    read -r TOOLS_NODE_DIR
+    read -r go_dir
+    read -r NODE_VERSION
+  } < <(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s\n" "$TALLY_NODE_DIR" "$TALLY_GO_DIR" "$TALLY_NODE_VERSION"' _ "$TALLY_REPO")
   NODE_BIN="$HOME_DIR/bin/node"
   if dry; then
-    log "    would run: bash $TALLY_REPO/scripts/provision/runtimes.sh (Node.js $NODE_VERSION to $TOOLS_NODE_DIR, Go to $(sed -n 2p <<<"$dirs"))"
+    log "    would run: bash $TALLY_REPO/scripts/provision/runtimes.sh (Node.js $NODE_VERSION to $TOOLS_NODE_DIR, Go to $go_dir)"
   else
     bash "$TALLY_REPO/scripts/provision/runtimes.sh" 2>&1 | sed 's/^/[install]     /' ||
       die "the runtimes could not be installed (above: what failed)"

@@ -302,7 +302,7 @@ leave_main() {
   [[ "$role" =~ ^(media|worker|gpu)$ ]] || die "$HOME_DIR is not a joined node (TALLY_NODE_ROLE=${role:-unset}); stop an origin with --stop"
   dry || [[ "$(id -u)" -eq 0 ]] || die "--leave must run as root"
   NODE_BIN="$HOME_DIR/bin/node"
-  [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
+  dry || [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
   SERVICE_MODE="$(recorded_mode)"
   step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
   local status=0
