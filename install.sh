@@ -61,6 +61,9 @@ main() {
   step "preflight"
   preflight
 
+  step "runtimes: Node.js and Go (pinned, from the npm registry and the Go module proxy)"
+  ensure_runtimes
+
   step "system packages and LiveKit binaries"
   provision_host
 

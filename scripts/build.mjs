@@ -92,7 +92,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node24',
   banner: { js: banner },
   plugins: [externalPackages, swcTypeScript],
   logLevel: 'warning',

@@ -22,11 +22,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-say() { printf '[install-hosts] %s\n' "$*"; }
-fail() {
-  printf '[install-hosts] FAIL: %s\n' "$*" >&2
-  exit 1
-}
+INT_NAME=install-hosts
+# shellcheck source=scripts/int-lib.sh
+source scripts/int-lib.sh
 [[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
 
 # ------------------------------------------------------------------ the host without a route
@@ -67,21 +65,6 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps
   cp -a "$PWD/." "$copy/"
   cd "$copy"
 fi
-
-check() { # check DESCRIPTION CMD...
-  local what="$1"
-  shift
-  "$@" || fail "$what"
-  say "ok: $what"
-}
-eventually() { # eventually SECONDS CMD...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
 
 home="$(mktemp -d /tmp/tally-hosts-int.XXXXXX)"
 chmod 755 "$home"

@@ -31,17 +31,9 @@ if ! setpriv --reuid=nobody --regid=nogroup --clear-groups -- test -r "$PWD/apps
   cd "$copy"
 fi
 
-say() { printf '[install.int] %s\n' "$*"; }
-fail() {
-  printf '[install.int] FAIL: %s\n' "$*" >&2
-  exit 1
-}
-check() { # check DESCRIPTION CMD...
-  local what="$1"
-  shift
-  "$@" || fail "$what"
-  say "ok: $what"
-}
+INT_NAME=install.int
+# shellcheck source=scripts/int-lib.sh
+source scripts/int-lib.sh
 
 [[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
 
@@ -131,10 +123,14 @@ remove_node_net() {
 on_node() { nsenter --net="/run/netns/$node_ns" "$@"; }
 
 # timed_install LABEL ARGS...: runs install.sh, keeping its output in $home.out.LABEL.
+# install.sh runs with the host's PATH without the tools' pinned Node.js (that of a host with its
+# own node, or none): it brings and uses its own.
+host_path="$(tr ':' '\n' <<<"$PATH" | grep -v '/runtimes/node-' | paste -sd:)"
+pinned_node_version="$(bash -c 'source scripts/provision/lib.sh && printf %s "$TALLY_NODE_VERSION"')"
 timed_install() {
   local label="$1" start=$SECONDS
   shift
-  if ! ./install.sh "$@" >"$home.out.$label" 2>&1; then
+  if ! PATH="$host_path" ./install.sh "$@" >"$home.out.$label" 2>&1; then
     cat "$home.out.$label" >&2
     rm -f "$home.out.$label"
     fail "install.sh ($label) exited non-zero"
@@ -174,14 +170,6 @@ env_value() { sed -n "s/^$1=//p" "$home/tally.env"; }
 file_mode() { [[ "$(stat -c %a "$1")" == "$2" ]]; }
 listening() { [[ -n "$(ss -Htln "sport = :$1")" ]]; }
 udp_listening() { [[ -n "$(ss -Huln "sport = :$1")" ]]; }
-eventually() { # eventually SECONDS CMD...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.5
-  done
-}
 yaml_has() { grep -qE "$1" "$home/livekit.yaml"; }
 app_listed() { [[ "$(admin "$base/v1/apps")" == *"\"id\":\"$app_id\""* ]]; }
 fingerprint_of_config() { cat "$home/tally.env" "$home/admin.key" "$home/livekit.yaml" "$home/redis/redis.conf" "$home"/run/*.pid | sha256sum; }
@@ -204,6 +192,16 @@ home_pids() {
     done
   done
 }
+# service_runs_pinned_node NAME: the process is DIR/bin/node, the pinned Node.js, told to keep
+# Node's compile cache in DIR/cache/NAME.
+service_runs_pinned_node() {
+  local pid
+  pid="$(cat "$home/run/$1.child.pid")"
+  [[ "$(readlink "/proc/$pid/exe")" == "$home/bin/node" ]] || { say "$1 runs $(readlink "/proc/$pid/exe")"; return 1; }
+  [[ "$("$home/bin/node" --version)" == "v$pinned_node_version" ]] || return 1
+  tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1"
+}
+compile_cache_written() { [[ -n "$(find "$home/cache/$1" -type f -print -quit)" ]]; }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)
 # service_runs_build NAME: the supervised process's command line is `node dist/NAME.js`, and no
 # TypeScript compiler (SWC's native binding, esbuild) is mapped into it.
@@ -276,6 +274,9 @@ check "GET /healthz answers 200" healthz_is_200
 check "GET /dashboard/ serves the built dashboard" dashboard_is_200
 for service in api worker agent; do
   check "$service runs its build (node [flags] dist/$service.js), no TypeScript compiler" service_runs_build "$service"
+  check "$service runs the pinned Node.js $pinned_node_version ($home/bin/node, compile cache kept), the host's node being $(PATH="$host_path" node --version 2>/dev/null || echo none)" \
+    service_runs_pinned_node "$service"
+  check "$service wrote its compile cache once booted" eventually 60 compile_cache_written "$service"
 done
 check "tally.env is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/tally.env")" == "root:tally 640"
 check "admin.key is root:tally, mode 640" test "$(stat -c '%U:%G %a' "$home/admin.key")" == "root:tally 640"

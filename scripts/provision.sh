@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Provisions a Tally dev/CI host: system packages (apt) and the pinned LiveKit binaries
-# (livekit-server, lk, egress, ingress) and the test tools (schemathesis).
+# Provisions a Tally dev/CI host: the pinned runtimes (Node.js 24, Go; runtimes.sh), system
+# packages (apt) and the pinned LiveKit binaries (livekit-server, lk, egress, ingress) and the test
+# tools (schemathesis).
 # Idempotent; a second run takes seconds.
 #
 # Usage: bash scripts/provision.sh [--skip-apt] [--force-rebuild]
 #   --skip-apt        do not check/install apt packages (hosts known to have them)
 #   --force-rebuild   rebuild livekit-server, lk and egress even if their stamps match
-# Afterwards put the tools on PATH:  export PATH="$TALLY_TOOLS_DIR/bin:$PATH"
+# Afterwards put the tools on PATH:  export PATH="$TALLY_TOOLS_DIR/bin:$TALLY_NODE_DIR/bin:$PATH"
 set -euo pipefail
 # shellcheck source=scripts/provision/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/provision/lib.sh"
@@ -25,6 +26,7 @@ for arg in "$@"; do
 done
 
 total_start=$SECONDS
+bash "$TALLY_PROVISION_DIR/runtimes.sh"
 skip_apt_arg=()
 if [[ "$skip_apt" == 1 ]]; then
   skip_apt_arg=(--skip-apt)
@@ -40,6 +42,7 @@ bash "$TALLY_PROVISION_DIR/schemathesis.sh"
 
 log "done in $(fmt_duration $((SECONDS - total_start)))"
 echo "TALLY_TOOLS_DIR=$TALLY_TOOLS_DIR"
+echo "node: $("$TALLY_NODE_DIR/bin/node" --version) at $TALLY_NODE_DIR/bin, go: $("$TALLY_GO_DIR/bin/go" env GOVERSION) at $TALLY_GO_DIR/bin"
 echo "livekit-server: $("$TALLY_BIN_DIR/livekit-server" --version 2>&1)"
 echo "lk: $("$TALLY_BIN_DIR/lk" --version 2>&1)"
 echo "egress: $("$TALLY_BIN_DIR/egress" --version 2>&1)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# npm test: provisions what the tests need (system packages, livekit-server, lk),
-# then runs every vitest project inside a throwaway network namespace.
+# npm test: provisions what the tests need (the pinned Node.js and Go, system packages,
+# livekit-server, lk), then runs every vitest project inside a throwaway network namespace, on the
+# pinned Node.js (the tools' runtimes/node-*/bin first on PATH), whatever node the host has.
 #
 # WebRTC clients here ignore loopback ICE candidates, so media needs a
 # non-loopback address; a namespace with a veth pair gives one that never
@@ -12,17 +13,21 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# shellcheck source=scripts/provision/lib.sh
+source scripts/provision/lib.sh
+use_tools_node
+echo "[test] node $(node --version) at $(command -v node)"
 if [[ "${TALLY_SKIP_PROVISION:-0}" != 1 ]]; then
   bash scripts/provision.sh
 fi
-# shellcheck source=scripts/provision/lib.sh
-source scripts/provision/lib.sh
 
 [[ -d node_modules ]] || npm install --no-audit --no-fund
 bash scripts/db-generate.sh
 
 # install.sh, the main way Tally is installed, end to end on this host (loopback only).
 if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
+  # Its runtimes: the pins for both architectures, a tampered download refused.
+  bash scripts/runtimes.int.sh
   bash scripts/install.int.sh
   # ... and on a host without a route to the internet (no STUN): scripts/install-hosts.int.sh
   bash scripts/install-hosts.int.sh

@@ -15,7 +15,9 @@ TALLY_USAGE="Usage:
                [--no-systemd] [--dry-run]
   ./install.sh --leave [--home DIR] [--dry-run]
 
-Installs Tally on this host (Debian 12 / Ubuntu, as root): system packages and LiveKit
+Installs Tally on this host (Debian 12 / Ubuntu, as root): its runtimes, Node.js 24 and Go,
+pinned and hash-checked from the npm registry and the Go module proxy (scripts/provision/runtimes.sh;
+a host's own Node or Go is neither needed nor touched), system packages and LiveKit
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
 of its own under DIR, livekit-server, the node agent, LiveKit egress (recordings), the API and
 the worker, each service as a system user of its own (tally-postgres, tally-redis,

@@ -247,6 +247,12 @@ prepare_home() {
   ensure_dir "$HOME_DIR/run" 755 root
   ensure_dir "$HOME_DIR/log" 750 "root:$TALLY_USER"
   ensure_dir "$HOME_DIR/bin" 755 root
+  ensure_dir "$HOME_DIR/cache" 755 root
+  ensure_dir "$HOME_DIR/cache/agent" 700 "$AGENT_USER"
+  if [[ "$ACTION" != join ]]; then
+    ensure_dir "$HOME_DIR/cache/api" 700 "$TALLY_USER"
+    ensure_dir "$HOME_DIR/cache/worker" 700 "$TALLY_USER"
+  fi
   own_tree "$HOME_DIR/postgres" "$TALLY_PG_USER" postgres
   ensure_dir "$HOME_DIR/postgres" 700 "$TALLY_PG_USER"
   own_tree "$HOME_DIR/redis" "$TALLY_REDIS_USER" redis
@@ -430,12 +436,13 @@ agent_env_content() {
   grep -E "^($AGENT_ENV_KEYS)=" <(tally_env_content) || true
 }
 
-# install_tool_binary NAME: copies a provisioned binary (livekit-server, egress) into DIR/bin (the
-# service user cannot read root's tool cache). Replaced by rename, so a running one is not disturbed.
+# install_tool_binary NAME [SRC]: copies a provisioned binary (livekit-server, egress; SRC, default
+# the tools' bin/NAME) into DIR/bin (the service user cannot read root's tool cache). Replaced by
+# rename, so a running one is not disturbed.
 install_tool_binary() {
-  local name="$1" src dst="$HOME_DIR/bin/$1"
+  local name="$1" src="${2:-}" dst="$HOME_DIR/bin/$1"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  src="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s" "$TALLY_BIN_DIR"' _ "$TALLY_REPO")/$name"
+  [[ -n "$src" ]] || src="$(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s" "$TALLY_BIN_DIR"' _ "$TALLY_REPO")/$name"
   if [[ -x "$dst" ]] && cmp -s "$src" "$dst"; then
     log "    $dst: unchanged"
     return 0
@@ -451,6 +458,11 @@ install_tool_binary() {
   log "    installed $dst ($("$dst" --version 2>&1 | head -n1))"
 }
 
+# install_node_binary: DIR/bin/node, the pinned Node.js the api, worker, agent and migrations run.
+install_node_binary() {
+  install_tool_binary node "$TOOLS_NODE_DIR/bin/node"
+}
+
 write_config() {
   prepare_home
   write_file "$HOME_DIR/tally.env" 640 "root:$TALLY_USER" < <(tally_env_content)
@@ -458,6 +470,7 @@ write_config() {
   write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(livekit_yaml_content)
   write_file "$HOME_DIR/redis/redis.conf" 640 "root:$TALLY_REDIS_USER" < <(redis_conf_content)
   ensure_admin_key
+  install_node_binary
   install_tool_binary livekit-server
   # The agent runs DIR/bin/egress on demand (TALLY_EGRESS_BIN); egress execs itself per recording.
   install_tool_binary egress

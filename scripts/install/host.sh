@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Host preparation: preflight checks, packages and binaries (scripts/provision.sh), npm
-# dependencies, the service users, kernel UDP buffers. Source it; do not execute it.
+# Host preparation: preflight checks, the runtimes (Node.js, Go), packages and binaries
+# (scripts/provision.sh), npm dependencies, the service users, kernel UDP buffers. Source it; do
+# not execute it.
 
-MIN_NODE_VERSION="20.19"
 SYSCTL_CONF="${TALLY_SYSCTL_CONF:-/etc/sysctl.d/60-tally.conf}"
 UDP_BUFFER_BYTES=16777216
 
@@ -11,14 +11,29 @@ preflight() {
     die "run as root (it installs packages, creates the service users and starts services); --dry-run works without"
   fi
   command -v dpkg-query >/dev/null 2>&1 || die "this installer supports Debian 12 / Ubuntu hosts only"
-  NODE_BIN="$(command -v node || true)"
-  [[ -n "$NODE_BIN" ]] || die "Node.js >= $MIN_NODE_VERSION is required (not found on PATH)"
-  local version
-  version="$("$NODE_BIN" --version)"
-  version="${version#v}"
-  [[ "$(printf '%s\n%s\n' "$MIN_NODE_VERSION" "$version" | sort -V | head -n1)" == "$MIN_NODE_VERSION" ]] ||
-    die "Node.js >= $MIN_NODE_VERSION is required, found $version at $NODE_BIN"
-  log "    node $version ($NODE_BIN), repository $TALLY_REPO, home $HOME_DIR"
+  log "    repository $TALLY_REPO, home $HOME_DIR"
+}
+
+# ensure_runtimes: the pinned Node.js and Go (scripts/provision/runtimes.sh: from the npm registry
+# and the Go module proxy, hash-checked, under the tools directory), whatever the host has. The
+# installer runs node and npm from there; the services run the copy install_node_binary puts in
+# DIR/bin (the service users cannot read root's tools directory).
+ensure_runtimes() {
+  local go_dir
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  {
+    read -r TOOLS_NODE_DIR
+    read -r go_dir
+    read -r NODE_VERSION
+  } < <(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s\n" "$TALLY_NODE_DIR" "$TALLY_GO_DIR" "$TALLY_NODE_VERSION"' _ "$TALLY_REPO")
+  NODE_BIN="$HOME_DIR/bin/node"
+  if dry; then
+    log "    would run: bash $TALLY_REPO/scripts/provision/runtimes.sh (Node.js $NODE_VERSION to $TOOLS_NODE_DIR, Go to $go_dir)"
+  else
+    bash "$TALLY_REPO/scripts/provision/runtimes.sh" 2>&1 | sed 's/^/[install]     /' ||
+      die "the runtimes could not be installed (above: what failed)"
+  fi
+  export PATH="$TOOLS_NODE_DIR/bin:$PATH"
 }
 
 provision_host() {

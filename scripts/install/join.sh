@@ -96,7 +96,7 @@ exchange_join_token() {
   # shellcheck disable=SC2016 # JavaScript, not shell
   while IFS= read -r line; do
     CLUSTER[${line%%=*}]="${line#*=}"
-  done < <("$NODE_BIN" -e '
+  done < <(node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"));
     const out = { REDIS_URL: s.redisUrl, LIVEKIT_API_KEY: s.livekit.apiKey, LIVEKIT_API_SECRET: s.livekit.apiSecret,
       TALLY_LIVEKIT_WEBHOOK_URL: s.livekit.webhookUrl, LIVEKIT_WS_URL: s.livekit.wsUrl };
@@ -212,6 +212,7 @@ write_join_config() {
   prepare_home
   # The agent is the only service reading it.
   write_file "$HOME_DIR/tally.env" 640 "root:$AGENT_USER" < <(join_env_content)
+  install_node_binary
   if [[ "$JOIN_ROLE" == media ]]; then
     write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(join_livekit_yaml_content)
     install_tool_binary livekit-server
@@ -245,6 +246,8 @@ join_main() {
   step "preflight"
   preflight
   check_origin_url
+  step "runtimes: Node.js and Go (pinned, from the npm registry and the Go module proxy)"
+  ensure_runtimes
   step "system packages and binaries for the $JOIN_ROLE role"
   provision_role
   step "node dependencies"
@@ -297,8 +300,8 @@ leave_main() {
   role="$(sed -n 's/^TALLY_NODE_ROLE=//p' "$ENV_FILE")"
   [[ "$role" =~ ^(media|worker|gpu)$ ]] || die "$HOME_DIR is not a joined node (TALLY_NODE_ROLE=${role:-unset}); stop an origin with --stop"
   dry || [[ "$(id -u)" -eq 0 ]] || die "--leave must run as root"
-  NODE_BIN="$(command -v node || true)"
-  [[ -n "$NODE_BIN" ]] || die "node not found on PATH"
+  NODE_BIN="$HOME_DIR/bin/node"
+  dry || [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
   SERVICE_MODE="$(recorded_mode)"
   step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
   local status=0

@@ -33,7 +33,7 @@ resolve_stun() {
   local servers="${STUN_SERVERS:-$LIVEKIT_DEFAULT_STUN_SERVERS}" timeout="${TALLY_STUN_TIMEOUT_S:-3}" answer
   [[ "$timeout" =~ ^[0-9]+$ && "$timeout" -ge 1 ]] || die "TALLY_STUN_TIMEOUT_S must be a whole number of seconds >= 1"
   # shellcheck disable=SC2086 # one argument per server
-  if answer="$("${NODE_BIN:-node}" "$TALLY_INSTALL_LIB/stun-probe.mjs" "$((timeout * 1000))" $servers 2>/dev/null)"; then
+  if answer="$(node "$TALLY_INSTALL_LIB/stun-probe.mjs" "$((timeout * 1000))" $servers 2>/dev/null)"; then
     STUN_OK=1 STUN_MAPPED="${answer%% *}"
     log "    STUN: ${answer#* } answered (this host is seen as $STUN_MAPPED): livekit-server discovers its external address (use_external_ip: true)"
   else

