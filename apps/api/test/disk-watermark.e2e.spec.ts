@@ -38,8 +38,16 @@ describe('recordings at the disk watermark', () => {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE}`, 'tmpfs', mountPoint]);
     // A 4 MB stop watermark: the track-composite MP4 is written at ~0.4 MB/s, which the 2 MB default
     // on this small a filesystem would leave a check and a stop only a few seconds of (ADR 0022).
+    // A 10 s admission horizon: at the default 2 minutes a track-composite reserves ~44 MB, more than
+    // this filesystem admits once the first test's recording holds its place (disk-admission.e2e
+    // covers that refusal).
     harness = await startApiHarness(
-      { TALLY_RECORDINGS_DIR: mountPoint, TALLY_DISK_STOP_FREE_MIN_MB: '4', TALLY_DISK_RESERVE_MAX_MB: '256' },
+      {
+        TALLY_RECORDINGS_DIR: mountPoint,
+        TALLY_DISK_STOP_FREE_MIN_MB: '4',
+        TALLY_DISK_RESERVE_MAX_MB: '256',
+        TALLY_DISK_HORIZON_S: '10',
+      },
       { egress: true },
     );
     worker = await startAppProcess('worker', harness.stack.env, workerLog);
