@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppView, RecordingView, WebhookSecretView } from '@tally/contracts';
+import type { AppView, LimitRefusal, NodeDiskView, NodeList, RecordingView, WebhookSecretView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher, tracksUp } from '../../apps/api/test/media-client.js';
@@ -24,6 +24,18 @@ const MB = 1024 * 1024;
 /** The filesystem of the issue's report: a recording-heavy node's disk, small enough to fill in a test. */
 const DISK_MB = 160;
 const RECORD_MS = 8_000;
+
+/** The installed node's filesystem holding the recordings, as `GET /v1/nodes` shows it. */
+async function recordingsDisk(node: Installed): Promise<NodeDiskView | undefined> {
+  const nodes = (await node.admin.get<NodeList>('/v1/nodes')).body.items;
+  return nodes.flatMap((n) => n.disks).find((d) => d.roles.includes('recordings'));
+}
+
+/** The value of a `/metrics` series whose labels include `roles` with recordings. */
+function recordingsSeries(metrics: string, name: string): number | undefined {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name}{`) && /roles="[^"]*recordings/.test(l));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
 
 async function recording(tenant: Tenant, id: string): Promise<RecordingView> {
   return (await tenant.client.get<RecordingView>(`/v1/apps/${tenant.app.id}/recordings/${id}`)).body;
@@ -102,5 +114,41 @@ describe('an installed node whose recordings disk fills up', () => {
     );
     expect(completed.signatureValid).toBe(true);
     expect(completed.body.data).toMatchObject({ id: done.id, endReason: 'disk_full' });
+  });
+
+  it('while the disk stays full: the agent reports it below its alert line, /metrics says so, and a new recording is refused naming node.disk', async () => {
+    // The agent measures the filesystem in its heartbeat: wait until the fill shows.
+    const full = await waitFor(
+      'the agent to report the full recordings disk',
+      async () => {
+        const d = await recordingsDisk(node);
+        return d !== undefined && d.freeBytes < d.alertFreeBytes ? d : undefined;
+      },
+      60_000,
+    );
+    expect(full.totalBytes).toBeGreaterThan((DISK_MB - 8) * MB);
+    expect(full.totalBytes).toBeLessThanOrEqual(DISK_MB * MB);
+    expect(full.stopFreeBytes).toBeLessThan(full.alertFreeBytes);
+
+    // What TallyNodeDiskLow compares (deploy/prometheus/alerts.yml): free below the alert line.
+    const metrics = await (await fetch(`${node.baseUrl}/metrics`)).text();
+    const free = recordingsSeries(metrics, 'tally_node_disk_free_bytes');
+    const alert = recordingsSeries(metrics, 'tally_node_disk_alert_free_bytes');
+    expect(free).toBeDefined();
+    expect(alert).toBeDefined();
+    expect(free ?? Infinity).toBeLessThan(alert ?? 0);
+
+    const stream = await createStream(tenant, 'refused');
+    const token = await streamToken(tenant, stream.id, 'publisher', 'camera');
+    publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
+    await streamLive(tenant, stream.id);
+    const refused = await tenant.client.post<LimitRefusal>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, {
+      mode: 'passthrough',
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'capacity_exhausted', resource: 'node.disk' });
+    const { limit, used, requested } = refused.body.error;
+    expect(requested).toBeGreaterThan(limit - used);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
