@@ -16,10 +16,14 @@ INT_NAME=runtimes.int
 source scripts/int-lib.sh
 
 work="$(mktemp -d /tmp/tally-runtimes.XXXXXX)"
+# The installed go's HOME: go leaves a telemetry process behind that writes under it after go exits,
+# so it lives outside $work, and neither removal may fail the test.
+gohome="$(mktemp -d /tmp/tally-runtimes-gohome.XXXXXX)"
 server_pid=""
 cleanup() {
   if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  rm -rf "$work" 2>/dev/null || true
+  rm -rf "$gohome" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -78,4 +82,4 @@ check "the installed node is $TALLY_NODE_VERSION" \
 check "its npm is $TALLY_NPM_VERSION" \
   test "$(env -i PATH="$work/tools/runtimes/${TALLY_NODE_DIR##*/}/bin:/usr/bin:/bin" npm --version 2>/dev/null)" == "$TALLY_NPM_VERSION"
 check "the installed go is $TALLY_GO_VERSION" \
-  test "$(env -i HOME="$work/home" "$work/tools/runtimes/${TALLY_GO_DIR##*/}/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION"
+  test "$(env -i HOME="$gohome" "$work/tools/runtimes/${TALLY_GO_DIR##*/}/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION"
