@@ -359,7 +359,7 @@ demand_egress
 check "egress running again after the re-run" eventually 60 egress_reported_ready
 egress_before="$(egress_pid)"
 kill -TERM "$egress_before"
-egress_replaced() { local pid; pid="$(egress_pid)" && [[ -n "$pid" && "$pid" != "$egress_before" ]] && egress_is_up; }
+egress_replaced() { local pid; pid="$(egress_pid)" && [[ -n "$pid" && "$pid" != "$egress_before" ]] && egress_reported_ready; }
 check "egress restarted by the agent after it exited by itself" eventually 45 egress_replaced
 check "the agent reports the exit" eventually 15 egress_exit_reported
 
