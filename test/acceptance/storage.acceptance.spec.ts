@@ -142,6 +142,7 @@ describe('an installed node whose recordings disk fills up', () => {
     const token = await streamToken(tenant, stream.id, 'publisher', 'camera');
     publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
     await streamLive(tenant, stream.id);
+    await tracksUp(tenant.client, tenant.app.id, stream.id);
     const refused = await tenant.client.post<LimitRefusal>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, {
       mode: 'passthrough',
     });
