@@ -12,7 +12,7 @@ import { type ApiHarness, createStream, createTenant, startApiHarness } from './
 import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
 import { download, recordingIn } from './recording-client.js';
 import { SignedReceiver } from './signed-receiver.js';
-import { mountSmallDisk, type SmallDisk, watermarkChecks, type WatermarkChecks } from './small-disk.js';
+import { mountSmallDisk, reportedClear, type SmallDisk, watermarkChecks, type WatermarkChecks } from './small-disk.js';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -72,8 +72,10 @@ describe('recordings at the disk watermark', () => {
       .body;
     publishers.push(await joinAndPublish(token.url, token.token, { video: !options.audioOnly }));
     await tracksUp(client, app.id, stream.id, options.audioOnly ? [TrackKind.KIND_AUDIO] : undefined);
+    // The disk the test before filled is free again once the agent has measured it.
+    await reportedClear(harness.admin);
     const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, { mode });
-    expect(started.status).toBe(201);
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
     const active = await recordingIn(client, app.id, started.body.id, ['active']);
     await new Promise((r) => setTimeout(r, 6_000));
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { finalisationBytes } from '@tally/capacity';
-import { QUEUES, type RecordingView } from '@tally/contracts';
-import { waitFor } from '@tally/testing';
+import { type NodeList, QUEUES, type RecordingView } from '@tally/contracts';
+import { type ApiClient, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 
 const run = promisify(execFile);
@@ -49,6 +49,22 @@ export function mountSmallDisk(sizeBytes: number): SmallDisk {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Resolves once the agent reports the recordings filesystem above its alert line: admission decides
+ * on that report (a heartbeat old), not on the filesystem itself.
+ */
+export async function reportedClear(admin: ApiClient): Promise<void> {
+  await waitFor(
+    'the agent to report the recordings disk clear',
+    async () => {
+      const disks = (await admin.get<NodeList>('/v1/nodes')).body.items.flatMap((n) => n.disks);
+      const recordings = disks.find((d) => d.roles.includes('recordings'));
+      return recordings !== undefined && recordings.freeBytes > recordings.alertFreeBytes ? true : undefined;
+    },
+    30_000,
+  );
 }
 
 export type CheckReport = Readonly<{ levels: Readonly<{ recordings?: string }> }>;
