@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AppView, CreatedApiKey, StreamToken, StreamView } from '@tally/contracts';
 import { ApiClient, waitFor } from '@tally/testing';
+import pg from 'pg';
 
 const run = promisify(execFile);
 
@@ -124,4 +125,20 @@ export async function packetSpanS(path: string, type: 'video' | 'audio'): Promis
 /** Decodes the whole file (errors are fatal): "it plays", as a player would find. */
 export async function decodes(path: string): Promise<void> {
   await run('ffmpeg', ['-v', 'error', '-xerror', '-i', path, '-f', 'null', '-']);
+}
+
+/**
+ * Sets a recording's end in the installed node's Postgres (DATABASE_URL in tally.env), as if it had
+ * ended then: the one step of the suite that does not go through the public surface, since waiting
+ * days for a retention is not a test.
+ */
+export async function backdateRecordingEnd(node: Installed, recordingId: string, endedAt: Date): Promise<void> {
+  const db = new pg.Client({ connectionString: node.env['DATABASE_URL'] });
+  await db.connect();
+  try {
+    const updated = await db.query('UPDATE "Recording" SET "endedAt" = $1 WHERE id = $2', [endedAt, recordingId]);
+    if (updated.rowCount !== 1) throw new Error(`no recording ${recordingId} in ${node.home}'s database`);
+  } finally {
+    await db.end();
+  }
 }

@@ -13,6 +13,12 @@ export type SmallDisk = Readonly<{
   usage(): Promise<Readonly<{ totalBytes: number; freeBytes: number }>>;
   /** Another process takes the space, leaving about `freeBytes` free. */
   fillLeaving(freeBytes: number): Promise<void>;
+  /** That other process gives back all it took. */
+  emptyFillers(): Promise<void>;
+  /** Bytes egress has written so far for the recording (its files in the incoming directory). */
+  writtenBy(appId: string, recordingId: string): Promise<number>;
+  /** Whether a file exists at a recording's `location`, as the services see the directory. */
+  holds(location: string): Promise<boolean>;
   /** Unmounts it: the directory's own contents show again. */
   remove(): Promise<void>;
 }>;
@@ -43,6 +49,25 @@ export async function smallRecordingsDisk(node: Installed, sizeMb: number): Prom
     async fillLeaving(freeBytes) {
       const take = (await usage()).freeBytes - freeBytes;
       if (take > 0) await inServices('fallocate', '-l', String(take), join(dir, `.filler-${(fillers += 1)}`));
+    },
+    async emptyFillers() {
+      await inServices('find', dir, '-maxdepth', '1', '-name', '.filler-*', '-delete');
+    },
+    async writtenBy(appId, recordingId) {
+      const incoming = join(dir, '.incoming', appId);
+      const { stdout } = await inServices('find', incoming, '-maxdepth', '1', '-name', `${recordingId}*`, '-printf', '%s\n').catch(() => ({
+        stdout: '',
+      }));
+      return stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .reduce((sum, l) => sum + Number(l), 0);
+    },
+    async holds(location) {
+      return inServices('test', '-e', join(dir, location)).then(
+        () => true,
+        () => false,
+      );
     },
     async remove() {
       // Lazily: an egress that still holds a file open must not keep the node's real directory hidden.

@@ -1,12 +1,13 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppView, LimitRefusal, NodeDiskView, NodeList, RecordingView, WebhookSecretView } from '@tally/contracts';
+import type { AppUsageView, AppView, LimitRefusal, NodeDiskView, NodeList, RecordingView, WebhookSecretView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher, tracksUp } from '../../apps/api/test/media-client.js';
 import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
 import {
+  backdateRecordingEnd,
   createStream,
   createTenant,
   decodes,
@@ -24,6 +25,7 @@ const MB = 1024 * 1024;
 /** The filesystem of the issue's report: a recording-heavy node's disk, small enough to fill in a test. */
 const DISK_MB = 160;
 const RECORD_MS = 8_000;
+const DAY_MS = 86_400_000;
 
 /** The installed node's filesystem holding the recordings, as `GET /v1/nodes` shows it. */
 async function recordingsDisk(node: Installed): Promise<NodeDiskView | undefined> {
@@ -47,6 +49,9 @@ describe('an installed node whose recordings disk fills up', () => {
   let receiver: SignedReceiver;
   let disk: SmallDisk;
   const publishers: Publisher[] = [];
+  /** The recording the watermark stopped; then the one the storage cap counts, which retention deletes. */
+  let stoppedAtWatermark: RecordingView | undefined;
+  let capped: RecordingView | undefined;
 
   beforeAll(async () => {
     node = installed();
@@ -94,6 +99,7 @@ describe('an installed node whose recordings disk fills up', () => {
       120_000,
     );
     expect(done).toMatchObject({ status: 'complete', endReason: 'disk_full', mode: 'passthrough' });
+    stoppedAtWatermark = done;
     expect(done.durationS ?? 0).toBeGreaterThan(recordedS - 2);
 
     // The seconds recorded before the watermark download and play.
@@ -151,5 +157,101 @@ describe('an installed node whose recordings disk fills up', () => {
     const { limit, used, requested } = refused.body.error;
     expect(requested).toBeGreaterThan(limit - used);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('caps what an app may hold: the admin sets the cap at what its recordings hold, its usage shows it, and a recording start is refused naming app.storage until the cap is lifted', async () => {
+    // The other process gives the disk back; recording resumes once the agent reports the room.
+    await disk.emptyFillers();
+    await waitFor(
+      'the agent to report the recordings disk clear',
+      async () => {
+        const d = await recordingsDisk(node);
+        return d !== undefined && d.freeBytes > d.alertFreeBytes ? d : undefined;
+      },
+      60_000,
+    );
+    const stream = await createStream(tenant, 'capped');
+    const token = await streamToken(tenant, stream.id, 'publisher', 'camera');
+    publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
+    await streamLive(tenant, stream.id);
+    await tracksUp(tenant.client, tenant.app.id, stream.id);
+    const start = <T>() => tenant.client.post<T>(`/v1/apps/${tenant.app.id}/streams/${stream.id}/recordings`, { mode: 'track_composite' });
+    const stopAndKeep = async (id: string) => {
+      expect((await tenant.client.post(`/v1/apps/${tenant.app.id}/recordings/${id}/stop`)).status).toBe(200);
+      return waitFor(
+        'the recording to be complete',
+        async () => {
+          const r = await recording(tenant, id);
+          return r.status === 'complete' || r.status === 'failed' ? r : undefined;
+        },
+        120_000,
+      );
+    };
+
+    // A recording that surely holds more than a MB: it runs until egress has written that much.
+    const started = await start<RecordingView>();
+    expect(started.status).toBe(201);
+    await waitFor(
+      'the recording to have written over a MB',
+      async () => ((await disk.writtenBy(tenant.app.id, started.body.id)) > 1.2 * MB ? true : undefined),
+      120_000,
+    );
+    capped = await stopAndKeep(started.body.id);
+    expect(capped.status).toBe('complete');
+    const held = (await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body.storage;
+    expect(held.usedBytes).toBeGreaterThan(MB);
+
+    const capMb = Math.floor(held.usedBytes / MB);
+    expect((await node.admin.patch<AppView>(`/v1/apps/${tenant.app.id}`, { maxStorageMb: capMb })).status).toBe(200);
+    const usage = (await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body.storage;
+    expect(usage).toMatchObject({ usedBytes: held.usedBytes, limitMb: capMb });
+    expect(usage.usedMb).toBeGreaterThanOrEqual(capMb);
+
+    const refused = await start<LimitRefusal>();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.storage', limit: capMb, requested: 0 });
+    expect(refused.body.error.used).toBeGreaterThanOrEqual(capMb);
+    // Only deleting recordings frees it: no Retry-After.
+    expect(refused.headers.get('retry-after')).toBeNull();
+
+    expect((await node.admin.patch<AppView>(`/v1/apps/${tenant.app.id}`, { maxStorageMb: null })).status).toBe(200);
+    expect((await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body.storage.limitMb).toBeNull();
+    const again = await start<RecordingView>();
+    expect(again.status).toBe(201);
+    await waitFor(
+      'the recording to be active',
+      async () => ((await recording(tenant, again.body.id)).status === 'active' ? true : undefined),
+      60_000,
+    );
+    expect((await stopAndKeep(again.body.id)).status).toBe('complete');
+  });
+
+  it('deletes a recording older than the app keeps, its file and download with it, and sends a signed recording.deleted; what ended since is kept', async () => {
+    const old = capped;
+    const recent = stoppedAtWatermark;
+    if (old === undefined || recent === undefined) throw new Error('needs the recordings of the tests above');
+    expect(await disk.holds(old.location)).toBe(true);
+    const before = (await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body.storage.usedBytes;
+
+    expect((await node.admin.patch<AppView>(`/v1/apps/${tenant.app.id}`, { recordingRetentionDays: 1 })).status).toBe(200);
+    await backdateRecordingEnd(node, old.id, new Date(Date.now() - 2 * DAY_MS));
+
+    // The worker's sweep applies retention every TALLY_SWEEP_INTERVAL_S.
+    const sweepS = Number(node.env['TALLY_SWEEP_INTERVAL_S'] ?? '30');
+    const deleted = await waitFor(
+      'a signed recording.deleted',
+      () => Promise.resolve(receiver.of('recording.deleted', old.id)[0]),
+      (2 * sweepS + 60) * 1000,
+    );
+    expect(deleted.signatureValid).toBe(true);
+    expect(deleted.body.data).toMatchObject({ id: old.id, status: 'complete' });
+    expect((await tenant.client.get(`/v1/apps/${tenant.app.id}/recordings/${old.id}`)).status).toBe(404);
+    expect((await tenant.client.raw(`/v1/apps/${tenant.app.id}/recordings/${old.id}/file`)).status).toBe(404);
+    expect(await disk.holds(old.location)).toBe(false);
+    const after = (await tenant.client.get<AppUsageView>(`/v1/apps/${tenant.app.id}/usage`)).body.storage;
+    expect(after).toMatchObject({ usedBytes: before - (old.sizeBytes ?? 0), recordingRetentionDays: 1 });
+
+    expect((await tenant.client.get(`/v1/apps/${tenant.app.id}/recordings/${recent.id}`)).status).toBe(200);
+    expect(await disk.holds(recent.location)).toBe(true);
   });
 });

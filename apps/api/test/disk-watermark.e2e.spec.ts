@@ -1,24 +1,23 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { diskWatermarks, finalisationBytes } from '@tally/capacity';
-import { type AppView, QUEUES, type RecordingMode, type RecordingView, type StreamToken } from '@tally/contracts';
+import { TrackKind } from '@livekit/rtc-node';
+import { diskWatermarks } from '@tally/capacity';
+import type { AppView, RecordingMode, RecordingView, StreamToken } from '@tally/contracts';
 import { type Child, startAppProcess, waitFor } from '@tally/testing';
-import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
 import { download, recordingIn } from './recording-client.js';
 import { SignedReceiver } from './signed-receiver.js';
+import { mountSmallDisk, reportedClear, type SmallDisk, watermarkChecks, type WatermarkChecks } from './small-disk.js';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
 /** Small enough to fill in a moment; egress, the API and the worker all see it (one mount namespace). */
 const SIZE = 64 * MB;
-
-type CheckReport = Readonly<{ levels: Readonly<{ recordings?: string }> }>;
 
 /**
  * A live publisher recorded onto a small tmpfs that another process fills: just above the stop
@@ -26,16 +25,16 @@ type CheckReport = Readonly<{ levels: Readonly<{ recordings?: string }> }>;
  * "disk_full"`, and what was recorded until then downloads and plays.
  */
 describe('recordings at the disk watermark', () => {
-  const mountPoint = mkdtempSync(join(tmpdir(), 'tally-disk-e2e-'));
+  let disk: SmallDisk;
   let harness: ApiHarness;
   let worker: Child;
   let receiver: SignedReceiver;
-  let checks: Queue;
+  let checks: WatermarkChecks;
   const publishers: Publisher[] = [];
   const workerLog = join(tmpdir(), `tally-worker-disk-${Date.now()}.log`);
 
   beforeAll(async () => {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE}`, 'tmpfs', mountPoint]);
+    disk = mountSmallDisk(SIZE);
     // A 4 MB stop watermark: the track-composite MP4 is written at ~0.4 MB/s, which the 2 MB default
     // on this small a filesystem would leave a check and a stop only a few seconds of (ADR 0022).
     // A 10 s admission horizon: at the default 2 minutes a track-composite reserves ~44 MB, more than
@@ -43,7 +42,7 @@ describe('recordings at the disk watermark', () => {
     // covers that refusal).
     harness = await startApiHarness(
       {
-        TALLY_RECORDINGS_DIR: mountPoint,
+        TALLY_RECORDINGS_DIR: disk.dir,
         TALLY_DISK_STOP_FREE_MIN_MB: '4',
         TALLY_DISK_RESERVE_MAX_MB: '256',
         TALLY_DISK_HORIZON_S: '10',
@@ -52,7 +51,7 @@ describe('recordings at the disk watermark', () => {
     );
     worker = await startAppProcess('worker', harness.stack.env, workerLog);
     receiver = await SignedReceiver.start();
-    checks = new Queue(QUEUES.disk, { connection: { url: harness.stack.redis.url, maxRetriesPerRequest: null } });
+    checks = watermarkChecks(harness.stack.redis.url);
   }, 180_000);
 
   afterAll(async () => {
@@ -61,62 +60,29 @@ describe('recordings at the disk watermark', () => {
     await receiver?.stop();
     await worker?.stop();
     await harness?.stop();
-    execFileSync('umount', ['--lazy', mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
+    disk?.unmount();
   });
 
-  /** Another process takes the disk's space, leaving `freeBytes` (as statfs counts it) free. */
-  async function fillLeaving(freeBytes: number): Promise<void> {
-    const free = statfsSync(mountPoint).bavail * statfsSync(mountPoint).bsize;
-    const take = Math.max(0, free - freeBytes);
-    if (take > 0) await run('fallocate', ['-l', String(take), join(mountPoint, `filler-${Date.now()}`)]);
-  }
-
-  function emptyFillers(): void {
-    for (const name of readdirSync(mountPoint)) if (name.startsWith('filler-')) rmSync(join(mountPoint, name));
-  }
-
-  /** What the worker counts as still to be written by finalising the recording now. */
-  function pendingOf(recording: RecordingView): number {
-    const incoming = join(mountPoint, '.incoming', recording.appId);
-    const written = readdirSync(incoming)
-      .filter((name) => name.startsWith(recording.id))
-      .reduce((sum, name) => sum + statSync(join(incoming, name)).size, 0);
-    return finalisationBytes(recording.mode, written);
-  }
-
-  /** The report of a watermark check that began after `after` (ms). */
-  function checkAfter(after: number): Promise<CheckReport> {
-    return waitFor(
-      'a disk watermark check after the fill',
-      async () => {
-        const done = await checks.getJobs(['completed'], 0, 50);
-        const later = done.find((j) => j.processedOn !== undefined && j.processedOn > after);
-        return later?.returnvalue as CheckReport | undefined;
-      },
-      30_000,
-    );
-  }
-
-  async function recordUntilDiskFull(mode: RecordingMode, options: { restartWorker?: boolean } = {}): Promise<void> {
+  async function recordUntilDiskFull(mode: RecordingMode, options: { restartWorker?: boolean; audioOnly?: boolean } = {}): Promise<void> {
     const { app, client } = await createTenant(harness.admin, `disk-${mode}`);
     expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { webhookUrl: receiver.url })).status).toBe(200);
     receiver.secret = (await client.post<{ secret: string }>(`/v1/apps/${app.id}/webhook-secret`)).body.secret;
     const stream = await createStream(client, app.id);
     const token = (await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'cam', role: 'publisher' }))
       .body;
-    publishers.push(await joinAndPublish(token.url, token.token, { video: true }));
-    await tracksUp(client, app.id, stream.id);
+    publishers.push(await joinAndPublish(token.url, token.token, { video: !options.audioOnly }));
+    await tracksUp(client, app.id, stream.id, options.audioOnly ? [TrackKind.KIND_AUDIO] : undefined);
+    // The disk the test before filled is free again once the agent has measured it.
+    await reportedClear(harness.admin);
     const started = await client.post<RecordingView>(`/v1/apps/${app.id}/streams/${stream.id}/recordings`, { mode });
-    expect(started.status).toBe(201);
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
     const active = await recordingIn(client, app.id, started.body.id, ['active']);
     await new Promise((r) => setTimeout(r, 6_000));
 
     // Just above the stop watermark (with room for the join of what is recorded): it goes on recording.
-    const fs = statfsSync(mountPoint);
-    const marks = diskWatermarks(fs.blocks * fs.bsize, harness.stack.config.disk.watermarks);
-    await fillLeaving(marks.stopFreeBytes + pendingOf(active) + 4 * MB);
-    const above = await checkAfter(Date.now());
+    const marks = diskWatermarks(disk.totalBytes(), harness.stack.config.disk.watermarks);
+    await disk.fillLeaving(marks.stopFreeBytes + disk.pendingOf(active) + 4 * MB);
+    const above = await checks.after(Date.now());
     expect(above.levels.recordings).not.toBe('stop');
     expect((await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${active.id}`)).body).toMatchObject({
       status: 'active',
@@ -125,7 +91,7 @@ describe('recordings at the disk watermark', () => {
 
     // Past it, a MB below: the recording is stopped and what it holds is kept.
     const fullAt = Date.now();
-    await fillLeaving(marks.stopFreeBytes - 1 * MB);
+    await disk.fillLeaving(marks.stopFreeBytes - 1 * MB);
     const recordedS = (fullAt - Date.parse(active.startedAt ?? '')) / 1000;
     if (options.restartWorker) {
       // The worker dies as soon as it has decided the stop; a new one carries it out.
@@ -147,7 +113,7 @@ describe('recordings at the disk watermark', () => {
     const file = await download(client, app.id, complete);
     const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'json', file]);
     const probed = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string }[] };
-    expect(probed.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
+    expect(probed.streams.map((s) => s.codec_type).sort()).toEqual(options.audioOnly ? ['audio'] : ['audio', 'video']);
     expect(Number(probed.format.duration)).toBeGreaterThan(recordedS - 2);
     rmSync(file);
 
@@ -160,7 +126,7 @@ describe('recordings at the disk watermark', () => {
     expect(completed.body.data).toMatchObject({ id: complete.id, status: 'complete', endReason: 'disk_full' });
 
     await publishers.pop()?.stop();
-    emptyFillers();
+    disk.emptyFillers();
   }
 
   it('stops a passthrough recording before the disk is full and keeps what it recorded, across a worker killed while stopping', async () => {
@@ -169,5 +135,9 @@ describe('recordings at the disk watermark', () => {
 
   it('stops a track-composite recording the same way', async () => {
     await recordUntilDiskFull('track_composite');
+  }, 300_000);
+
+  it('stops an audio-only publisher’s track recording the same way: complete, the disk as its reason, the Ogg file plays', async () => {
+    await recordUntilDiskFull('track', { audioOnly: true });
   }, 300_000);
 });
