@@ -3,7 +3,7 @@
 #
 # WebRTC clients here ignore loopback ICE candidates, so media needs a non-loopback address; a
 # namespace with a veth pair gives one that routes nowhere (as scripts/test.sh does for npm test).
-# The api, worker and agent run from dist/ (built first). Extra arguments go to the benchmark. Needs root (ip netns) and the tools scripts/provision.sh builds.
+# The api, worker and agent run from dist/ (built first) on the pinned Node.js. Extra arguments go to the benchmark. Needs root (ip netns) and the tools scripts/provision.sh builds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: bench/run.sh <name> [args]}"
@@ -12,6 +12,8 @@ shift
 
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
+# The pinned Node.js, as npm test uses: dist/*.js needs its APIs, whatever node the host has.
+use_tools_node
 
 ns="tally-bench-$$"
 node_ip="10.232.0.1"

@@ -34,7 +34,16 @@ export async function startPassthrough(client: ApiClient, appId: string, streamI
   return (await Promise.all(streamIds.map((id) => startRecordings(client, appId, id, 'passthrough', 1)))).flat();
 }
 
-export type OutputCheck = Readonly<{ id: string; ok: boolean; streams: string[]; durationS: number; recordedS: number; note: string }>;
+export type OutputCheck = Readonly<{
+  id: string;
+  ok: boolean;
+  streams: string[];
+  durationS: number;
+  recordedS: number;
+  /** Size of the joined file. */
+  bytes: number;
+  note: string;
+}>;
 
 /**
  * Stops the recordings and checks every joined file as a user would: it downloads, ffprobe finds a
@@ -46,16 +55,18 @@ export async function stopAndCheck(client: ApiClient, appId: string, recordings:
   return Promise.all(
     done.map(async (r): Promise<OutputCheck> => {
       const recordedS = (stoppedAt - Date.parse(r.startedAt ?? '')) / 1000;
-      if (r.status !== 'complete') return { id: r.id, ok: false, streams: [], durationS: 0, recordedS, note: r.error ?? r.status };
+      if (r.status !== 'complete')
+        return { id: r.id, ok: false, streams: [], durationS: 0, recordedS, bytes: 0, note: r.error ?? r.status };
       const response = await client.raw(`/v1/apps/${appId}/recordings/${r.id}/file`);
       const path = join(tmpdir(), `bench-${r.id}.${r.location.split('.').pop() ?? 'bin'}`);
-      writeFileSync(path, Buffer.from(await response.arrayBuffer()));
+      const file = Buffer.from(await response.arrayBuffer());
+      writeFileSync(path, file);
       const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'json', path]);
       const parsed = JSON.parse(stdout) as { format: { duration?: string }; streams: { codec_type: string }[] };
       const streams = parsed.streams.map((s) => s.codec_type).sort();
       const durationS = Number(parsed.format.duration ?? 0);
       const ok = streams.join(',') === 'audio,video' && Math.abs(durationS - recordedS) <= 2;
-      return { id: r.id, ok, streams, durationS, recordedS, note: r.error ?? '' };
+      return { id: r.id, ok, streams, durationS, recordedS, bytes: file.length, note: r.error ?? '' };
     }),
   );
 }

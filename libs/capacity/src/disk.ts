@@ -45,15 +45,17 @@ const COMPOSITE_BYTES_PER_S = 3_000_000 / 8;
 export const DEFAULT_DISK_HORIZON_S = 120;
 
 /**
- * Default write rates; `(est.)` marks figures not measured yet: `bench:capacity` measures them per
- * mode and its profile replaces them.
+ * Default write rates; `(est.)` marks figures no measurement confirms. `bench:capacity` reports what
+ * each mode wrote on its own synthetic publishers (docs/capacity.md) but does not put it in the
+ * profile: a rate is set by the publishers and the encoding options, not by the host.
  */
 export const DEFAULT_DISK_MODEL: DiskModel = Object.freeze({
   writeBytesPerS: Object.freeze({
     // The publisher's bitrate written as sent. (est.)
     'egress.passthrough': PUBLISHER_BYTES_PER_S,
     'egress.track': PUBLISHER_BYTES_PER_S,
-    // The composite encode's bitrate, 720p30. (est.)
+    // The composite encode's video bitrate, 720p30 (COMPOSITE_ENCODING): a ceiling, since x264
+    // undershoots it on simple content (0.5–0.7× on bench:capacity's test card).
     'egress.track_composite': COMPOSITE_BYTES_PER_S,
     'egress.room_composite': COMPOSITE_BYTES_PER_S,
     // A ladder writes its renditions: about two composite encodes' worth of bitrate. (est.)
