@@ -1,4 +1,6 @@
-import { open, rename, stat, statfs, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, readdir, rename, stat, statfs, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 
 export type FilesystemStats = Readonly<{ device: number; totalBytes: number; freeBytes: number }>;
@@ -30,10 +32,12 @@ export class DiskStats {
 
   /**
    * Writes a file of `bytes` zeros, synced: unlike a sparse file or tmpfs's fallocate, written blocks
-   * are really taken from the filesystem, so deleting them later really gives that room back.
+   * are really taken from the filesystem, so deleting them later really gives that room back. Each
+   * writer has a partial file of its own (workers on several nodes may share the directory), renamed
+   * into place once complete; one removed meanwhile by a release (the disk filled) is not put back.
    */
   async writeReserve(path: string, bytes: number): Promise<void> {
-    const partial = `${path}.partial`;
+    const partial = `${path}.${randomBytes(6).toString('hex')}.partial`;
     const file = await open(partial, 'w', 0o600);
     try {
       for (let written = 0; written < bytes;) {
@@ -47,13 +51,20 @@ export class DiskStats {
       throw error;
     }
     await file.close();
-    await rename(partial, path);
+    await rename(partial, path).catch(ignoreMissing);
   }
 
+  /** Removes the file and every partial copy of it still being written. */
   async remove(path: string): Promise<void> {
-    await unlink(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
-    await unlink(`${path}.partial`).catch(() => undefined);
+    await unlink(path).catch(ignoreMissing);
+    const prefix = `${basename(path)}.`;
+    const names = await readdir(dirname(path)).catch(() => [] as string[]);
+    for (const name of names) {
+      if (name.startsWith(prefix) && name.endsWith('.partial')) await unlink(join(dirname(path), name)).catch(ignoreMissing);
+    }
   }
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
 }

@@ -36,6 +36,8 @@ export type DiskCheckReport = Readonly<{
 export class DiskWatermarkCheck {
   private readonly logger = new Logger(DiskWatermarkCheck.name);
   private readonly files: RecordingFiles;
+  /** The check in progress in this process: a second one waits for it rather than racing it over the same files. */
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly disk: DiskStats,
@@ -49,7 +51,13 @@ export class DiskWatermarkCheck {
     this.files = new RecordingFiles(config.recordings.dir);
   }
 
-  async run(now: Date): Promise<DiskCheckReport> {
+  run(now: Date): Promise<DiskCheckReport> {
+    const next = this.running.then(() => this.check(now));
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+
+  private async check(now: Date): Promise<DiskCheckReport> {
     const report = {
       levels: {} as Partial<Record<Role, DiskLevel>>,
       recordingsStopped: 0,
