@@ -222,7 +222,8 @@ describe('an installed node whose recordings disk fills up', () => {
     await waitFor(
       'the recording to be active',
       async () => ((await recording(tenant, again.body.id)).status === 'active' ? true : undefined),
-      60_000,
+      // An egress stuck STARTING is replaced by the next sweep after 20 s.
+      (20 + Number(node.env['TALLY_SWEEP_INTERVAL_S'] ?? '30') + 60) * 1000,
     );
     expect((await stopAndKeep(again.body.id)).status).toBe('complete');
   });
