@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provisions a Tally dev/CI host: the pinned runtimes (Node.js 24, Go; runtimes.sh), system
-# packages (apt) and the pinned LiveKit binaries (livekit-server, lk, egress, ingress) and the test
-# tools (schemathesis).
+# packages (apt), the pinned LiveKit binaries (livekit-server, lk, egress, ingress), the object store
+# (versitygw) and the test tools (schemathesis).
 # Idempotent; a second run takes seconds.
 #
 # Usage: bash scripts/provision.sh [--skip-apt] [--force-rebuild]
@@ -37,6 +37,7 @@ fi
 bash "$TALLY_PROVISION_DIR/livekit.sh"
 bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
 bash "$TALLY_PROVISION_DIR/ingress.sh" "${skip_apt_arg[@]}"
+bash "$TALLY_PROVISION_DIR/object-store.sh"
 bash "$TALLY_PROVISION_DIR/images.sh"
 bash "$TALLY_PROVISION_DIR/schemathesis.sh"
 

@@ -16,13 +16,20 @@ export type ApiHarness = Readonly<{
 /** The real stack plus the API started through the production bootstrap on the port LiveKit's webhooks target. */
 export async function startApiHarness(
   env: Record<string, string> = {},
-  options: { egress?: boolean; ingress?: boolean; workers?: 'native' | 'docker'; nodeBudget?: StackOptions['nodeBudget'] } = {},
+  options: {
+    egress?: boolean;
+    ingress?: boolean;
+    objectStore?: boolean;
+    workers?: 'native' | 'docker';
+    nodeBudget?: StackOptions['nodeBudget'];
+  } = {},
 ): Promise<ApiHarness> {
   const stack = await startStack({
     env,
     ...(options.nodeBudget ? { nodeBudget: options.nodeBudget } : {}),
     ...(options.egress ? { egress: true } : {}),
     ...(options.ingress ? { ingress: true } : {}),
+    ...(options.objectStore ? { objectStore: true } : {}),
     ...(options.workers ? { workers: options.workers } : {}),
   });
   const app = await startApi(stack.config, { logger: false });

@@ -54,11 +54,6 @@ describe(chooseEgressMode.name, () => {
     expect(chooseEgressMode(vp8, 'auto', "the app's setting", 'source')).toMatchObject({ ok: true, mode: 'passthrough' });
   });
 
-  it('never picks passthrough where its tracks cannot be joined (S3 storage), and refuses to be forced into it there', () => {
-    expect(chooseEgressMode(solo, 'auto', "the app's setting", 'source', false)).toMatchObject({ ok: true, mode: 'track_composite' });
-    expect(chooseEgressMode(solo, 'passthrough', 'the request', 'source', false)).toMatchObject({ ok: false });
-  });
-
   it('honours a mode the app forces', () => {
     expect(chooseEgressMode(solo, 'room_composite')).toMatchObject({ ok: true, mode: 'room_composite' });
   });

@@ -61,14 +61,10 @@ export function chooseEgressMode(
   setting: EgressModeSetting = 'auto',
   forcedBy: ModeSource = "the app's setting",
   format: RecordingFormat = 'source',
-  joinable = true,
 ): ModeChoice {
   const counts = { publishers: shape.publishers, videoTracks: shape.videoTracks, audioTracks: shape.audioTracks };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  if (setting === 'passthrough' && !joinable) {
-    return { ok: false, reason: `passthrough (forced by ${forcedBy}) needs local recordings storage to join its tracks` };
   }
   if (setting !== 'auto') {
     return canRecord(setting, shape)
@@ -84,7 +80,7 @@ export function chooseEgressMode(
   if (canRecord('track', shape) && shape.videoTracks === 0) {
     return { ok: true, mode: 'track', reason: 'auto: a single audio track is recorded as is, without transcoding' };
   }
-  if (canRecord('passthrough', shape) && joinable) {
+  if (canRecord('passthrough', shape)) {
     if (format === 'mp4' && shape.videoTracks === 1 && !isH264(shape.videoMimeType)) {
       return {
         ok: true,
@@ -105,8 +101,6 @@ export type RecordingPolicy = Readonly<{
   allowFallback: boolean;
   forcedBy?: ModeSource;
   format?: RecordingFormat;
-  /** Whether the finished tracks can be joined where they land (local storage); false rules passthrough out. */
-  joinable?: boolean;
 }>;
 
 export type RecordingRequest = Readonly<{
@@ -133,14 +127,13 @@ export function recordingCandidates(
   shape: RecordingShape,
   policy: RecordingPolicy,
 ): Readonly<{ ok: true; candidates: readonly ModeCandidate[] }> | Readonly<{ ok: false; reason: string }> {
-  const joinable = policy.joinable ?? true;
-  const choice = chooseEgressMode(shape, policy.mode, policy.forcedBy, policy.format, joinable);
+  const choice = chooseEgressMode(shape, policy.mode, policy.forcedBy, policy.format);
   if (!choice.ok) return { ok: false, reason: choice.reason };
   const first: ModeCandidate = { mode: choice.mode, reason: choice.reason };
   if (!policy.allowFallback) return { ok: true, candidates: [first] };
-  const cheaper = EGRESS_MODES.filter(
-    (m) => canRecord(m, shape) && (joinable || m !== 'passthrough') && isCheaper(model, m, choice.mode),
-  ).sort((a, b) => Number(isCheaper(model, a, b)) - Number(isCheaper(model, b, a)));
+  const cheaper = EGRESS_MODES.filter((m) => canRecord(m, shape) && isCheaper(model, m, choice.mode)).sort(
+    (a, b) => Number(isCheaper(model, a, b)) - Number(isCheaper(model, b, a)),
+  );
   const lost = (mode: EgressMode): string => {
     if (shape.layout !== undefined && choice.mode === 'room_composite') return ' without the layout';
     if (mode === 'passthrough' && policy.format === 'mp4' && !isH264(shape.videoMimeType))

@@ -75,6 +75,13 @@ export const JOBS = {
     consumer: 'worker',
     payload: z.object({ recordingId: z.string() }),
   },
+  /** Uploads a complete local recording to object storage and verifies it (job id = `<recordingId>.upload`). */
+  uploadRecording: {
+    queue: QUEUES.recordings,
+    name: 'recording.upload',
+    consumer: 'worker',
+    payload: z.object({ recordingId: z.string() }),
+  },
   /** An agent's report on a ladder it runs: started, ready with its renditions, or failed. */
   reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', consumer: 'worker', payload: LadderReport },
   /** Fails over ladders whose node left the pool or whose agent never took them (repeatable). */

@@ -88,7 +88,10 @@ export const RecordingView = z
     /** Why this mode was chosen, and what a fallback gave up. */
     reason: z.string(),
     layout: z.string().nullable(),
-    /** `local`: a file under the app's recordings directory; `s3`: an object key in the configured bucket. */
+    /**
+     * `local`: a file under the app's recordings directory; `s3`: an object key in the configured
+     * bucket. With object storage on, a complete recording is `local` until its upload is verified.
+     */
     storage: z.enum(['local', 's3']),
     location: z.string(),
     createdAt: z.iso.datetime(),
@@ -100,6 +103,8 @@ export const RecordingView = z
     sha256: z.string().nullable(),
     codecs: z.array(RecordingCodec).nullable(),
     error: z.string().nullable(),
+    /** Why the last upload to object storage failed: the recording stays complete on local storage and is uploaded again later. */
+    uploadError: z.string().nullable(),
     /** Why the recording ended (see RecordingEndReason); null while it runs and when it failed. */
     endReason: RecordingEndReason.nullable(),
     /** The VOD ladder made from the complete recording, null until one is requested. */

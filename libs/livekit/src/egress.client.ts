@@ -7,7 +7,6 @@ import {
   EncodedFileOutput,
   EncodedFileType,
   EncodingOptions,
-  S3Upload,
   SegmentedFileOutput,
   SegmentedFileProtocol,
   VideoCodec,
@@ -72,7 +71,7 @@ export class LivekitEgressClient {
         return summarise(info);
       }
       case 'track': {
-        const output = new DirectFileOutput({ filepath: pathOf(destination), disableManifest: true, ...uploadOf(destination) });
+        const output = new DirectFileOutput({ filepath: pathOf(destination), disableManifest: true });
         return summarise(await this.client.startTrackEgress(request.room, output, request.trackSid));
       }
     }
@@ -125,29 +124,11 @@ function encodedFile(destination: EgressDestination): EncodedFileOutput {
     fileType: EncodedFileType.MP4,
     filepath: pathOf(destination),
     disableManifest: true,
-    ...uploadOf(destination),
   });
 }
 
 function pathOf(destination: EgressDestination): string {
-  return destination.kind === 'file' ? destination.path : destination.key;
-}
-
-function uploadOf(destination: EgressDestination): { output?: { case: 's3'; value: S3Upload } } {
-  if (destination.kind === 'file') return {};
-  return {
-    output: {
-      case: 's3',
-      value: new S3Upload({
-        bucket: destination.bucket,
-        region: destination.region,
-        endpoint: destination.endpoint ?? '',
-        accessKey: destination.accessKey,
-        secret: destination.secretKey,
-        forcePathStyle: destination.forcePathStyle,
-      }),
-    },
-  };
+  return destination.path;
 }
 
 const STATES: Readonly<Record<EgressStatus, EgressState>> = {

@@ -30,19 +30,11 @@ export type EgressSummary = Readonly<{
   file: Readonly<{ location: string; durationS: number; sizeBytes: number; mediaStartedAt: Date | undefined }> | undefined;
 }>;
 
-/** Where an egress writes: a path on the egress host, or an object in an S3-compatible bucket. */
-export type EgressDestination =
-  | Readonly<{ kind: 'file'; path: string }>
-  | Readonly<{
-      kind: 's3';
-      key: string;
-      bucket: string;
-      region: string;
-      endpoint: string | undefined;
-      accessKey: string;
-      secretKey: string;
-      forcePathStyle: boolean;
-    }>;
+/**
+ * Where an egress writes: always a file on the egress host. With object storage on, Tally uploads
+ * the finished file itself, so no storage credential is ever part of an egress request.
+ */
+export type EgressDestination = Readonly<{ kind: 'file'; path: string }>;
 
 export type EgressRequest =
   | Readonly<{ mode: 'track_composite'; room: string; videoTrackSid: string | undefined; audioTrackSid: string | undefined }>

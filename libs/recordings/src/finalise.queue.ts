@@ -18,4 +18,18 @@ export class FinaliseQueue {
       removeOnFail: 5_000,
     });
   }
+
+  /**
+   * Queues the recording's upload to object storage: five attempts 2, 4, 8 and 16 s apart; once they
+   * are spent the job is gone, so the sweep that finds the recording still local queues it again.
+   */
+  async enqueueUpload(recordingId: string): Promise<void> {
+    await this.queue.add(JOBS.uploadRecording.name, JOBS.uploadRecording.payload.parse({ recordingId }), {
+      jobId: `${recordingId}.upload`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 2_000 },
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+  }
 }

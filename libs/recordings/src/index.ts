@@ -10,5 +10,6 @@ export * from './egress-destination.js';
 export * from './passthrough-egresses.js';
 export * from './passthrough-join.js';
 export * from './recording-file-store.js';
+export * from './recording-objects.js';
 export * from './recording-removal.js';
 export * from './recording-stopper.js';

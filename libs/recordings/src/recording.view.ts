@@ -26,6 +26,7 @@ export function toRecordingView(recording: Recording): RecordingView {
     sha256: recording.sha256,
     codecs: codecs.success ? codecs.data : null,
     error: recording.error,
+    uploadError: recording.uploadError,
     endReason: RecordingEndReason.safeParse(recording.endReason).data ?? null,
     ladder: toLadderView(recording),
   };

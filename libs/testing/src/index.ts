@@ -6,6 +6,7 @@ export * from './http.js';
 export * from './listeners.js';
 export * from './ingress.js';
 export * from './livekit.js';
+export * from './object-store.js';
 export * from './ports.js';
 export * from './processes.js';
 export * from './redis.js';

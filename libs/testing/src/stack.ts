@@ -11,6 +11,7 @@ import { createTestDatabase, dropDatabase } from './database.js';
 import { startEgress, type TestEgress } from './egress.js';
 import { type IngressPorts, ingressPorts, startIngress, type TestIngress } from './ingress.js';
 import { startLivekit, type TestLivekit } from './livekit.js';
+import { startObjectStore, type TestObjectStore } from './object-store.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
 import { startRedis, type TestRedis } from './redis.js';
@@ -30,6 +31,8 @@ export type TestStack = Readonly<{
   egress?: TestEgress;
   /** LiveKit ingress (RTMP and WHIP), when started with `ingress: true`; supervised like egress. */
   ingress?: TestIngress;
+  /** The S3 server recordings go to, when started with `objectStore: true` (TALLY_S3_* point at it). */
+  objectStore?: TestObjectStore;
   stop(): Promise<void>;
 }>;
 
@@ -42,6 +45,8 @@ export type StackOptions = Readonly<{
   egress?: boolean;
   /** Also run LiveKit ingress; livekit-server then announces its RTMP / WHIP URLs on the node IP. */
   ingress?: boolean;
+  /** Also run a real S3 server with one bucket, and record into it (TALLY_S3_* in `env`). */
+  objectStore?: boolean;
   /**
    * Let the agent run egress and ingress on demand with this runtime (instead of `egress` / `ingress`
    * running them for the whole file); `docker` also needs TALLY_DOCKER_SOCKET in `env`.
@@ -75,6 +80,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
+  const objectStore = options.objectStore ? await startObjectStore() : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
     TALLY_HOME: '/nonexistent',
@@ -94,6 +100,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     // No disk reserve file on the host's disk for every test's worker (the disk tests set their own).
     TALLY_DISK_RESERVE_MAX_MB: '0',
     ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
+    ...objectStore?.env,
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;
@@ -111,10 +118,12 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     agent,
     ...(egress === undefined ? {} : { egress }),
     ...(ingress === undefined ? {} : { ingress }),
+    ...(objectStore === undefined ? {} : { objectStore }),
     async stop() {
       await agent.stop();
       await egress?.stop();
       await ingress?.stop();
+      await objectStore?.stop();
       await livekit.stop();
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** Where scripts/provision.sh puts livekit-server and lk. */
-export function toolPath(name: 'livekit-server' | 'lk'): string {
+/** Where scripts/provision.sh puts livekit-server, lk and the object store. */
+export function toolPath(name: 'livekit-server' | 'lk' | 'versitygw'): string {
   const dir = process.env['TALLY_TOOLS_DIR'] ?? join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'tally', 'tools');
   const path = join(dir, 'bin', name);
   if (!existsSync(path)) throw new Error(`${path} is missing: run scripts/provision.sh (npm test does)`);

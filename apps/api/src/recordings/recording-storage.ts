@@ -3,7 +3,10 @@ import { CONFIG, type Config } from '@tally/config';
 import type { EgressDestination } from '@tally/livekit';
 import { egressDestination, RecordingFiles } from '@tally/recordings';
 
-/** Where egress writes a recording: the local recordings directory, or the configured S3 bucket. */
+/**
+ * Where egress writes a recording: the local recordings directory, always. With object storage on,
+ * the worker uploads the complete recording and the row's `storage` becomes `s3` once it is verified.
+ */
 @Injectable()
 export class RecordingStorage {
   readonly files: RecordingFiles;
@@ -12,11 +15,7 @@ export class RecordingStorage {
     this.files = new RecordingFiles(config.recordings.dir);
   }
 
-  get kind(): 'local' | 's3' {
-    return this.config.recordings.s3 ? 's3' : 'local';
-  }
-
-  /** `location` is `<appId>/<recordingId>.<ext>`: a path under the directory, or the object key. */
+  /** `location` is `<appId>/<recordingId>.<ext>`: a path under the directory, and later the object key. */
   destination(location: string): EgressDestination {
     return egressDestination(this.config.recordings, location);
   }

@@ -76,7 +76,6 @@ export class RecordingsService {
       forcedBy: body.mode === 'auto' ? "the app's setting" : 'the request',
       allowFallback: app.recordingFallback,
       format: app.recordingFormat,
-      joinable: this.storage.kind === 'local',
     });
     if (!options.ok) throw new DomainError('conflict', options.reason, { field: 'mode' });
 
@@ -96,7 +95,7 @@ export class RecordingsService {
       reason: admission.reason,
       layout: request?.mode === 'room_composite' ? request.layout : undefined,
       nodeId: admission.nodeId,
-      storage: this.storage.kind,
+      storage: 'local',
       location,
     });
     try {

@@ -81,7 +81,7 @@ export class FakeLivekit {
       this.check('egress');
       const egressId = `EG_${++this.sequence}`;
       this.egresses.set(egressId, { request, destination });
-      return egressSummary(egressId, request.room, destination.kind === 'file' ? destination.path : destination.key);
+      return egressSummary(egressId, request.room, destination.path);
     },
     startSegments: async (request, destination) => {
       this.check('egress');

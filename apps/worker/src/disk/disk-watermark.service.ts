@@ -25,8 +25,8 @@ export type DiskCheckReport = Readonly<{
 }>;
 
 /**
- * The disk watermark: each filesystem Tally writes media to (the recordings directory, unless
- * recordings go to S3, and live HLS), compared with its watermarks. Once the joins to come no
+ * The disk watermark: each filesystem Tally writes media to (the recordings directory, where egress
+ * writes with object storage on too, and live HLS), compared with its watermarks. Once the joins to come no
  * longer fit above the stop watermark, every recording written there is stopped through its
  * lifecycle, noted `endReason: disk_full`, and finalised like any stopped recording (the reserve
  * file is released so the joins have room); live HLS sessions there are stopped. Every step is
@@ -99,8 +99,10 @@ export class DiskWatermarkCheck {
 
   /** The media directories, grouped by the filesystem they are on (one statfs answer per filesystem). */
   private async filesystems(): Promise<MediaFilesystem[]> {
-    const dirs: Array<readonly [Role, string]> = [['hls', this.config.hls.dir]];
-    if (!this.config.recordings.s3) dirs.unshift(['recordings', this.config.recordings.dir]);
+    const dirs: Array<readonly [Role, string]> = [
+      ['recordings', this.config.recordings.dir],
+      ['hls', this.config.hls.dir],
+    ];
     const found = new Map<number, FilesystemStats & { roles: Set<Role> }>();
     for (const [role, dir] of dirs) {
       const stats = await this.disk.filesystem(dir);

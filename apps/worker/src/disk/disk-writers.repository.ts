@@ -8,7 +8,7 @@ export type OpenRecording = Recording & Readonly<{ egresses: RecordingEgress[] }
 export class DiskWritersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Recordings egress still writes or the finaliser has still to join and move (S3 ones write nothing here). */
+  /** Recordings egress still writes or the finaliser has still to join and move (rows with `storage: s3` were written by an egress that uploaded them itself). */
   openRecordings(): Promise<OpenRecording[]> {
     return this.prisma.recording.findMany({
       where: { storage: 'local', status: { in: ['starting', 'active', 'ending'] } },

@@ -6,6 +6,7 @@ import { EgressReconciler } from '../recordings/egress-reconciler.service.js';
 import { HlsReconciler } from '../recordings/hls-reconciler.service.js';
 import { LadderRestorer } from '../recordings/ladder-restorer.service.js';
 import { RecordingLimits } from '../recordings/recording-limits.service.js';
+import { RecordingUploader } from '../recordings/recording-uploader.service.js';
 import { NodeDepartures } from '../recordings/node-departures.service.js';
 import { AppTeardown } from '../reconcile/app-teardown.service.js';
 import { CamerasReconciler } from '../reconcile/cameras-reconciler.service.js';
@@ -32,6 +33,7 @@ export class Sweep {
     private readonly admitter: Admitter,
     private readonly redisLoss: RedisLossDetector,
     private readonly limits: RecordingLimits,
+    private readonly uploads: RecordingUploader,
     redis: RedisConnection,
   ) {
     this.repairs = new RepairCounter(redis);
@@ -50,6 +52,8 @@ export class Sweep {
       ...(await this.limits.run(now)),
       ...(await this.egresses.run(now, loss)),
     };
+    // Complete recordings still on local storage with object storage on: their uploads are queued again.
+    await this.uploads.requeue();
     const report = {
       apps,
       streams,

@@ -9,6 +9,7 @@ import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/reco
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
 import { PassthroughJoiner } from './passthrough-joiner.js';
+import { RecordingUploader } from './recording-uploader.service.js';
 
 /** A passthrough egress in one of these states may still write its file. */
 const WRITING = ['starting', 'active', 'ending'];
@@ -18,7 +19,7 @@ export type FinaliseOutcome = 'completed' | 'failed' | 'skipped';
 /**
  * Turns an egress's finished output into a complete recording: probe it (a file with no audio or
  * video is a failed recording), checksum it, and move it from the incoming area into the app's
- * directory. Safe to run again after a crash at any step.
+ * directory; with object storage on, queue its upload. Safe to run again after a crash at any step.
  */
 @Injectable()
 export class RecordingFinaliser {
@@ -31,6 +32,7 @@ export class RecordingFinaliser {
     private readonly lifecycle: RecordingLifecycle,
     private readonly ladders: LadderLifecycle,
     private readonly clock: Clock,
+    private readonly uploader: RecordingUploader,
     @Inject(CONFIG) config: Config,
   ) {
     this.files = new RecordingFiles(config.recordings.dir);
@@ -42,7 +44,7 @@ export class RecordingFinaliser {
     if (!recording || recording.status !== 'ending') return 'skipped';
 
     if (recording.storage === 's3') {
-      // Egress uploaded the object itself; its own report of the file is what Tally can know.
+      // Recorded by an egress that uploaded the object itself: its own report of the file is what Tally can know.
       const done = await this.lifecycle.complete(recordingId, {
         location: recording.location,
         sizeBytes: Number(recording.sizeBytes ?? 0),
@@ -84,6 +86,8 @@ export class RecordingFinaliser {
     await this.joiner.removeParts(parts);
     this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
     await this.ladderIfWanted(recordingId);
+    // With object storage on, the checked file goes to the bucket next (the recording is complete meanwhile).
+    await this.uploader.request(recordingId);
     return 'completed';
   }
 

@@ -8,6 +8,7 @@ import { RecordingLimitsRepository } from './recording-limits.repository.js';
 import { RecordingLimits } from './recording-limits.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsProcessor } from './recordings.processor.js';
+import { RecordingUploader } from './recording-uploader.service.js';
 import { WorkerExits } from './worker-exits.service.js';
 import { TranscodesProcessor } from './transcodes.processor.js';
 
@@ -16,6 +17,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
   providers: [
     ...RECORDING_PROVIDERS,
     RecordingFinaliser,
+    RecordingUploader,
     RecordingsProcessor,
     TranscodesProcessor,
     EgressReconciler,
@@ -28,6 +30,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
   ],
   exports: [
     RecordingLimits,
+    RecordingUploader,
     HlsReconciler,
     LadderRestorer,
     EgressReconciler,

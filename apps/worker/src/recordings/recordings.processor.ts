@@ -4,14 +4,18 @@ import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
 import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
 import type { Job } from 'bullmq';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
+import { RecordingUploader } from './recording-uploader.service.js';
 
-/** Consumes the recordings queue, two finalisations at a time: each reads the whole file once (probe, checksum). */
+/** Consumes the recordings queue, two jobs at a time: a finalisation reads the whole file once (probe, checksum), an upload sends it. */
 @Processor(QUEUES.recordings, { concurrency: 2 })
 export class RecordingsProcessor extends WorkerHost implements JobConsumerHost {
   readonly consumes = QUEUES.recordings;
   private readonly logger = new Logger(RecordingsProcessor.name);
 
-  constructor(private readonly finaliser: RecordingFinaliser) {
+  constructor(
+    private readonly finaliser: RecordingFinaliser,
+    private readonly uploader: RecordingUploader,
+  ) {
     super();
   }
 
@@ -22,6 +26,11 @@ export class RecordingsProcessor extends WorkerHost implements JobConsumerHost {
   @HandlesJob('finaliseRecording')
   finaliseRecording({ recordingId }: JobPayload<'finaliseRecording'>): Promise<unknown> {
     return this.finaliser.finalise(recordingId);
+  }
+
+  @HandlesJob('uploadRecording')
+  uploadRecording({ recordingId }: JobPayload<'uploadRecording'>): Promise<unknown> {
+    return this.uploader.upload(recordingId);
   }
 
   /** A finalisation that keeps failing fails its recording, so nothing stays "ending". */

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Recording" ADD COLUMN     "uploadError" TEXT;
