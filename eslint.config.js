@@ -1,19 +1,28 @@
 import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import { createProjectGraphAsync } from '@nx/devkit';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+// @nx/enforce-module-boundaries reads Nx's cached project graph and skips itself, with only a
+// warning, when there is none (a fresh clone) or lints against a stale one (a project just added):
+// bring the graph up to date before any file is linted, so the rule always runs on the real graph.
+await createProjectGraphAsync({ exitOnError: true });
+
+// Apps are not importable packages (no exports), so Nx cannot resolve an import of one by name and
+// leaves it out of the graph: the names themselves are banned in libs.
 const APPS_IMPORT = {
   group: ['@tally/api', '@tally/worker', '@tally/agent', '@tally/dashboard', '**/apps/*/**'],
   message: 'libs never import apps',
 };
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'libs/db/src/generated/**', 'coverage/**', 'bench/results/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '.nx/**', 'libs/db/src/generated/**', 'coverage/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, '@nx': nx },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -50,26 +59,40 @@ export default tseslint.config(
     },
   },
   {
-    // Module boundaries (docs/adr/0014-module-boundaries-in-eslint.md): apps import libs, libs never
-    // import apps.
-    files: ['libs/**/*.ts'],
+    // Module boundaries between the Nx projects (the npm workspaces; docs/adr/0029-nx-workspace.md),
+    // from the tags in each package.json: apps import libs, libs never import apps, and
+    // libs/capacity (scope:core, the pure capacity model) imports no other project. Projects import
+    // each other by package name, never by relative path. The cross-process e2e tests under
+    // apps/*/test start the other apps from their sources and share their harnesses, so they are
+    // left out.
+    files: ['apps/**/*.{ts,tsx}', 'libs/**/*.ts'],
+    ignores: ['apps/*/test/**'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [APPS_IMPORT] }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          // Spec files of these libs use libs/testing, which builds its stack from them.
+          ignoredCircularDependencies: [['@tally/nodes', '@tally/testing']],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'scope:core', onlyDependOnLibsWithTags: [] },
+          ],
+        },
+      ],
     },
   },
   {
-    // The capacity model is pure: no other package of this repo, no Node built-ins.
+    files: ['libs/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [APPS_IMPORT] }] },
+  },
+  {
+    // The capacity model is pure: no Node built-ins either (other projects: scope:core above).
     files: ['libs/capacity/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        {
-          patterns: [
-            APPS_IMPORT,
-            { group: ['@tally/*', '**/libs/*/**'], message: 'libs/capacity imports no other package of this repo' },
-            { group: ['node:*'], message: 'libs/capacity is pure: no Node built-ins' },
-          ],
-        },
+        { patterns: [APPS_IMPORT, { group: ['node:*'], message: 'libs/capacity is pure: no Node built-ins' }] },
       ],
     },
   },

@@ -82,9 +82,13 @@ const banner = [
   'const __tallyPath = (path) => __tallyFileURLToPath(new URL(path, __tallyRoot));',
 ].join('\n');
 
-// dist/node_modules (the production install) stays: it changes only with package.json.
+// dist/node_modules (the production install) stays: it changes only with package.json. A full build
+// clears every bundle; a partial one (one Nx project's `build`) replaces only its own, so the
+// projects' builds do not undo each other.
 await mkdir(outdir, { recursive: true });
-for (const file of await readdir(outdir)) if (file.endsWith('.js')) await rm(join(outdir, file));
+const bundles = new Set(Object.keys(entries).map((name) => `${name}.js`));
+const replaced = (file) => (wanted.length === 0 ? file.endsWith('.js') : bundles.has(file));
+for (const file of await readdir(outdir)) if (replaced(file)) await rm(join(outdir, file));
 await build({
   absWorkingDir: root,
   entryPoints: Object.fromEntries(Object.entries(entries).map(([name, path]) => [name, join(root, path)])),

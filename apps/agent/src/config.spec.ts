@@ -13,6 +13,7 @@ describe(loadAgentConfig.name, () => {
       nodeId: 'media-1.example',
       role: 'origin',
       heartbeat: { intervalS: 5, ttlS: 15 },
+      logLevel: 'info',
       labels: {},
       nvencUnlimitedCap: 32,
     });
@@ -27,6 +28,7 @@ describe(loadAgentConfig.name, () => {
         TALLY_NODE_ID: 'gpu-2',
         TALLY_NODE_ROLE: 'worker',
         TALLY_HEARTBEAT_INTERVAL_S: '2',
+        TALLY_LOG_LEVEL: 'warn',
         TALLY_NODE_CPU_MILLICORES: '3500',
         TALLY_NODE_RAM_MB: '',
         TALLY_NODE_NIC_MBPS: '2500',
@@ -35,17 +37,21 @@ describe(loadAgentConfig.name, () => {
       'ignored',
     );
 
-    expect(sut).toMatchObject({ nodeId: 'gpu-2', role: 'worker', heartbeat: { intervalS: 2, ttlS: 6 } });
+    expect(sut).toMatchObject({ nodeId: 'gpu-2', role: 'worker', heartbeat: { intervalS: 2, ttlS: 6 }, logLevel: 'warn' });
     expect(sut.overrides).toMatchObject({ cpuMillicores: 3_500, ramMb: undefined, nicMbps: 2_500 });
     expect(sut.labels).toEqual({ zone: 'eu-west', gpu: 'l4', rack: '' });
   });
 
   it('names every invalid variable', () => {
     const attempt = () =>
-      loadAgentConfig({ REDIS_URL: 'http://nope', TALLY_NODE_ROLE: 'edge', TALLY_NODE_LABELS: 'zone', TALLY_NODE_RAM_MB: '-1' }, 'h');
+      loadAgentConfig(
+        { REDIS_URL: 'http://nope', TALLY_NODE_ROLE: 'edge', TALLY_NODE_LABELS: 'zone', TALLY_NODE_RAM_MB: '-1', TALLY_LOG_LEVEL: 'loud' },
+        'h',
+      );
 
     expect(attempt).toThrow(AgentConfigError);
-    for (const name of ['REDIS_URL', 'TALLY_NODE_ROLE', 'TALLY_NODE_LABELS', 'TALLY_NODE_RAM_MB']) expect(attempt).toThrow(name);
+    for (const name of ['REDIS_URL', 'TALLY_NODE_ROLE', 'TALLY_NODE_LABELS', 'TALLY_NODE_RAM_MB', 'TALLY_LOG_LEVEL'])
+      expect(attempt).toThrow(name);
   });
 
   it('refuses a hostname that cannot be a node id unless TALLY_NODE_ID is set', () => {

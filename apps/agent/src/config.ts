@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { LogLevel } from '@tally/config';
 import { NodeId, NodeRole } from '@tally/contracts';
 import { z } from 'zod';
 import type { BudgetOverrides } from './budget.js';
@@ -33,6 +34,7 @@ export const AgentEnvSchema = z.object({
   TALLY_NODE_ID: NodeId.optional(),
   TALLY_NODE_ROLE: NodeRole.default('origin'),
   TALLY_HEARTBEAT_INTERVAL_S: positiveInt.default(5),
+  TALLY_LOG_LEVEL: LogLevel.default('info'),
   TALLY_NODE_CPU_MILLICORES: positiveInt.optional(),
   TALLY_NODE_RAM_MB: positiveInt.optional(),
   TALLY_NODE_NIC_MBPS: positiveInt.optional(),
@@ -52,6 +54,7 @@ export type AgentConfig = Readonly<{
   nodeId: string;
   role: NodeRole;
   heartbeat: Readonly<{ intervalS: number; ttlS: number }>;
+  logLevel: LogLevel;
   overrides: BudgetOverrides;
   labels: Readonly<Record<string, string>>;
   nvencUnlimitedCap: number;
@@ -86,6 +89,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
     nodeId,
     role: e.TALLY_NODE_ROLE,
     heartbeat: Object.freeze({ intervalS: e.TALLY_HEARTBEAT_INTERVAL_S, ttlS: e.TALLY_HEARTBEAT_INTERVAL_S * TTL_BEATS }),
+    logLevel: e.TALLY_LOG_LEVEL,
     overrides: Object.freeze({
       cpuMillicores: e.TALLY_NODE_CPU_MILLICORES,
       ramMb: e.TALLY_NODE_RAM_MB,

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { startAgent } from './agent.js';
 import { handOverFile, handOverRequested } from './runtime/hand-over.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
+import { agentLogger } from './logger.js';
 import { StatfsProbe } from './probe/filesystems.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 import { startWorkers } from './runtime/start-workers.js';
@@ -26,8 +27,10 @@ process.once('SIGINT', (signal) => onStop(signal));
 try {
   const config = loadAgentConfig();
   const transcodeConfig = loadTranscodeConfig();
+  const logger = agentLogger(config.logLevel);
+  const log = (line: string) => logger.info(line);
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
-  redis.on('error', (error: Error) => console.error(`redis: ${error.message}`));
+  redis.on('error', (error: Error) => logger.error(`redis: ${error.message}`));
   const registry = new NodeRegistry(redis);
   const agent = await startAgent({
     config,
@@ -35,9 +38,10 @@ try {
     filesystems: new StatfsProbe(),
     registry,
     version,
+    log,
   });
-  const transcodes = startNodeTranscodes(config, transcodeConfig);
-  console.log(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
+  const transcodes = startNodeTranscodes(config, transcodeConfig, log);
+  logger.info(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
   const subscriber = redis.duplicate();
   // The request to hand over is for this restart only.
   rmSync(handOverFile(config.workers.dir), { force: true });
@@ -46,7 +50,7 @@ try {
     config: config.workers,
     redis,
     subscriber,
-    log: (line) => console.log(line),
+    log,
   });
   flushCompileCache(); // the installer's NODE_COMPILE_CACHE, else written only at a clean exit
 
@@ -55,11 +59,11 @@ try {
       handOver(signal);
       return;
     }
-    console.log(`${signal}: leaving the node pool`);
+    logger.info(`${signal}: leaving the node pool`);
     (workers?.stop() ?? Promise.resolve())
-      .catch((error: unknown) => console.error('could not stop every media worker', error))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not stop every media worker'))
       .then(() => Promise.all([transcodes.close(), agent.shutdown()]))
-      .catch((error: unknown) => console.error('could not remove the heartbeat; it will expire', error))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not remove the heartbeat; it will expire'))
       .finally(() => {
         redis.disconnect();
         subscriber.disconnect();
@@ -68,10 +72,10 @@ try {
   // An upgrade (install.sh) asks the agent to hand its workers over rather than stop them: the
   // recordings they run go on, the next agent adopts them and the heartbeat stays (docs/adr).
   const handOver = (signal: NodeJS.Signals) => {
-    console.log(`${signal}: handing the media workers over to the next agent`);
+    logger.info(`${signal}: handing the media workers over to the next agent`);
     (workers?.handOver() ?? Promise.resolve())
       .then(() => Promise.all([transcodes.close(), agent.stop()]))
-      .catch((error: unknown) => console.error('could not hand over cleanly', error))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not hand over cleanly'))
       .finally(() => {
         redis.disconnect();
         subscriber.disconnect();

@@ -17,6 +17,10 @@ const url = (protocols: string[]) =>
 /** A positive whole number, or unset (an empty value is unset too, as `.env.example` leaves it). */
 const optionalCount = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional());
 
+/** pino's levels: the API's, the worker's and the agents' `TALLY_LOG_LEVEL`. */
+export const LogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+export type LogLevel = z.infer<typeof LogLevel>;
+
 /** Every variable Tally reads; `.env.example` documents each one. */
 export const EnvSchema = z.object({
   TALLY_HOME: z.string().min(1).default('/var/lib/tally'),
@@ -25,7 +29,7 @@ export const EnvSchema = z.object({
   TALLY_PUBLIC_URL: url(['http:', 'https:']).optional(),
   TALLY_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
   TALLY_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  TALLY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TALLY_LOG_LEVEL: LogLevel.default('info'),
   DATABASE_URL: url(['postgresql:', 'postgres:']),
   REDIS_URL: url(['redis:', 'rediss:']),
   LIVEKIT_URL: url(['http:', 'https:']),

@@ -54,6 +54,10 @@ export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscod
 }
 
 /** The hook main.ts calls: this node's ladders, with ffmpeg from PATH and settings from the environment. */
-export function startNodeTranscodes(agent: Readonly<{ nodeId: string; redisUrl: string }>, config: TranscodeConfig): RunningTranscodes {
-  return startTranscodeWorker({ ...agent, config, ffmpeg: systemFfmpeg(), log: (line) => console.log(line) });
+export function startNodeTranscodes(
+  agent: Readonly<{ nodeId: string; redisUrl: string }>,
+  config: TranscodeConfig,
+  log: (line: string) => void,
+): RunningTranscodes {
+  return startTranscodeWorker({ ...agent, config, ffmpeg: systemFfmpeg(), log });
 }
