@@ -18,6 +18,11 @@ export type Config = Readonly<{
   diskHorizonS: number;
   streams: Readonly<{ joinTimeoutS: number }>;
   sweepIntervalS: number;
+  /**
+   * Usage metering (docs/adr/0028-usage-metering.md): how often the worker copies usage from rows,
+   * closes intervals whose end event was lost and rolls hours up; how long hourly usage is kept.
+   */
+  metering: Readonly<{ syncIntervalS: number; retentionMonths: number }>;
   /** Seals secrets Tally must read back (webhook signing secrets); absent, those features refuse to start. */
   secretsKey: Buffer | undefined;
   recordings: Readonly<{
@@ -135,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       joinTimeoutS: e.TALLY_STREAM_JOIN_TIMEOUT_S,
     }),
     sweepIntervalS: e.TALLY_SWEEP_INTERVAL_S,
+    metering: Object.freeze({ syncIntervalS: e.TALLY_METERING_SYNC_INTERVAL_S, retentionMonths: e.TALLY_METERING_RETENTION_MONTHS }),
     secretsKey: e.TALLY_SECRETS_KEY === undefined ? undefined : Buffer.from(e.TALLY_SECRETS_KEY, 'hex'),
     recordings: Object.freeze({ dir: e.TALLY_RECORDINGS_DIR ?? join(e.TALLY_HOME, 'recordings'), s3: s3Config(e) }),
     webhooks: Object.freeze({

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { HlsModule } from '../hls/hls.module.js';
 import { IngressesModule } from '../ingresses/ingresses.module.js';
+import { MeteringModule } from '../metering/metering.module.js';
 import { RecordingsModule } from '../recordings/recordings.module.js';
 import { StreamsModule } from '../streams/streams.module.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
@@ -8,7 +9,7 @@ import { LivekitWebhookController } from './livekit-webhook.controller.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
 
 @Module({
-  imports: [StreamsModule, RecordingsModule, IngressesModule, HlsModule],
+  imports: [StreamsModule, RecordingsModule, IngressesModule, HlsModule, MeteringModule],
   controllers: [LivekitWebhookController],
   providers: [LivekitWebhookService, LivekitEventsRepository],
 })
