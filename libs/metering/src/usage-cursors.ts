@@ -1,10 +1,10 @@
-import { PrismaService } from '@tally/db';
+import type { PrismaClient } from '@tally/db';
 
 /** How far metering's sweeps have gone (docs/adr/0028-usage-metering.md). */
 export type CursorId = 'rollup.closed' | 'rollup.changes' | 'sync';
 
 export class UsageCursors {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly prisma: PrismaClient) {}
 
   async get(id: CursorId): Promise<Date | undefined> {
     return (await this.prisma.usageCursor.findUnique({ where: { id } }))?.at;

@@ -1,4 +1,4 @@
-import { Prisma, PrismaService } from '@tally/db';
+import { Prisma, type PrismaClient } from '@tally/db';
 import { at } from './usage-sql.js';
 
 export type ParticipantRole = 'publisher' | 'subscriber';
@@ -28,7 +28,7 @@ export type IngressUsage = Readonly<{
  * interval with the first-known times (docs/adr/0028-usage-metering.md).
  */
 export class UsageIntervals {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly prisma: PrismaClient) {}
 
   async participant(usage: ParticipantUsage, changedAt: Date): Promise<void> {
     await this.upsert({

@@ -1,4 +1,4 @@
-import { Prisma, PrismaService } from '@tally/db';
+import { Prisma, type PrismaClient } from '@tally/db';
 import { floorHour } from './meters.js';
 import { type AppScope, at, hourlyFromIntervals, scopeSql } from './usage-sql.js';
 import { UsageCursors } from './usage-cursors.js';
@@ -16,7 +16,7 @@ type Row = { appId: string; meter: string; dimension: string; hourMs: number; qu
 export class UsageReader {
   private readonly cursors: UsageCursors;
 
-  constructor(private readonly prisma: PrismaService) {
+  constructor(private readonly prisma: PrismaClient) {
     this.cursors = new UsageCursors(prisma);
   }
 

@@ -1,4 +1,4 @@
-import { Prisma, PrismaService } from '@tally/db';
+import { Prisma, type PrismaClient } from '@tally/db';
 import { floorHour } from './meters.js';
 import { type AppScope, at, hourlyFromIntervals, scopeSql } from './usage-sql.js';
 
@@ -19,7 +19,7 @@ export type RollupReport = Readonly<{
  * from the intervals (never incremented), so a repeated or interrupted run leaves the same rows.
  */
 export class UsageRollup {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly prisma: PrismaClient) {}
 
   async run(now: Date, retentionMonths: number): Promise<RollupReport> {
     const currentHour = floorHour(now);
