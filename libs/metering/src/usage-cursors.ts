@@ -1,7 +1,7 @@
 import type { PrismaClient } from '@tally/db';
 
 /** How far metering's sweeps have gone (docs/adr/0028-usage-metering.md). */
-export type CursorId = 'rollup.closed' | 'rollup.changes' | 'sync';
+export type CursorId = 'rollup.closed' | 'rollup.changes' | 'sync' | 'export';
 
 export class UsageCursors {
   constructor(private readonly prisma: PrismaClient) {}

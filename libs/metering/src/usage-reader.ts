@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '@tally/db';
-import { floorHour } from './meters.js';
+import { floorHour, type Quantity } from './meters.js';
 import { type AppScope, at, hourlyFromIntervals, scopeSql } from './usage-sql.js';
 import { UsageCursors } from './usage-cursors.js';
 
@@ -43,6 +43,25 @@ export class UsageReader {
       hour: new Date(Number(r.hourMs)),
       quantity: Number(r.quantity),
     }));
+  }
+
+  /**
+   * Usage of every app since metering began: the rolled-up totals plus what the intervals say since
+   * the roll-up's last closed hour, open ones up to `now` (what the tally_usage_*_total counters export).
+   */
+  async totalsSinceStart(now: Date): Promise<(Quantity & { appId: string })[]> {
+    const closed = await this.cursors.get('rollup.closed');
+    const rolled = await this.prisma.$queryRaw<{ appId: string; meter: string; dimension: string; quantity: number }[]>`
+      SELECT "appId", meter, dimension, quantity FROM "UsageTotal"`;
+    const from = closed ?? new Date(0);
+    const liveTo = new Date(floorHour(now).getTime() + 3_600_000);
+    const live =
+      closed && liveTo > from
+        ? await this.prisma.$queryRaw<{ appId: string; meter: string; dimension: string; quantity: number }[]>`
+            SELECT q."appId", q.meter, q.dimension, SUM(q.quantity)::float8 AS quantity
+            FROM (${hourlyFromIntervals('all', from, liveTo, now)}) q GROUP BY q."appId", q.meter, q.dimension`
+        : [];
+    return [...rolled, ...live].map((r) => ({ appId: r.appId, meter: r.meter, dimension: r.dimension, quantity: Number(r.quantity) }));
   }
 
   /** The first hour of [from, to) that is not both closed by the roll-up and unchanged since. */

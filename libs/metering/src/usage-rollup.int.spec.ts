@@ -63,12 +63,23 @@ describe(UsageRollup.name, () => {
     const again = await sut.run(at('12:27'), 13);
     expect(again.recomputedApps).toBe(0);
     expect((await bill(app, at('12:27'))).recordingMinutes.passthrough).toBeCloseTo(15, 9);
+    // The counters' totals followed the recomputed hour: 15 minutes of recording, not 30 + 15.
+    const totals = await prisma.usageTotal.findMany({ where: { appId: app }, orderBy: { meter: 'asc' } });
+    expect(totals.map((t) => [t.meter, t.quantity])).toEqual([
+      ['participant', 1500],
+      ['recording', 900],
+    ]);
+    const since = totalsOf((await reader.totalsSinceStart(at('12:30'))).filter((q) => q.appId === app));
+    expect(since.recordingMinutes.passthrough).toBeCloseTo(15, 9);
+    expect(since.publisherMinutes).toBeCloseTo(25, 9);
   });
 
   it('deletes hours and ended intervals older than the retention', async () => {
     const report = await sut.run(new Date('2027-12-15T00:00:00Z'), 13);
 
     expect(report.deletedHours).toBeGreaterThan(0);
+    // Counters never drop: the totals keep what retention deleted from the hours.
+    expect((await prisma.usageTotal.findFirst({ where: { appId: app, meter: 'recording' } }))?.quantity).toBe(900);
     expect(await prisma.usageHour.count({ where: { hour: { lt: new Date('2026-11-15T00:00:00Z') } } })).toBe(0);
     expect(await prisma.usageInterval.findUnique({ where: { id: 'recording:r1' } })).toBeNull();
     // A file still stored keeps its interval (and keeps counting).

@@ -40,13 +40,24 @@ export class UsageRollup {
           SELECT "appId", (EXTRACT(EPOCH FROM MIN("startedAt")) * 1000)::float8 AS "startMs" FROM "UsageInterval"
           WHERE "changedAt" >= ${at(changes)} AND "startedAt" IS NOT NULL AND "startedAt" < ${at(closed)}
           GROUP BY "appId"`;
+        // Each recomputed hour's old rows leave UsageTotal and its new rows enter it, so the totals
+        // follow the hours exactly; hours deleted by retention stay in the totals (counters never drop).
         const recompute = async (scope: AppScope, from: Date, to: Date): Promise<number> => {
           if (to <= from) return 0;
-          await tx.$executeRaw`DELETE FROM "UsageHour" WHERE ${scopeSql(scope, Prisma.sql`"appId"`)} AND hour >= ${at(from)} AND hour < ${at(to)}`;
+          await tx.$executeRaw`
+            WITH gone AS (
+              DELETE FROM "UsageHour" WHERE ${scopeSql(scope, Prisma.sql`"appId"`)} AND hour >= ${at(from)} AND hour < ${at(to)}
+              RETURNING "appId", meter, dimension, quantity
+            )
+            ${addToTotals(Prisma.sql`gone`, -1)}`;
           return tx.$executeRaw`
-            INSERT INTO "UsageHour" ("appId", meter, dimension, hour, quantity)
-            SELECT q."appId", q.meter, q.dimension, q.hour, q.quantity FROM (${hourlyFromIntervals(scope, from, to, now)}) q
-            WHERE q.quantity > 0`;
+            WITH added AS (
+              INSERT INTO "UsageHour" ("appId", meter, dimension, hour, quantity)
+              SELECT q."appId", q.meter, q.dimension, q.hour, q.quantity FROM (${hourlyFromIntervals(scope, from, to, now)}) q
+              WHERE q.quantity > 0
+              RETURNING "appId", meter, dimension, quantity
+            )
+            ${addToTotals(Prisma.sql`added`, 1)}`;
         };
         for (const d of dirty) await recompute({ appId: d.appId }, floorHour(new Date(Number(d.startMs))), closed);
         const newHours = closed < currentHour ? await recompute('all', closed, currentHour) : 0;
@@ -70,4 +81,11 @@ export class UsageRollup {
       { timeout: 120_000, maxWait: 60_000 },
     );
   }
+}
+
+function addToTotals(rows: Prisma.Sql, sign: 1 | -1): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO "UsageTotal" ("appId", meter, dimension, quantity)
+    SELECT "appId", meter, dimension, ${sign}::float8 * SUM(quantity) FROM ${rows} GROUP BY "appId", meter, dimension
+    ON CONFLICT ("appId", meter, dimension) DO UPDATE SET quantity = "UsageTotal".quantity + EXCLUDED.quantity`;
 }

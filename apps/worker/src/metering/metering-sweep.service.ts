@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@tally/config';
 import { LivekitRoomClient } from '@tally/livekit';
 import { type RollupReport, UsageCursors, UsageRollup } from '@tally/metering';
 import { MeteringSyncRepository, type OpenParticipant } from './metering-sync.repository.js';
+import { UsageExporter } from './usage-exporter.service.js';
 
 /** Rows that ended this long before the last sweep are copied again: covers commits that lagged their timestamps. */
 const RECOPY_MS = 3_600_000;
@@ -18,6 +19,7 @@ export type MeteringSweepReport = Readonly<{
   ingressesClosed: number;
   storageClosed: number;
   rollup: RollupReport;
+  exportedHours: number;
 }>;
 
 /** One metering sweep (docs/adr/0028-usage-metering.md); every step is a recomputation, safe to repeat. */
@@ -30,6 +32,7 @@ export class MeteringSweep {
     private readonly cursors: UsageCursors,
     private readonly rollup: UsageRollup,
     private readonly livekit: LivekitRoomClient,
+    private readonly exporter: UsageExporter,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -41,12 +44,13 @@ export class MeteringSweep {
     const ingressesClosed = await this.repository.closeIngresses(now);
     const participantsClosed = await this.closeDeparted(now);
     const rollup = await this.rollup.run(now, this.config.metering.retentionMonths);
+    const exportedHours = await this.exporter.run(now);
     if (participantsClosed + ingressesClosed + storageClosed > 0) {
       this.logger.log(
         `closed ${participantsClosed} participant, ${ingressesClosed} ingress and ${storageClosed} storage intervals whose end was lost`,
       );
     }
-    return { copied, participantsClosed, ingressesClosed, storageClosed, rollup };
+    return { copied, participantsClosed, ingressesClosed, storageClosed, rollup, exportedHours };
   }
 
   private async closeDeparted(now: Date): Promise<number> {

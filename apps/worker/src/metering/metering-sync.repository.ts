@@ -61,6 +61,16 @@ export class MeteringSyncRepository {
         AND NOT EXISTS (SELECT 1 FROM "Ingress" i WHERE i."livekitIngressId" = u.source AND i.status = 'publishing' AND i."deletedAt" IS NULL)`;
   }
 
+  /** The hour the first usage began in, if any. */
+  async firstUsageHour(): Promise<Date | undefined> {
+    const first = await this.prisma.usageInterval.findFirst({
+      where: { startedAt: { not: null } },
+      orderBy: { startedAt: 'asc' },
+      select: { startedAt: true },
+    });
+    return first?.startedAt ? new Date(Math.floor(first.startedAt.getTime() / 3_600_000) * 3_600_000) : undefined;
+  }
+
   async openParticipants(): Promise<OpenParticipant[]> {
     const rows = await this.prisma.usageInterval.findMany({
       where: { meter: 'participant', endedAt: null, source: { not: null } },

@@ -26,6 +26,16 @@ CREATE TABLE "UsageHour" (
 );
 
 -- CreateTable
+CREATE TABLE "UsageTotal" (
+    "appId" TEXT NOT NULL,
+    "meter" TEXT NOT NULL,
+    "dimension" TEXT NOT NULL,
+    "quantity" DOUBLE PRECISION NOT NULL,
+
+    CONSTRAINT "UsageTotal_pkey" PRIMARY KEY ("appId","meter","dimension")
+);
+
+-- CreateTable
 CREATE TABLE "UsageCursor" (
     "id" TEXT NOT NULL,
     "at" TIMESTAMP(3) NOT NULL,
