@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type Provider } from '@nestjs/common';
 import { PrismaService } from '@tally/db';
 import { UsageIntervals, UsageReader } from '@tally/metering';
 import { MeteringController } from './metering.controller.js';
@@ -6,15 +6,19 @@ import { MeteringEvents } from './metering-events.js';
 import { MeteringRepository } from './metering.repository.js';
 import { MeteringService } from './metering.service.js';
 
+/** What the LiveKit webhook receiver needs to write usage intervals (provided in its module). */
+export const METERING_EVENT_PROVIDERS: Provider[] = [
+  { provide: UsageIntervals, useFactory: (prisma: PrismaService) => new UsageIntervals(prisma), inject: [PrismaService] },
+  MeteringRepository,
+  MeteringEvents,
+];
+
 @Module({
   controllers: [MeteringController],
   providers: [
-    { provide: UsageIntervals, useFactory: (prisma: PrismaService) => new UsageIntervals(prisma), inject: [PrismaService] },
     { provide: UsageReader, useFactory: (prisma: PrismaService) => new UsageReader(prisma), inject: [PrismaService] },
-    MeteringRepository,
-    MeteringEvents,
     MeteringService,
   ],
-  exports: [MeteringEvents, UsageReader],
+  exports: [UsageReader],
 })
 export class MeteringModule {}

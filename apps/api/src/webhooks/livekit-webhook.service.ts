@@ -5,9 +5,9 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { HlsRepository } from '../hls/hls.repository.js';
 import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
-import { MeteringEvents } from '../metering/metering-events.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
+import { MeteringEvents } from '../metering/metering-events.js';
 
 /** The room events that change a stream; the others are not stored either. */
 const ROOM_EVENTS: ReadonlySet<string> = new Set([
