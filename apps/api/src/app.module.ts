@@ -16,6 +16,7 @@ import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
 import { TenancyModule } from './infra/tenancy.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { MeteringModule } from './metering/metering.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NodesModule } from './nodes/nodes.module.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
@@ -43,6 +44,7 @@ export class ApiModule {
         IngressesModule,
         CamerasModule,
         HlsModule,
+        MeteringModule,
         WebhooksModule,
         AppWebhooksModule,
         HealthModule,

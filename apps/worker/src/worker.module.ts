@@ -11,6 +11,7 @@ import { DiskWatermarkCheck } from './disk/disk-watermark.service.js';
 import { DiskWritersRepository } from './disk/disk-writers.repository.js';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
+import { MeteringWorkerModule } from './metering/metering.module.js';
 import { Sweep } from './jobs/sweep.service.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
@@ -38,6 +39,7 @@ export class WorkerModule {
         QueuesModule.forRoot({ queues: STATIC_QUEUES, consume: true }),
         RecordingsWorkerModule,
         IngressesWorkerModule,
+        MeteringWorkerModule,
       ],
       providers: [
         {

@@ -40,6 +40,13 @@ export const EnvSchema = z.object({
   TALLY_DISK_HORIZON_S: z.coerce.number().int().min(10).max(86_400).default(120),
   TALLY_STREAM_JOIN_TIMEOUT_S: z.coerce.number().int().min(10).default(300),
   TALLY_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).default(30),
+  TALLY_METERING_SYNC_INTERVAL_S: z.coerce.number().int().min(1).max(3600).default(30),
+  TALLY_METERING_RETENTION_MONTHS: z.coerce.number().int().min(1).max(120).default(13),
+  TALLY_USAGE_EXPORT_URL: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  ),
+  TALLY_USAGE_EXPORT_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   TALLY_SECRETS_KEY: z
     .string()
     .regex(/^[0-9a-f]{64}$/, 'must be 64 hex characters (32 bytes)')

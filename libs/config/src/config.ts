@@ -18,6 +18,16 @@ export type Config = Readonly<{
   diskHorizonS: number;
   streams: Readonly<{ joinTimeoutS: number }>;
   sweepIntervalS: number;
+  /**
+   * Usage metering (docs/adr/0028-usage-metering.md): how often the worker copies usage from rows,
+   * closes intervals whose end event was lost and rolls hours up; how long hourly usage is kept.
+   */
+  metering: Readonly<{
+    syncIntervalS: number;
+    retentionMonths: number;
+    /** Where each closed hour's usage goes as CloudEvents, signed with Standard Webhooks; unset: no export. */
+    export: Readonly<{ url: string; secret: string }> | undefined;
+  }>;
   /** Seals secrets Tally must read back (webhook signing secrets); absent, those features refuse to start. */
   secretsKey: Buffer | undefined;
   recordings: Readonly<{
@@ -135,6 +145,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       joinTimeoutS: e.TALLY_STREAM_JOIN_TIMEOUT_S,
     }),
     sweepIntervalS: e.TALLY_SWEEP_INTERVAL_S,
+    metering: Object.freeze({
+      syncIntervalS: e.TALLY_METERING_SYNC_INTERVAL_S,
+      retentionMonths: e.TALLY_METERING_RETENTION_MONTHS,
+      export: usageExport(e),
+    }),
     secretsKey: e.TALLY_SECRETS_KEY === undefined ? undefined : Buffer.from(e.TALLY_SECRETS_KEY, 'hex'),
     recordings: Object.freeze({ dir: e.TALLY_RECORDINGS_DIR ?? join(e.TALLY_HOME, 'recordings'), s3: s3Config(e) }),
     webhooks: Object.freeze({
@@ -175,6 +190,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       startWindowS: e.TALLY_RATE_LIMIT_START_WINDOW_S,
     }),
   });
+}
+
+function usageExport(e: Env): Config['metering']['export'] {
+  if (e.TALLY_USAGE_EXPORT_URL === undefined) return undefined;
+  if (e.TALLY_USAGE_EXPORT_SECRET === undefined) {
+    throw new ConfigError('invalid configuration:\n  TALLY_USAGE_EXPORT_SECRET: required when TALLY_USAGE_EXPORT_URL is set');
+  }
+  return Object.freeze({ url: e.TALLY_USAGE_EXPORT_URL, secret: e.TALLY_USAGE_EXPORT_SECRET });
 }
 
 function s3Config(e: Env): S3Config | undefined {

@@ -18,3 +18,4 @@ export * from './text.js';
 export * from './invalidation.js';
 export * from './reservations.js';
 export * from './rate-limits.js';
+export * from './metering.js';

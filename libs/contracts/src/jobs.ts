@@ -21,11 +21,13 @@ export const QUEUES = {
   transcodeNode: 'tally-transcode-node',
   /** The disk watermark check alone: every few seconds, never behind a long sweep or a join. */
   disk: 'tally-disk',
+  /** Usage metering's sweep: copies usage from rows, closes lost intervals, rolls hours up. */
+  metering: 'tally-metering',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /** The queues with one fixed name (the other is a family, above). */
-export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk] as const;
+export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering] as const;
 export type StaticQueueName = (typeof STATIC_QUEUES)[number];
 
 /** Which process consumes a job: the worker checks at boot that each of its jobs has exactly one handler. */
@@ -88,6 +90,8 @@ export const JOBS = {
   sweepLadders: { queue: QUEUES.transcodes, name: 'ladders.sweep', consumer: 'worker', payload: z.object({}) },
   /** Compares each media filesystem with its watermarks and stops the writers on a full one (repeatable). */
   checkDiskWatermarks: { queue: QUEUES.disk, name: 'disk.watermarks', consumer: 'worker', payload: z.object({}) },
+  /** Copies usage from rows, closes intervals whose end was lost, rolls closed hours up (repeatable). */
+  sweepUsage: { queue: QUEUES.metering, name: 'usage.sweep', consumer: 'worker', payload: z.object({}) },
   /** Runs a ladder, on the queue of the node it was admitted on (job id = `<recordingId>.<attempt>`). */
   runLadder: { queue: QUEUES.transcodeNode, name: 'ladder.run', consumer: 'agent', payload: LadderRun },
 } as const satisfies Record<string, Readonly<{ queue: QueueName; name: string; consumer: JobConsumer; payload: z.ZodType }>>;

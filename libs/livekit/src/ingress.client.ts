@@ -56,5 +56,7 @@ export function summariseIngress(info: IngressInfo): IngressSummary {
     url: info.url,
     state: STATES[state?.status ?? 0] ?? 'inactive',
     error: state?.error || undefined,
+    startedAt: state?.startedAt ? new Date(Number(state.startedAt / 1_000_000n)) : undefined,
+    endedAt: state?.endedAt ? new Date(Number(state.endedAt / 1_000_000n)) : undefined,
   };
 }

@@ -4,6 +4,8 @@ export type PublishedTrack = Readonly<{ sid: string; kind: 'audio' | 'video'; mi
 
 export type ParticipantSummary = Readonly<{
   identity: string;
+  /** LiveKit's id of this session of the participant (a rejoin gets a new one). */
+  sid?: string;
   /** Tracks this participant currently publishes. */
   publishedTracks: number;
   tracks: readonly PublishedTrack[];
@@ -58,6 +60,9 @@ export type IngressSummary = Readonly<{
   state: IngressState;
   /** LiveKit's error text when the state is `error`. */
   error: string | undefined;
+  /** When the current (or last) publishing session began and ended, LiveKit's clock. */
+  startedAt?: Date | undefined;
+  endedAt?: Date | undefined;
 }>;
 
 export type IngressRequest = Readonly<{
@@ -83,7 +88,20 @@ export type LivekitEvent = Readonly<{
   egress: EgressSummary | undefined;
   /** Set on ingress_started / ingress_ended. */
   ingress: IngressSummary | undefined;
+  /** Set on participant events: the participant the event is about. */
+  participant?: EventParticipant | undefined;
   createdAt: Date;
+}>;
+
+/** A participant as a webhook describes it: enough to meter its time in the room. */
+export type EventParticipant = Readonly<{
+  sid: string;
+  identity: string;
+  /** Egress and ingress join rooms as participants of their own kinds. */
+  kind: 'standard' | 'egress' | 'ingress' | 'other';
+  canPublish: boolean;
+  /** When LiveKit let it in (milliseconds where the server reports them). */
+  joinedAt: Date | undefined;
 }>;
 
 export type JoinGrant = Readonly<{

@@ -81,6 +81,7 @@ export class LivekitRoomClient {
         .filter((p) => p.kind !== ParticipantInfo_Kind.EGRESS)
         .map((p) => ({
           identity: p.identity,
+          sid: p.sid,
           publishedTracks: p.tracks.length,
           tracks: p.tracks.flatMap((t) => {
             const kind = t.type === TrackType.AUDIO ? 'audio' : t.type === TrackType.VIDEO ? 'video' : undefined;

@@ -1,7 +1,8 @@
 import { WebhookReceiver } from 'livekit-server-sdk';
 import { summarise } from './egress.client.js';
 import { summariseIngress } from './ingress.client.js';
-import type { LivekitCredentials, LivekitEvent } from './livekit.types.js';
+import { ParticipantInfo_Kind, type ParticipantInfo } from '@livekit/protocol';
+import type { EventParticipant, LivekitCredentials, LivekitEvent } from './livekit.types.js';
 
 export class InvalidWebhookError extends Error {}
 
@@ -29,7 +30,26 @@ export class LivekitWebhookVerifier {
       participantIdentity: event.participant?.identity || undefined,
       egress: event.egressInfo ? summarise(event.egressInfo) : undefined,
       ingress: event.ingressInfo ? summariseIngress(event.ingressInfo) : undefined,
+      participant: event.participant?.sid ? eventParticipant(event.participant) : undefined,
       createdAt: new Date(Number(event.createdAt) * 1000),
     };
   }
+}
+
+function eventParticipant(p: ParticipantInfo): EventParticipant {
+  const joinedMs = p.joinedAtMs > 0n ? Number(p.joinedAtMs) : p.joinedAt > 0n ? Number(p.joinedAt) * 1000 : undefined;
+  return {
+    sid: p.sid,
+    identity: p.identity,
+    kind:
+      p.kind === ParticipantInfo_Kind.STANDARD
+        ? 'standard'
+        : p.kind === ParticipantInfo_Kind.EGRESS
+          ? 'egress'
+          : p.kind === ParticipantInfo_Kind.INGRESS
+            ? 'ingress'
+            : 'other',
+    canPublish: p.permission?.canPublish ?? true,
+    joinedAt: joinedMs === undefined ? undefined : new Date(joinedMs),
+  };
 }

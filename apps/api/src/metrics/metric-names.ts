@@ -5,6 +5,12 @@
  */
 export const METRICS = {
   appQuotaLimit: 'tally_app_quota_limit',
+  usageParticipantMinutes: 'tally_usage_participant_minutes_total',
+  usageStreamMinutes: 'tally_usage_stream_minutes_total',
+  usageRecordingMinutes: 'tally_usage_recording_minutes_total',
+  usageIngressMinutes: 'tally_usage_ingress_minutes_total',
+  usageHlsMinutes: 'tally_usage_hls_minutes_total',
+  usageStorageGbHours: 'tally_usage_storage_gb_hours_total',
   appQuotaUsed: 'tally_app_quota_used',
   appStreams: 'tally_app_streams',
   appRecordings: 'tally_app_recordings',

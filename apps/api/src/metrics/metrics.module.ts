@@ -17,13 +17,15 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { RateLimitCollector } from './rate-limit.collector.js';
 import { ReconcilerCollector } from './reconciler.collector.js';
 import { RecordingsCollector } from './recordings.collector.js';
+import { UsageCollector } from './usage.collector.js';
+import { MeteringModule } from '../metering/metering.module.js';
 
 /**
  * GET /metrics (docs/observability.md). The admission counter comes from the global capacity module,
  * the camera frame counter and presence from the cameras module, the rate limiter's refusals from its module.
  */
 @Module({
-  imports: [CamerasModule, RateLimitModule],
+  imports: [CamerasModule, RateLimitModule, MeteringModule],
   controllers: [MetricsController],
   providers: [
     MetricsRegistry,
@@ -39,6 +41,7 @@ import { RecordingsCollector } from './recordings.collector.js';
     ReconcilerCollector,
     CamerasCollector,
     HlsCollector,
+    UsageCollector,
     RateLimitCollector,
     HttpMetrics,
   ],

@@ -7,6 +7,7 @@ import { HlsRepository } from '../hls/hls.repository.js';
 import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
+import { MeteringEvents } from '../metering/metering-events.js';
 
 /** The room events that change a stream; the others are not stored either. */
 const ROOM_EVENTS: ReadonlySet<string> = new Set([
@@ -34,6 +35,7 @@ export class LivekitWebhookService {
     private readonly passthrough: PassthroughEgresses,
     private readonly ingresses: IngressLifecycle,
     private readonly hls: HlsRepository,
+    private readonly metering: MeteringEvents,
     private readonly clock: Clock,
   ) {}
 
@@ -51,6 +53,8 @@ export class LivekitWebhookService {
       this.logger.debug(`ignored ${event.event}${event.room ? ` for ${event.room}` : ''}`);
       return;
     }
+    // Usage intervals are idempotent on their own ids, so a redelivered event writes them again harmlessly.
+    await this.metering.apply(event, this.clock.now());
     if (await this.events.seen(event.id)) return;
     await this.apply(event);
     await this.events.record(event);

@@ -6,10 +6,11 @@ import { StreamsModule } from '../streams/streams.module.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
 import { LivekitWebhookController } from './livekit-webhook.controller.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
+import { METERING_EVENT_PROVIDERS } from '../metering/metering.module.js';
 
 @Module({
   imports: [StreamsModule, RecordingsModule, IngressesModule, HlsModule],
   controllers: [LivekitWebhookController],
-  providers: [LivekitWebhookService, LivekitEventsRepository],
+  providers: [LivekitWebhookService, LivekitEventsRepository, ...METERING_EVENT_PROVIDERS],
 })
 export class WebhooksModule {}

@@ -1,0 +1,24 @@
+import { Module, type Provider } from '@nestjs/common';
+import { PrismaService } from '@tally/db';
+import { UsageIntervals, UsageReader } from '@tally/metering';
+import { MeteringController } from './metering.controller.js';
+import { MeteringEvents } from './metering-events.js';
+import { MeteringRepository } from './metering.repository.js';
+import { MeteringService } from './metering.service.js';
+
+/** What the LiveKit webhook receiver needs to write usage intervals (provided in its module). */
+export const METERING_EVENT_PROVIDERS: Provider[] = [
+  { provide: UsageIntervals, useFactory: (prisma: PrismaService) => new UsageIntervals(prisma), inject: [PrismaService] },
+  MeteringRepository,
+  MeteringEvents,
+];
+
+@Module({
+  controllers: [MeteringController],
+  providers: [
+    { provide: UsageReader, useFactory: (prisma: PrismaService) => new UsageReader(prisma), inject: [PrismaService] },
+    MeteringService,
+  ],
+  exports: [UsageReader],
+})
+export class MeteringModule {}
