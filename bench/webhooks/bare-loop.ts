@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AddressPolicy, newWebhookSecret, secretKey, WebhookSender } from '@tally/webhooks';
+import { AddressPolicy, newWebhookSecret, secretKey, WebhookResolver, WebhookSender } from '@tally/webhooks';
 import type { VerifyingReceiver } from './receiver.js';
 
 /**
@@ -17,7 +17,7 @@ export async function bareLoop(
   const secret = newWebhookSecret();
   const keys = [secretKey(secret)];
   const url = receiver.url('/bare', secret);
-  const sender = new WebhookSender(new AddressPolicy(['127.0.0.0/8']));
+  const sender = new WebhookSender(new AddressPolicy(['127.0.0.0/8']), new WebhookResolver());
   let next = 0;
   const started = performance.now();
   const loop = async () => {
@@ -25,6 +25,7 @@ export async function bareLoop(
       next += 1;
       const eventId = `evt_${randomUUID()}`;
       const result = await sender.attempt({
+        appId: 'app_bench',
         url,
         body: body(eventId),
         keys,

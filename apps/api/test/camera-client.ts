@@ -94,6 +94,11 @@ export class TestSocketViewer {
     });
   }
 
+  /** Viewers only receive; this is what a misbehaving one would send. */
+  send(message: Buffer): void {
+    this.ws.send(message, { binary: true });
+  }
+
   close(): void {
     this.ws.close();
   }

@@ -144,6 +144,23 @@ describe('ws-mjpeg cameras', () => {
     expect(Date.now() - startedIdle).toBeGreaterThanOrEqual(1_500);
   });
 
+  it('closes a camera that sends far above its maxFps, and a viewer that sends more than a small message', async () => {
+    const { app, client, key } = await createTenant(harness.admin, 'abusers');
+    const camera = (await client.post<CreatedCamera>(`/v1/apps/${app.id}/cameras`, { name: 'flood', maxFps: 2, maxFrameKb: 4 })).body;
+    const small = (await generateJpegs(1, '64x48'))[0]!;
+    const flood = await TestCamera.connect(camera.ingestUrl, { authorization: `Bearer ${camera.key}` });
+    // 2 fps allowed: 50 frames at once is 25 × the cap, far past the 2 × at which a camera is closed.
+    for (let i = 0; i < 50; i += 1) await flood.send(small).catch(() => undefined);
+    const closed = await flood.closed;
+    expect(closed.code).toBe(CAMERA_CLOSE_CODES.tooFast);
+    expect(closed.reason).toMatch(/maxFps/);
+
+    const wsUrl = camera.ingestUrl.replace(/\/ingest$/, '/ws');
+    const viewer = await TestSocketViewer.connect(wsUrl, { authorization: `Bearer ${key.key}` });
+    viewer.send(Buffer.alloc(64 * 1024));
+    expect((await viewer.closed).code).toBe(1009);
+  });
+
   it('refuses cameras over maxCameras and viewers over maxCameraViewers, naming the quota', async () => {
     const { app, client, key } = await createTenant(harness.admin, 'small');
     await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxCameras: 1, maxCameraViewers: 1 } });

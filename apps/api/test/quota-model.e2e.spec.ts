@@ -119,6 +119,10 @@ describe('caps and guarantees', () => {
     const beyond = await vip.client.post<LimitRefusal>(`/v1/apps/${vip.app.id}/streams`, { name: 'beyond the guarantee' });
     expect(beyond.status).toBe(429);
     expect(beyond.body.error.code).toBe('capacity_exhausted');
+    // Which node came closest is told to the operator's admin key only, never to an app key.
+    expect(beyond.body.error).not.toHaveProperty('nodeId');
+    const asAdmin = await sut.admin.post<LimitRefusal>(`/v1/apps/${vip.app.id}/streams`, { name: 'beyond, asked by the admin' });
+    expect([asAdmin.status, asAdmin.body.error.code, typeof asAdmin.body.error.nodeId]).toEqual([429, 'capacity_exhausted', 'string']);
 
     // Ending one gives the unit back to the guarantee, not to the busy app.
     expect((await vip.client.delete(`/v1/apps/${vip.app.id}/streams/${mine[0]!.id}`)).status).toBe(200);

@@ -1,6 +1,7 @@
-import type { AppView, RateLimitRefusal } from '@tally/contracts';
+import type { AppView, CreatedCamera, RateLimitRefusal } from '@tally/contracts';
 import { type ApiClient, type ApiResponse, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestCamera } from './camera-client.js';
 import { type ApiReplicas, createStream, createTenant, startReplicas } from './api-harness.js';
 
 /**
@@ -208,5 +209,35 @@ describe('per-app rate limits across two API replicas', () => {
 
     const metrics = await (await first.withKey(undefined).raw('/metrics')).text();
     expect(metrics).toContain('tally_rate_limited_total{resource="client.auth_failures"} 1');
+  });
+
+  it('counts wrong camera viewer tokens and camera keys as failed authentications of the client', async () => {
+    const owner = await createTenant(first, 'watcher');
+    // The owner from an address of its own: loopback is over its budget since the test above.
+    const ownerAddress = { 'x-forwarded-for': '203.0.113.80' };
+    const camera = (await owner.client.request<CreatedCamera>('POST', `/v1/apps/${owner.app.id}/cameras`, { name: 'door' }, ownerAddress))
+      .body;
+    const frame = `/v1/apps/${owner.app.id}/cameras/${camera.id}/frame.jpg`;
+    const guesser = { 'x-forwarded-for': '203.0.113.77' };
+    const statuses: number[] = [];
+    for (const replica of [first, second, first, second, first]) {
+      statuses.push((await replica.withKey(undefined).raw(`${frame}?token=cvt1.guess${statuses.length}.sig`, guesser)).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+    const refused = await second.withKey(undefined).raw(`${frame}?token=cvt1.again.sig`, guesser);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as RateLimitRefusal).error).toMatchObject({ resource: 'client.auth_failures', limit: 4 });
+    // The same client's wrong camera key is refused too; a valid viewer token from it is not a failure.
+    await expect(TestCamera.connect(camera.ingestUrl, { authorization: 'Bearer ck_wrong', ...guesser })).rejects.toThrow(/429/);
+    const token = (
+      await owner.client.request<{ token: string }>(
+        'POST',
+        `/v1/apps/${owner.app.id}/cameras/${camera.id}/tokens`,
+        { ttlS: 60 },
+        ownerAddress,
+      )
+    ).body.token;
+    // 404 (no frame yet), not 401 or 429: the token was checked and admitted.
+    expect((await first.withKey(undefined).raw(`${frame}?token=${token}`, { 'x-forwarded-for': '203.0.113.78' })).status).toBe(404);
   });
 });

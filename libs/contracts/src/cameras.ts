@@ -11,8 +11,13 @@ export const CAMERA_DEFAULT_MAX_FRAME_KB = 8;
 export const CAMERA_CLOSE_CODES = {
   /** A binary message that is not a JPEG (no FF D8 … FF D9), or a text message. */
   badFrame: 4400,
-  /** A frame larger than the camera's maxFrameKb. */
-  frameTooLarge: 4413,
+  /**
+   * A message larger than the camera's maxFrameKb (a viewer: than 1 KiB): WebSocket's own "message
+   * too big", sent as soon as the message's header announces the size, before its bytes are read.
+   */
+  frameTooLarge: 1009,
+  /** More than twice maxFps frames within a second: the camera is closed, not just its extra frames dropped. */
+  tooFast: 4420,
   /** No frame within the idle timeout. */
   idle: 4408,
   /** A newer connection with the same key took over. */

@@ -37,7 +37,7 @@ export const LimitRefusal = z
       used: z.number(),
       requested: z.number(),
       retryAfterS: z.number().optional(),
-      /** The node that came closest to fitting, for capacity refusals. */
+      /** The node that came closest to fitting, for capacity refusals; shown to the admin key only. */
       nodeId: z.string().optional(),
       /**
        * With resource `pool.guaranteed`: the node resource that other apps' unused guarantees keep

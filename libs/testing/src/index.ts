@@ -14,3 +14,4 @@ export * from './stack.js';
 export * from './tools.js';
 export * from './postgres.js';
 export * from './dockerd.js';
+export * from './dns-server.js';

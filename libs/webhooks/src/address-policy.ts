@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
@@ -65,7 +65,7 @@ export class AddressPolicy {
    * is; a name is resolved and refused when any of its addresses is. A name that does not resolve
    * now is accepted: delivery checks again after resolving, every time.
    */
-  async refusal(url: string, resolve: (host: string) => Promise<string[]> = resolveAll): Promise<string | undefined> {
+  async refusal(url: string, resolve: (host: string) => Promise<string[]>): Promise<string | undefined> {
     let host: string;
     try {
       host = new URL(url).hostname;
@@ -88,15 +88,19 @@ export class AddressPolicy {
    * A `lookup` for net/tls connect: resolves as usual, then hands the socket only addresses this
    * policy allows, so what is checked is what is connected to (no DNS rebinding in between).
    */
-  lookup(): LookupFunction {
+  lookup(resolve: (hostname: string) => Promise<LookupAddress[]>): LookupFunction {
     return (hostname, options, callback) => {
-      dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-        if (error) return callback(error, '', 0);
-        const allowed = addresses.filter((a) => this.allows(a.address));
-        if (allowed.length === 0) return callback(new AddressNotAllowedError(`${hostname} has no address webhooks may reach`), '', 0);
-        if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
-        return callback(null, allowed[0]!.address, allowed[0]!.family);
-      });
+      resolve(hostname).then(
+        (addresses) => {
+          const allowed = addresses.filter(
+            (a) => (options.family === 4 || options.family === 6 ? a.family === options.family : true) && this.allows(a.address),
+          );
+          if (allowed.length === 0) return callback(new AddressNotAllowedError(`${hostname} has no address webhooks may reach`), '', 0);
+          if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+          return callback(null, allowed[0]!.address, allowed[0]!.family);
+        },
+        (error: NodeJS.ErrnoException) => callback(error, '', 0),
+      );
     };
   }
 }
@@ -146,15 +150,4 @@ function ipv6Words(ip: string): number[] | undefined {
   const right = tail === undefined ? [] : parse(tail);
   const words = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
   return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : undefined;
-}
-
-async function resolveAll(host: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('lookup timed out')), 2_000);
-    dnsLookup(host, { all: true }, (error, addresses) => {
-      clearTimeout(timer);
-      if (error) reject(error);
-      else resolve(addresses.map((a) => a.address));
-    });
-  });
 }

@@ -3,13 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressPolicy } from './address-policy.js';
 import { type DeliveryRequest, WebhookSender } from './delivery.js';
+import { WebhookResolver } from './webhook-resolver.js';
 import { Webhook } from 'standardwebhooks';
 import { newWebhookSecret, secretKey } from './signature.js';
 
 type Seen = { headers: IncomingHttpHeaders; body: string; method: string | undefined };
 
 describe(WebhookSender.name, () => {
-  const sut = new WebhookSender(new AddressPolicy(['127.0.0.0/8']));
+  const sut = new WebhookSender(new AddressPolicy(['127.0.0.0/8']), new WebhookResolver());
   let server: Server;
   let base: string;
   const seen: Seen[] = [];
@@ -37,6 +38,7 @@ describe(WebhookSender.name, () => {
 
   const secret = newWebhookSecret();
   const request = (path: string, overrides: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
+    appId: 'app_aaaaaaaaaaaaaaaa',
     url: base + path,
     body: '{"id":"evt_aaaaaaaaaaaaaaaa","type":"stream.live"}',
     keys: [secretKey(secret)],
@@ -76,7 +78,7 @@ describe(WebhookSender.name, () => {
   });
 
   it('refuses loopback unless the operator allowed it, whether spelled as an address or a name', async () => {
-    const strict = new WebhookSender(new AddressPolicy());
+    const strict = new WebhookSender(new AddressPolicy(), new WebhookResolver());
     const before = seen.length;
     const port = new URL(base).port;
     try {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Agent, errors, request } from 'undici';
 import { AddressNotAllowedError, AddressPolicy } from './address-policy.js';
+import { LookupBusyError, UNCAPPED, type WebhookResolver } from './webhook-resolver.js';
 import { signatureHeader, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signature.js';
 
 export const USER_AGENT = 'Tally-Webhooks/1';
@@ -8,6 +9,8 @@ export const USER_AGENT = 'Tally-Webhooks/1';
 const VERDICT_CACHE_SIZE = 10_000;
 
 export type DeliveryRequest = Readonly<{
+  /** Whose delivery: the app's cap of host names in resolution applies. */
+  appId: string;
   url: string;
   /** The stored event JSON, sent byte for byte as signed. */
   body: string;
@@ -32,17 +35,21 @@ export type AttemptResult =
   Readonly<{ ok: true; statusCode: number }> | Readonly<{ ok: false; statusCode: number | null; error: AttemptError }>;
 
 /**
- * Sends deliveries over keep-alive connections to addresses the policy allows. Names are resolved
- * by the policy's lookup at connect time, so the checked address is the connected one; an IP
- * literal is checked before the request. Redirects are never followed.
+ * Sends deliveries over keep-alive connections to addresses the policy allows. A name is resolved
+ * first within its app's lookup cap (WebhookResolver), then by the policy's lookup at connect time
+ * from that answer, so the checked address is the connected one; an IP literal is checked before
+ * the request. Redirects are never followed.
  */
 export class WebhookSender {
   private readonly agent: Agent;
   /** URL → what is known before connecting: unparseable, an IP literal the policy refuses, or fine. */
   private readonly verdicts = new Map<string, 'connection failed' | 'address not allowed' | null>();
 
-  constructor(private readonly policy: AddressPolicy) {
-    this.agent = new Agent({ connect: { lookup: policy.lookup() }, keepAliveTimeout: 10_000 });
+  constructor(
+    private readonly policy: AddressPolicy,
+    private readonly resolver: WebhookResolver,
+  ) {
+    this.agent = new Agent({ connect: { lookup: policy.lookup((host) => resolver.resolve(host, UNCAPPED)) }, keepAliveTimeout: 10_000 });
   }
 
   /** One attempt: POST the signed body; only a 2xx delivers. Never throws. */
@@ -50,6 +57,7 @@ export class WebhookSender {
     const refused = this.verdictOf(delivery.url);
     if (refused !== null) return { ok: false, statusCode: null, error: refused };
     try {
+      await this.resolver.resolve(hostOf(delivery.url)!, delivery.appId);
       const response = await request(delivery.url, {
         method: 'POST',
         dispatcher: this.agent,
@@ -84,6 +92,7 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
+    this.resolver.close();
     await this.agent.close();
   }
 }
@@ -112,6 +121,7 @@ function coarse(error: unknown): AttemptError {
   const causes: unknown[] = [error];
   for (let e = error; e instanceof Error && e.cause !== undefined; e = e.cause) causes.push(e.cause);
   if (causes.some((e) => e instanceof AddressNotAllowedError)) return 'address not allowed';
+  if (causes.some((e) => e instanceof LookupBusyError || (e as NodeJS.ErrnoException | undefined)?.code === 'ETIMEOUT')) return 'timeout';
   const timedOut = causes.some(
     (e) =>
       e instanceof errors.HeadersTimeoutError ||

@@ -6,3 +6,4 @@ export * from './outbox.js';
 export * from './secret-box.js';
 export * from './signature.js';
 export * from './stream-view.js';
+export * from './webhook-resolver.js';

@@ -12,7 +12,7 @@ import {
 } from '@tally/contracts';
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
-import { AddressPolicy } from '@tally/webhooks';
+import { AddressPolicy, WebhookResolver } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
@@ -32,6 +32,7 @@ export class AppsService {
     private readonly admitter: Admitter,
     private readonly streams: StreamsService,
     private readonly webhookAddresses: AddressPolicy,
+    private readonly webhookHosts: WebhookResolver,
     private readonly invalidation: CacheInvalidation,
     private readonly cameras: CamerasService,
     private readonly sweeps: ReconcileQueue,
@@ -68,7 +69,7 @@ export class AppsService {
     if (body.name !== undefined) changes.name = body.name;
     if (body.quotas !== undefined) changes.limits = mergeOverrides(parseStoredLimits(current.limits), body.quotas);
     if (body.rateLimits !== undefined) changes.rateLimits = mergeRateLimits(parseStoredRateLimits(current.rateLimits), body.rateLimits);
-    if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl);
+    if (body.webhookUrl !== undefined && body.webhookUrl !== null) await this.requireReachableWebhookUrl(body.webhookUrl, appId);
     if (body.webhookUrl !== undefined && body.webhookUrl !== current.webhookUrl) {
       Object.assign(changes, {
         webhookUrl: body.webhookUrl,
@@ -131,8 +132,10 @@ export class AppsService {
   }
 
   /** No webhook may point into the origin's own networks (SSRF); delivery checks again after DNS. */
-  private async requireReachableWebhookUrl(url: string): Promise<void> {
-    const refusal = await this.webhookAddresses.refusal(url);
+  private async requireReachableWebhookUrl(url: string, appId: string): Promise<void> {
+    const refusal = await this.webhookAddresses.refusal(url, async (host) =>
+      (await this.webhookHosts.resolve(host, appId)).map((a) => a.address),
+    );
     if (refusal === undefined) return;
     throw new DomainError('validation_failed', `invalid request: webhookUrl: ${refusal}`, {
       fields: [{ field: 'webhookUrl', message: refusal }],

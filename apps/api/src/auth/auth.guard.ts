@@ -66,6 +66,9 @@ export class AuthGuard implements CanActivate {
   private async authenticate(request: AuthenticatedRequest): Promise<Principal> {
     const principal = await this.principals.ofRequest(request);
     // request.ip: the client's address, or the one a proxy on this host (Caddy) forwarded (trustProxy).
+    if (principal === 'throttled') {
+      throw this.authFailures.refusedBeforeLookup(request.ip) ?? new DomainError('unauthorized', 'unknown or revoked key');
+    }
     if (principal === 'missing' || principal === 'unknown') {
       const refusal = await this.authFailures.refusal(request.ip);
       if (refusal) throw refusal;

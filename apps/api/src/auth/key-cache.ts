@@ -27,12 +27,17 @@ export class ApiKeyCache {
     invalidation.onChange((change) => this.evict(change));
   }
 
+  /** The key when this process has it cached (no Postgres query), else undefined. */
+  cached(hash: string, now = Date.now()): ActiveKey | undefined {
+    if (!this.invalidation.live) return undefined;
+    const hit = this.entries.get(hash);
+    return hit && hit.expiresAt > now ? hit.key : undefined;
+  }
+
   async findActive(hash: string): Promise<ActiveKey | undefined> {
     const now = Date.now();
-    if (this.invalidation.live) {
-      const hit = this.entries.get(hash);
-      if (hit && hit.expiresAt > now) return hit.key;
-    }
+    const hit = this.cached(hash, now);
+    if (hit) return hit;
     const generation = this.generation;
     const row = await this.keys.findActiveByHash(hash);
     if (!row) return undefined;

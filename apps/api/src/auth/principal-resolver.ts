@@ -1,12 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
+import { AuthFailureGate } from './auth-failure-gate.js';
+import { clientGroup } from './client-group.js';
 import { ApiKeyCache } from './key-cache.js';
 import { keyDigest } from './key-hash.js';
 import type { Principal } from './principal.js';
 
-/** Why a bearer header names no principal. */
-export type Unresolved = 'missing' | 'unknown';
+/** Why a bearer header names no principal; `throttled`: not looked up, the client is over its failed-authentication budget. */
+export type Unresolved = 'missing' | 'unknown' | 'throttled';
 
 /**
  * Who an `Authorization: Bearer …` header is: the admin, an app's active key, or nobody. Shared by
@@ -21,27 +23,33 @@ export class PrincipalResolver {
 
   constructor(
     private readonly keys: ApiKeyCache,
+    private readonly gate: AuthFailureGate,
     @Inject(CONFIG) config: Config,
   ) {
     this.adminDigest = config.adminKey === undefined ? undefined : keyDigest(config.adminKey);
   }
 
   /** The principal of a request, resolved on the first ask and shared by every later one. */
-  ofRequest(request: Readonly<{ headers: Readonly<{ authorization?: string }> }>): Promise<Principal | Unresolved> {
+  ofRequest(request: Readonly<{ ip: string; headers: Readonly<{ authorization?: string }> }>): Promise<Principal | Unresolved> {
     let principal = this.byRequest.get(request);
     if (principal === undefined) {
-      principal = this.resolve(request.headers.authorization);
+      principal = this.resolve(request.headers.authorization, request.ip);
       this.byRequest.set(request, principal);
     }
     return principal;
   }
 
-  async resolve(header: string | undefined): Promise<Principal | Unresolved> {
+  /** A key this process has cached still works from a throttled client (one office behind one NAT); others are looked up at most once a second. */
+  async resolve(header: string | undefined, clientIp: string): Promise<Principal | Unresolved> {
     const presented = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
     if (!presented) return 'missing';
     const digest = keyDigest(presented);
     if (this.adminDigest !== undefined && timingSafeEqual(digest, this.adminDigest)) return { kind: 'admin' };
-    const key = await this.keys.findActive(digest.toString('hex'));
+    const hash = digest.toString('hex');
+    const cached = this.keys.cached(hash);
+    if (cached) return { kind: 'app', appId: cached.appId, keyId: cached.id };
+    if (!this.gate.mayLookUp(clientGroup(clientIp))) return 'throttled';
+    const key = await this.keys.findActive(hash);
     return key ? { kind: 'app', appId: key.appId, keyId: key.id } : 'unknown';
   }
 }

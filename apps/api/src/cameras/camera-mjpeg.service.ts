@@ -19,7 +19,7 @@ export class CameraMjpegService {
 
   /** Each new frame as one part; a viewer whose connection is still busy skips to the newest frame. */
   async stream(appId: string, cameraId: string, credential: string | undefined, reply: FastifyReply): Promise<void> {
-    const camera = await this.viewers.authorize(appId, cameraId, credential);
+    const camera = await this.viewers.authorize(appId, cameraId, credential, reply.request.ip);
     const lease = await this.viewers.admit(camera);
     void reply.hijack();
     const res = reply.raw;
@@ -52,7 +52,7 @@ export class CameraMjpegService {
 
   /** The latest frame this API process holds; 404 until the camera has sent one. */
   async frame(appId: string, cameraId: string, credential: string | undefined, reply: FastifyReply): Promise<void> {
-    const camera = await this.viewers.authorize(appId, cameraId, credential);
+    const camera = await this.viewers.authorize(appId, cameraId, credential, reply.request.ip);
     const latest = this.hub.latest(camera.id);
     if (!latest) throw new NotFoundError('frame');
     await reply

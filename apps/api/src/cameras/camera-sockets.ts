@@ -8,8 +8,10 @@ import type { z } from 'zod';
 import { hashKey } from '../auth/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
+import { limitIncomingMessages } from '../common/message-limit.js';
 import { sendError } from '../common/http-error.filter.js';
 import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';
 import { CameraViewersService, presentedCredential, type ViewerLease } from './camera-viewers.service.js';
@@ -18,6 +20,10 @@ import { FrameRateLimiter, isJpeg } from './jpeg-frame.js';
 import { LatestFrameSink } from './latest-frame-sink.js';
 
 const CAMERA_PATH = '/v1/apps/:appId/cameras/:cameraId';
+/** Viewers only receive: anything larger than this from one closes it (1009). */
+const VIEWER_MAX_MESSAGE_BYTES = 1024;
+/** A camera sending more than this many times its maxFps (over any second) is closed, not only throttled. */
+const ABUSE_FPS_FACTOR = 2;
 
 /**
  * The WebSocket side of cameras, as @fastify/websocket routes on the API's own server: `…/ingest`
@@ -40,6 +46,7 @@ export class CameraSockets implements OnModuleDestroy {
     private readonly presence: CameraPresence,
     private readonly clock: Clock,
     private readonly frames: CameraFrameMetrics,
+    private readonly authFailures: AuthFailureLimiter,
     @Inject(CONFIG) config: Config,
   ) {
     this.idleMs = config.cameras.idleTimeoutS * 1000;
@@ -69,10 +76,12 @@ export class CameraSockets implements OnModuleDestroy {
   /** The camera whose own key is presented (header or `?key=`); any other key is 401. */
   private async authorizeCamera(request: FastifyRequest): Promise<Camera> {
     const { appId, cameraId } = scope(request);
+    const throttled = this.authFailures.refusedBeforeLookup(request.ip);
+    if (throttled) throw throttled;
     const key = presentedCredential(request.headers.authorization, searchParams(request), 'key');
     const camera = key === undefined ? null : await this.cameras.findByKeyHash(hashKey(key));
-    if (!camera || camera.id !== cameraId || camera.appId !== appId) throw new DomainError('unauthorized', 'unknown camera key');
-    return camera;
+    if (camera && camera.id === cameraId && camera.appId === appId) return camera;
+    throw (await this.authFailures.refusal(request.ip)) ?? new DomainError('unauthorized', 'unknown camera key');
   }
 
   /** The same check as the MJPEG and still routes, then the viewer's admission (429 when it does not fit). */
@@ -82,6 +91,7 @@ export class CameraSockets implements OnModuleDestroy {
       appId,
       cameraId,
       presentedCredential(request.headers.authorization, searchParams(request), 'token'),
+      request.ip,
     );
     const lease = await this.viewers.admit(camera);
     // Also when the client leaves before the upgrade completes (ws then never hands over a socket).
@@ -90,8 +100,9 @@ export class CameraSockets implements OnModuleDestroy {
   }
 
   private ingest(ws: WebSocket, camera: Camera): void {
-    const maxBytes = camera.maxFrameKb * 1024;
+    limitIncomingMessages(ws, camera.maxFrameKb * 1024);
     const limiter = new FrameRateLimiter(camera.maxFps, Date.now());
+    const abuse = new FrameRateLimiter(camera.maxFps * ABUSE_FPS_FACTOR, Date.now());
     let idle: NodeJS.Timeout | undefined;
     const close = (reason: keyof typeof CAMERA_CLOSE_CODES, message: string) => {
       clearTimeout(idle);
@@ -106,9 +117,11 @@ export class CameraSockets implements OnModuleDestroy {
     void this.presence.seen(camera.id, this.clock.now()).catch(() => {});
 
     ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!abuse.take(Date.now())) {
+        this.frames.dropped(camera.appId);
+        return close('tooFast', `more than ${ABUSE_FPS_FACTOR} × maxFps (${camera.maxFps}) frames in a second`);
+      }
       if (!isBinary) return close('badFrame', 'frames are binary JPEG messages');
-      if (data.length > maxBytes)
-        return close('frameTooLarge', `frame of ${data.length} bytes is over maxFrameKb (${camera.maxFrameKb} KiB)`);
       if (!isJpeg(data)) return close('badFrame', 'not a JPEG (expected FF D8 … FF D9)');
       armIdle();
       if (!limiter.take(Date.now())) return this.frames.dropped(camera.appId);
@@ -121,10 +134,12 @@ export class CameraSockets implements OnModuleDestroy {
       clearTimeout(idle);
       if (detach()) void this.presence.gone(camera.id).catch(() => {});
     });
-    ws.on('error', () => ws.terminate());
+    // After an oversize message ws has already sent its 1009 close: let that reach the peer.
+    ws.on('error', () => ws.readyState !== ws.CLOSING && ws.terminate());
   }
 
   private view(ws: WebSocket, cameraId: string, lease: ViewerLease): void {
+    limitIncomingMessages(ws, VIEWER_MAX_MESSAGE_BYTES);
     const sink = new LatestFrameSink(
       (frame, done) => ws.send(frame, { binary: true }, done),
       () => ws.terminate(),
@@ -142,7 +157,8 @@ export class CameraSockets implements OnModuleDestroy {
       unsubscribe();
       void lease.release().catch((error: unknown) => this.logger.warn(`camera viewer release failed: ${String(error)}`));
     });
-    ws.on('error', () => ws.terminate());
+    // After an oversize message ws has already sent its 1009 close: let that reach the peer.
+    ws.on('error', () => ws.readyState !== ws.CLOSING && ws.terminate());
   }
 }
 

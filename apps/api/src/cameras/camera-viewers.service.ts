@@ -9,6 +9,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { KeysRepository } from '../keys/keys.repository.js';
+import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
 import { CamerasRepository } from './cameras.repository.js';
 import { ViewerLeases } from './viewer-leases.js';
@@ -39,6 +40,7 @@ export class CameraViewersService implements OnModuleInit, OnModuleDestroy {
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
     private readonly clock: Clock,
+    private readonly authFailures: AuthFailureLimiter,
     @Inject(CONFIG) private readonly config: Config,
   ) {
     this.leases = new ViewerLeases(ledger, config.cameras.viewerLeaseS * 1000, (error) =>
@@ -54,12 +56,20 @@ export class CameraViewersService implements OnModuleInit, OnModuleDestroy {
     this.leases.stop();
   }
 
-  /** The camera when `credential` may watch it; 404 for unknown ids (and other apps'), 401 otherwise. */
-  async authorize(appId: string, cameraId: string, credential: string | undefined): Promise<Camera> {
+  /**
+   * The camera when `credential` may watch it; 404 for unknown ids (and other apps'), 401 otherwise.
+   * A credential that grants nothing counts as a failed authentication of `clientIp` (429 past the
+   * budget; then nothing is looked up for that client until its window ends).
+   */
+  async authorize(appId: string, cameraId: string, credential: string | undefined, clientIp: string): Promise<Camera> {
+    const throttled = this.authFailures.refusedBeforeLookup(clientIp);
+    if (throttled) throw throttled;
     const camera = await this.cameras.find(appId, cameraId);
     if (!camera) throw new NotFoundError('camera');
     if (credential !== undefined && (await this.grants(credential, appId, cameraId))) return camera;
     if ((await this.apps.find(appId))?.publicCameras) return camera;
+    const refusal = await this.authFailures.refusal(clientIp);
+    if (refusal) throw refusal;
     throw new DomainError('unauthorized', credential === undefined ? 'a viewer token or key is required' : 'invalid viewer token or key');
   }
 

@@ -87,6 +87,7 @@ export class CamerasController {
     summary:
       'Watch a camera as multipart/x-mixed-replace JPEGs (viewer token as Bearer or ?token=, or the app key; none if the app made cameras public); admitted against app.camera_viewers',
     responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal },
+    auth: 'viewer',
   })
   @Public()
   @Get(':cameraId/mjpeg')
@@ -102,6 +103,7 @@ export class CamerasController {
   @ApiRoute({
     summary: "The camera's latest JPEG (same credentials as /mjpeg); 404 until it has sent one",
     responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    auth: 'viewer',
   })
   @Public()
   @Get(':cameraId/frame.jpg')

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
@@ -13,6 +14,7 @@ import { CamerasService } from './cameras.service.js';
 
 /** ws-mjpeg cameras: WebSocket ingest, MJPEG / WebSocket / still viewers, admitted per camera and per viewer. */
 @Module({
+  imports: [RateLimitModule],
   controllers: [CamerasController],
   providers: [
     CamerasRepository,

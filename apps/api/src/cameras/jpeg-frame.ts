@@ -16,6 +16,7 @@ export class FrameRateLimiter {
     private readonly maxFps: number,
     now: number,
   ) {
+    if (maxFps <= 0) throw new Error('maxFps must be positive');
     this.tokens = maxFps;
     this.last = now;
   }

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticatedRequest } from '../auth/principal.js';
 import { DomainError, LimitRefusedError, RateLimitedError } from './domain-error.js';
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -35,7 +36,9 @@ const logger = new Logger(HttpErrorFilter.name);
 export function sendError(request: FastifyRequest, reply: FastifyReply, exception: unknown): void {
   const requestId = String(request.id);
   if (exception instanceof LimitRefusedError) {
-    const { limit } = exception;
+    // Which node came closest to fitting is the operator's business; an app key (or a viewer) is not told node ids.
+    const { nodeId, ...shown } = exception.limit;
+    const limit = (request as AuthenticatedRequest).principal?.kind === 'admin' && nodeId !== undefined ? { ...shown, nodeId } : shown;
     if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
     void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
     return;

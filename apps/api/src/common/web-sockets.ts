@@ -1,8 +1,8 @@
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 
-/** Above the largest maxFrameKb a camera may have, so an oversize frame gets Tally's close code, not ws's 1009. */
-const MAX_PAYLOAD = 4 * 1024 * 1024;
+/** The largest maxFrameKb a camera may have; each connection then gets its own, smaller cap (message-limit.ts). */
+const MAX_PAYLOAD = 2_048 * 1024;
 
 /**
  * @fastify/websocket: an upgrade request runs through Fastify's router and hooks like any request,

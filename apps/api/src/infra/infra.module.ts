@@ -3,7 +3,7 @@ import type { Config } from '@tally/config';
 import { LivekitWebhookVerifier } from '@tally/livekit';
 import { STATIC_QUEUES } from '@tally/contracts';
 import { QueuesModule, RuntimeModule } from '@tally/runtime';
-import { AddressPolicy, DeliveryWake, WebhookOutbox } from '@tally/webhooks';
+import { AddressPolicy, DeliveryWake, WebhookOutbox, WebhookResolver } from '@tally/webhooks';
 
 export { RedisConnection } from '@tally/runtime';
 
@@ -22,6 +22,7 @@ export class InfraModule {
       providers: [
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },
+        { provide: WebhookResolver, useFactory: () => new WebhookResolver() },
         { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
         {
           provide: WebhookOutbox,
@@ -29,7 +30,7 @@ export class InfraModule {
           inject: [DeliveryWake],
         },
       ],
-      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy],
+      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy, WebhookResolver],
     };
   }
 }

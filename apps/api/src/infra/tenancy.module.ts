@@ -3,6 +3,7 @@ import { AppStorage } from '../apps/app-storage.js';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { StorageRepository } from '../apps/storage.repository.js';
 import { LiveApps } from '../apps/live-apps.js';
+import { AuthFailureGate } from '../auth/auth-failure-gate.js';
 import { ApiKeyCache } from '../auth/key-cache.js';
 import { KeyUsageRecorder } from '../auth/key-usage.js';
 import { PrincipalResolver } from '../auth/principal-resolver.js';
@@ -17,6 +18,7 @@ const providers = [
   KeysRepository,
   CacheInvalidation,
   ApiKeyCache,
+  AuthFailureGate,
   KeyUsageRecorder,
   PrincipalResolver,
 ];

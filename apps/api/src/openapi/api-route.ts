@@ -10,8 +10,11 @@ export type ApiRouteSpec = Readonly<{
   summary: string;
   /** Each status the route answers, with its body's schema (null: no body). */
   responses: Readonly<Record<number, z.ZodType | null>>;
-  /** Public routes that check LiveKit's signature rather than a key. */
-  auth?: 'livekit';
+  /**
+   * `livekit`: public routes that check LiveKit's signature rather than a key. `viewer`: public
+   * routes that check a camera viewer token or key, counted as failed authentications (429 rate_limited).
+   */
+  auth?: 'livekit' | 'viewer';
   /** `start`: the route starts something that costs media resources and counts against the app's stricter start rate. */
   rateLimit?: RateLimitClass;
 }>;

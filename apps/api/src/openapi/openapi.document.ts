@@ -40,7 +40,7 @@ function operation(route: DocumentedRoute): JsonSchema {
       ? { description: describeStatus(Number(status)), content: { 'application/json': { schema: ref(schema) } } }
       : { description: describeStatus(Number(status)) };
   }
-  if (auth === 'admin' || auth === 'app') {
+  if (auth === 'admin' || auth === 'app' || auth === 'viewer') {
     const own = route.spec.responses[429];
     responses['429'] = own ? rateLimited(own) : { $ref: '#/components/responses/RateLimited' };
   }

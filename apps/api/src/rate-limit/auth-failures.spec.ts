@@ -2,13 +2,14 @@ import type { Config } from '@tally/config';
 import { describe, expect, it } from 'vitest';
 import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
 import { asConnection, fakeLeaseRedis } from '../../test/fake-lease-redis.js';
+import { AuthFailureGate } from '../auth/auth-failure-gate.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 
 function setup(authFailuresPerMinute = 3) {
   const redis = fakeLeaseRedis(12_300);
   const metrics = new RateLimitMetrics();
   const config = { rateLimit: { authFailuresPerMinute } } as unknown as Config;
-  const replica = () => new AuthFailureLimiter(asConnection(redis), metrics, config);
+  const replica = (gate = new AuthFailureGate()) => new AuthFailureLimiter(asConnection(redis), metrics, gate, config);
   return { redis, metrics, replica };
 }
 
@@ -44,5 +45,29 @@ describe(AuthFailureLimiter.name, () => {
     expect([await sut.refusal('198.51.100.7'), await sut.refusal('198.51.100.7')]).toEqual([undefined, undefined]);
     t.redis.status = 'reconnecting';
     expect(await sut.refusal('198.51.100.7')).toBeUndefined();
+  });
+
+  it('counts an IPv6 client per /64 and an IPv4-mapped address as its IPv4 address', async () => {
+    const t = setup(2);
+    const sut = t.replica();
+    expect(await sut.refusal('2001:db8:aa:bb::1')).toBeUndefined();
+    expect(await sut.refusal('2001:db8:aa:bb:ffff:1:2:3')).toBeUndefined();
+    expect((await sut.refusal('2001:db8:aa:bb::99'))?.code).toBe('rate_limited');
+    expect(await sut.refusal('2001:db8:aa:bc::1')).toBeUndefined();
+    expect(await sut.refusal('::ffff:198.51.100.9')).toBeUndefined();
+    expect(await sut.refusal('198.51.100.9')).toBeUndefined();
+    expect((await sut.refusal('::ffff:198.51.100.9'))?.code).toBe('rate_limited');
+    expect(t.redis.counters.get('tally:rl:auth:2001:db8:aa:bb::/64')).toBe(2);
+  });
+
+  it('remembers a refused client for the rest of its window, so the next bad key is refused before any lookup', async () => {
+    const t = setup(1);
+    const gate = new AuthFailureGate();
+    const sut = t.replica(gate);
+    expect(sut.refusedBeforeLookup('198.51.100.7')).toBeUndefined();
+    await sut.refusal('198.51.100.7');
+    await sut.refusal('198.51.100.7');
+    expect(sut.refusedBeforeLookup('198.51.100.7')?.rate).toMatchObject({ resource: 'client.auth_failures', limit: 1, windowS: 60 });
+    expect(sut.refusedBeforeLookup('198.51.100.8')).toBeUndefined();
   });
 });

@@ -18,7 +18,7 @@ function sharedCounter() {
       return Promise.resolve({ granted, used: window.used, ttlMs: window.endsAt - now });
     },
   };
-  const replica = () => new LeasedCounter(backend, () => now);
+  const replica = (maxWindows?: number) => new LeasedCounter(backend, () => now, maxWindows);
   return {
     replica,
     calls: () => calls,
@@ -117,5 +117,16 @@ describe(LeasedCounter.name, () => {
     await expect(Promise.all(waiting)).rejects.toThrow('Connection is closed.');
     shared.fail(false);
     expect(await replica.take('app:a', 60_000, 5)).toMatchObject({ current: 1 });
+  });
+
+  it('tracks at most its cap of windows, the oldest going first, and still counts every key in the shared counter', async () => {
+    const t = sharedCounter();
+    const sut = t.replica(100);
+    for (let i = 0; i < 1_000; i += 1) await sut.take(`auth:198.51.${i >> 8}.${i & 255}`, 60_000, 5);
+    expect(sut.size).toBe(100);
+    // An evicted key's window lives on in the shared counter: its next request is counted there.
+    expect((await sut.take('auth:198.51.0.0', 60_000, 5)).current).toBe(2);
+    expect(t.used('auth:198.51.0.0')).toBe(2);
+    expect(sut.size).toBe(100);
   });
 });

@@ -25,8 +25,12 @@ type Lease = {
 
 /** Larger leases would let one replica hold more of a window that other replicas then cannot use. */
 const MAX_LEASE = 100;
-/** Above this many tracked windows, ended ones are dropped (one per app and budget is typical). */
-const PRUNE_ABOVE = 10_000;
+/**
+ * Windows tracked at most (one per app and budget is typical; one per client group for failed
+ * authentications). Entries are kept in the order their windows opened, so at the cap the oldest
+ * one goes, in constant time whatever the number of distinct keys.
+ */
+export const MAX_WINDOWS = 10_000;
 
 /**
  * The size of the leases of a window of `max` requests: 1 % of it, at least 1, at most MAX_LEASE. A
@@ -53,6 +57,7 @@ export class LeasedCounter {
   constructor(
     private readonly backend: LeaseBackend,
     private readonly now: () => number = Date.now,
+    private readonly maxWindows = MAX_WINDOWS,
   ) {}
 
   /** Counts one request; answers synchronously while this replica holds units of the window. */
@@ -60,7 +65,8 @@ export class LeasedCounter {
     const now = this.now();
     let lease = this.leases.get(key);
     if (lease === undefined || lease.windowEndsAt <= now || lease.max !== max) {
-      if (this.leases.size >= PRUNE_ABOVE) this.prune(now);
+      this.leases.delete(key);
+      if (this.leases.size >= this.maxWindows) this.leases.delete(this.leases.keys().next().value!);
       lease = { max, windowEndsAt: now + windowMs, used: 0, left: 0, full: false, refill: undefined };
       this.leases.set(key, lease);
     }
@@ -90,7 +96,8 @@ export class LeasedCounter {
     return lease.refill;
   }
 
-  private prune(now: number): void {
-    for (const [key, lease] of this.leases) if (lease.windowEndsAt <= now && lease.refill === undefined) this.leases.delete(key);
+  /** Windows tracked now (at most MAX_WINDOWS). */
+  get size(): number {
+    return this.leases.size;
   }
 }

@@ -79,7 +79,7 @@ export class ApiRateLimiter {
 
   private async bucket(request: FastifyRequest): Promise<Bucket | undefined> {
     const principal = await this.principals.ofRequest(request);
-    if (principal === 'missing' || principal === 'unknown') return undefined;
+    if (principal === 'missing' || principal === 'unknown' || principal === 'throttled') return undefined;
     const { windowS, startWindowS, adminPerMinute } = this.config.rateLimit;
     // The operator's own tooling gets one generous budget of its own, never an app's.
     if (principal.kind === 'admin')

@@ -84,6 +84,7 @@ export class WebhookDeliverer {
     if (!Array.isArray(keys)) return { ok: false, statusCode: null, error: keys.error, unsent: true };
     const nowS = Math.floor(this.clock.now().getTime() / 1000);
     return this.sender.attempt({
+      appId: delivery.appId,
       url: delivery.url,
       body: delivery.body,
       keys,

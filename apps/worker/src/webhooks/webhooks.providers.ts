@@ -1,6 +1,6 @@
 import { Logger, type Provider } from '@nestjs/common';
 import type { Config } from '@tally/config';
-import { AddressPolicy, DeliveryWake, WebhookOutbox, WebhookSender } from '@tally/webhooks';
+import { AddressPolicy, DeliveryWake, WebhookOutbox, WebhookResolver, WebhookSender } from '@tally/webhooks';
 import { EndpointHealthRepository } from './endpoint-health.repository.js';
 import { EventPruner } from './event-pruner.service.js';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
@@ -12,7 +12,7 @@ import { WebhooksRunner } from './webhooks.runner.js';
 export function webhooksProviders(config: Config): Provider[] {
   return [
     { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
-    { provide: WebhookSender, useFactory: () => new WebhookSender(new AddressPolicy(config.webhooks.allowCidrs)) },
+    { provide: WebhookSender, useFactory: () => new WebhookSender(new AddressPolicy(config.webhooks.allowCidrs), new WebhookResolver()) },
     {
       provide: WebhookOutbox,
       useFactory: (wake: DeliveryWake) =>
