@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
@@ -262,10 +262,21 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     }
   });
 
-  it('records two publishers composed in Chromium (auto: room-composite); the download plays with video and audio', async () => {
-    const { started, media } = await record('panel', { publishers: 2 });
+  it('records two publishers composed in Chromium, sandboxed (auto: room-composite); the download plays with video and audio', async () => {
+    let chromes: string[][] = [];
+    const { started, media } = await record('panel', {
+      publishers: 2,
+      whileRecording: async () => {
+        chromes = await waitFor('Chromium composing the room', () => {
+          const found = chromeCommandLines();
+          return Promise.resolve(found.length > 0 ? found : undefined);
+        });
+      },
+    });
     expect(started.mode).toBe('room_composite');
     expect(media.streams).toEqual(['audio', 'video']);
+    // Chromium composes what untrusted publishers send: its sandbox stays on.
+    expect(chromes.filter((args) => args.includes('--no-sandbox'))).toEqual([]);
   });
 
   it("ends a stream nobody joined at the join timeout, without ever making it a LiveKit room, and frees its place in the app's quota", async () => {
@@ -306,3 +317,17 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
     expect(ended.body).toMatchObject({ status: 'ended', endReason: 'ended_by_api' });
   });
 });
+
+/** The command lines of the Chromium processes running on this host. */
+function chromeCommandLines(): string[][] {
+  const found: string[][] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (args[0] !== undefined && /chrom(e|ium)/.test(args[0].split('/').pop() ?? '')) found.push(args);
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return found;
+}

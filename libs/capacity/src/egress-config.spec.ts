@@ -210,6 +210,7 @@ describe(renderEgressServiceConfig.name, () => {
     model: DEFAULT_MODEL,
     node: DEFAULT_NODE_BUDGET,
     hostCpus: 8,
+    chromeSandbox: true,
   };
 
   it('writes what egress needs to join livekit-server through its Redis, with admission from the model', () => {
@@ -224,6 +225,7 @@ describe(renderEgressServiceConfig.name, () => {
       template_port: 7980,
       logging: { level: 'info' },
       insecure: true,
+      enable_chrome_sandbox: true,
       cpu_cost: egressAdmission(DEFAULT_MODEL, DEFAULT_NODE_BUDGET, 8).cpuCost,
     });
     expect(JSON.parse(JSON.stringify(sut))).toEqual(sut);

@@ -24,6 +24,11 @@ export type EgressServiceConfigInput = Readonly<{
   node: NodeBudget;
   /** The cores egress sees on its host (cgroup quota, else CPU count). */
   hostCpus: number;
+  /**
+   * Chrome in its user-namespace sandbox. Chrome refuses it as root, and Docker's default seccomp
+   * profile forbids the namespaces: only an unprivileged native worker can have it.
+   */
+  chromeSandbox: boolean;
 }>;
 
 export type EgressRedisConfig = Readonly<{ address: string; username?: string; password?: string; db?: number; use_tls?: boolean }>;
@@ -40,6 +45,8 @@ export type EgressServiceConfig = Readonly<{
   logging: Readonly<{ level: EgressLogLevel }>;
   /** Lets Chrome (RoomComposite) connect to a ws:// livekit-server. */
   insecure: boolean;
+  /** Chrome (RoomComposite) runs in its sandbox (user namespaces): the untrusted publishers' media it composes stays confined. */
+  enable_chrome_sandbox: boolean;
   cpu_cost: EgressCpuCost;
 }>;
 
@@ -69,6 +76,7 @@ export function renderEgressServiceConfig(input: EgressServiceConfigInput): Egre
     ...(input.prometheusPort === undefined ? {} : { prometheus_port: input.prometheusPort }),
     logging: { level: input.logLevel ?? 'info' },
     insecure: ws.protocol === 'ws:',
+    enable_chrome_sandbox: input.chromeSandbox,
     cpu_cost: egressAdmission(input.model, input.node, input.hostCpus).cpuCost,
   };
 }

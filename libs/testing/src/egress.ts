@@ -59,6 +59,8 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
       gpus: [],
     },
     hostCpus: egressHostCpus(readIfPresent, availableParallelism()),
+    // The test stack runs egress as root, where Chrome refuses its sandbox.
+    chromeSandbox: false,
   });
   const configFile = join(dir, 'egress.yaml');
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`); // JSON is YAML

@@ -35,6 +35,7 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
   const livekit = requireLivekit(config);
   const workDir = join(config.dir, 'egress');
   const configFile = join(workDir, 'egress.yaml');
+  const docker = config.runtime === 'docker';
   const service = renderEgressServiceConfig({
     ...livekit,
     redisUrl: config.redisUrl,
@@ -45,8 +46,8 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
     model,
     node: budget,
     hostCpus: egressHostCpus(readIfPresent, availableParallelism()),
+    chromeSandbox: !docker && process.getuid?.() !== 0,
   });
-  const docker = config.runtime === 'docker';
   return {
     kind: 'egress',
     name: workerName(nodeId, 'egress'),
