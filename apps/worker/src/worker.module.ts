@@ -3,7 +3,7 @@ import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import type { Config } from '@tally/config';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { STATIC_QUEUES } from '@tally/contracts';
-import { QueuesModule, RedisConnection, RuntimeModule } from '@tally/runtime';
+import { QueuesModule, RuntimeModule } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
 import { DiskProcessor } from './disk/disk.processor.js';
 import { DiskStats } from './disk/disk-stats.js';
@@ -13,7 +13,6 @@ import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
 import { Sweep } from './jobs/sweep.service.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
-import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
 import { AppFiles } from './reconcile/app-files.js';
 import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
@@ -54,11 +53,6 @@ export class WorkerModule {
               loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS, diskWatermarks: config.disk.watermarks }),
             ),
           inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
-        },
-        {
-          provide: InvalidationPublisher,
-          useFactory: (redis: RedisConnection) => new InvalidationPublisher(redis),
-          inject: [RedisConnection],
         },
         ReconcileRepository,
         StreamsReconciler,

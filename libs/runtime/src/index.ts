@@ -4,3 +4,4 @@ export * from './redis-connection.js';
 export * from './runtime.module.js';
 export * from './logging.js';
 export * from './queues/index.js';
+export * from './cache-invalidation.js';

@@ -5,6 +5,7 @@ import { PrismaService } from '@tally/db';
 import { LivekitEgressClient, LivekitRoomClient } from '@tally/livekit';
 import { NodeRegistry, NodeWorkers } from '@tally/nodes';
 import { LoggerModule } from 'nestjs-pino';
+import { CacheInvalidation } from './cache-invalidation.js';
 import { Clock } from './clock.js';
 import { EgressStopRequests } from './egress-stop-requests.js';
 import { loggerModule } from './logging.js';
@@ -12,7 +13,7 @@ import { RedisConnection } from './redis-connection.js';
 
 /**
  * What every Tally Nest process (the API and the worker) runs on, wired in one place: the frozen
- * config, Prisma, the shared Redis connection, the capacity ledger, the node registry and the
+ * config, Prisma, the shared Redis connection, the invalidation bus of the in-process caches, the capacity ledger, the node registry and the
  * nodes' worker reports, LiveKit's room and egress services (every egress stop noted), the clock
  * and JSON logging (nestjs-pino). Connections close in onApplicationShutdown, after the HTTP server
  * and the queue workers have stopped.
@@ -25,6 +26,7 @@ export class RuntimeModule {
       { provide: CONFIG, useValue: config },
       { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
       RedisConnection,
+      CacheInvalidation,
       { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
       { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
       { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
@@ -48,6 +50,7 @@ export class RuntimeModule {
         CONFIG,
         PrismaService,
         RedisConnection,
+        CacheInvalidation,
         CapacityLedger,
         NodeRegistry,
         NodeWorkers,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, type Invalidation } from '@tally/runtime';
 import { AppsRepository } from './apps.repository.js';
 
 /** Bounds memory on a platform with many apps; the oldest entry goes first. */

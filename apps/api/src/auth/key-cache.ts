@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, type Invalidation } from '@tally/runtime';
 import { KeysRepository } from '../keys/keys.repository.js';
 
 export type ActiveKey = Readonly<{ id: string; appId: string }>;

@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Admitter, CapacityLedger, loadCapacityModel, PolicyCache } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { CacheInvalidation } from '../infra/invalidation.js';
+import { CacheInvalidation } from '@tally/runtime';
 import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, type Invalidation } from '@tally/runtime';
 
 export type AppRates = Readonly<{ requestsPerMinute: number; startsPerMinute: number }>;
 

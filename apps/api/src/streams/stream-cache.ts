@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, type Invalidation } from '@tally/runtime';
 import { StreamsRepository } from './streams.repository.js';
 
 /** What minting a join token needs of a stream: its room, and that it has not ended. */

@@ -3,7 +3,7 @@ import type { StreamStatus } from '@tally/contracts';
 import { Prisma, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
 import { GroupedWrites } from '../common/grouped-writes.js';
-import { CacheInvalidation } from '../infra/invalidation.js';
+import { CacheInvalidation } from '@tally/runtime';
 
 type Transition = Readonly<{ where: Prisma.StreamWhereInput; data: Prisma.StreamUpdateManyMutationInput }>;
 

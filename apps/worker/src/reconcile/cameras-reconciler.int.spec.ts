@@ -3,13 +3,14 @@ import { Admitter, CapacityLedger, cameraUnitCost, loadCapacityModel } from '@ta
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import type { Config } from '@tally/config';
+import { CacheInvalidation, type RedisConnection } from '@tally/runtime';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
 import { CamerasReconciler } from './cameras-reconciler.service.js';
-import { InvalidationPublisher } from './invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile.repository.js';
 
 const NODE_A = 'cam-origin-a';
@@ -50,7 +51,11 @@ describe(CamerasReconciler.name, () => {
     deliveries = new DeliveryWake(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
-    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries), new InvalidationPublisher(connection));
+    const repository = new ReconcileRepository(
+      prisma,
+      new WebhookOutbox(deliveries),
+      new CacheInvalidation({ redisUrl: redis.url } as Config, connection as RedisConnection),
+    );
     admitter = new Admitter(
       ledger,
       {

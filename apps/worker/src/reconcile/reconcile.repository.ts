@@ -3,14 +3,14 @@ import { POLICY_COLUMNS, toAppPolicy } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { type Camera, PrismaService, type Stream } from '@tally/db';
 import { toStreamView, WebhookOutbox } from '@tally/webhooks';
-import { InvalidationPublisher } from './invalidation-publisher.js';
+import { CacheInvalidation } from '@tally/runtime';
 
 @Injectable()
 export class ReconcileRepository {
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: WebhookOutbox,
-    private readonly invalidation: InvalidationPublisher,
+    private readonly invalidation: CacheInvalidation,
   ) {}
 
   openStreams(): Promise<Stream[]> {
