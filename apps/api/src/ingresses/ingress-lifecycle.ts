@@ -3,7 +3,7 @@ import { Admitter, CapacityLedger } from '@tally/admission';
 import type { Ingress } from '@tally/db';
 import { explainRefusal } from '@tally/capacity';
 import { type IngressSummary, LivekitRoomClient } from '@tally/livekit';
-import { roomName } from '../streams/stream.view.js';
+import { roomName } from '@tally/streams';
 import { INGRESS_START_LAPSE_MS, ingressIdentity } from './ingress-identity.js';
 import { IngressesRepository } from './ingresses.repository.js';
 

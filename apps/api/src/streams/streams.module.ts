@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { STREAM_PROVIDERS, StreamLifecycle } from '@tally/streams';
 import { StreamCache } from './stream-cache.js';
 import { StreamRooms } from './stream-rooms.js';
 import { StreamPresenceService } from './stream-presence.service.js';
@@ -9,7 +10,7 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   controllers: [StreamsController],
-  providers: [StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
-  exports: [StreamsService, StreamPresenceService],
+  providers: [...STREAM_PROVIDERS, StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
+  exports: [StreamsService, StreamPresenceService, StreamLifecycle],
 })
 export class StreamsModule {}

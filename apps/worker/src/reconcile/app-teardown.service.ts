@@ -2,10 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { ladderReservationId, RecordingLifecycle } from '@tally/recordings';
+import { StreamLifecycle } from '@tally/streams';
 import { AppFiles } from './app-files.js';
 import { type AppLeftovers, AppTeardownRepository, type DeletedApp } from './app-teardown.repository.js';
 import { MediaStopper } from './media-stopper.js';
-import { ReconcileRepository } from './reconcile.repository.js';
 
 const REASON = 'the app was deleted';
 
@@ -27,7 +27,7 @@ export class AppTeardown {
 
   constructor(
     private readonly repository: AppTeardownRepository,
-    private readonly streams: ReconcileRepository,
+    private readonly streams: StreamLifecycle,
     private readonly recordings: RecordingLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly media: MediaStopper,
@@ -69,8 +69,7 @@ export class AppTeardown {
   private async stop(left: AppLeftovers, now: Date): Promise<number> {
     for (const stream of left.streams) {
       await this.media.deleteRoom(stream.room);
-      await this.streams.markEnded(stream.id, now, 'app_deleted');
-      await this.ledger.release(stream.id);
+      await this.streams.end(stream.id, now, 'app_deleted');
     }
     for (const recording of left.recordings) {
       await this.media.stopEgress(recording.egressId);

@@ -3,10 +3,7 @@ import { Admitter, CapacityLedger, cameraUnitCost, loadCapacityModel } from '@ta
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
-import type { Config } from '@tally/config';
-import { CacheInvalidation, type RedisConnection } from '@tally/runtime';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
@@ -35,7 +32,6 @@ describe(CamerasReconciler.name, () => {
   let prisma: PrismaService;
   let redis: TestRedis;
   let connection: Redis;
-  let deliveries: DeliveryWake;
   let ledger: CapacityLedger;
   let admitter: Admitter;
   let counter: RepairCounter;
@@ -48,14 +44,9 @@ describe(CamerasReconciler.name, () => {
     prisma = new PrismaService(await createTestDatabase(inject('postgresUrl')));
     redis = await startRedis();
     connection = new Redis(redis.url);
-    deliveries = new DeliveryWake(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
-    const repository = new ReconcileRepository(
-      prisma,
-      new WebhookOutbox(deliveries),
-      new CacheInvalidation({ redisUrl: redis.url } as Config, connection as RedisConnection),
-    );
+    const repository = new ReconcileRepository(prisma);
     admitter = new Admitter(
       ledger,
       {
@@ -73,7 +64,6 @@ describe(CamerasReconciler.name, () => {
   });
 
   afterAll(async () => {
-    await deliveries?.close();
     connection?.disconnect();
     await redis?.stop();
     await prisma?.$disconnect();

@@ -1,0 +1,3 @@
+export * from './stream-room.js';
+export * from './stream-lifecycle.js';
+export * from './streams.providers.js';
