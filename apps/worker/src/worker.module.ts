@@ -4,7 +4,7 @@ import type { Config } from '@tally/config';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { STATIC_QUEUES } from '@tally/contracts';
 import { QueuesModule, RuntimeModule } from '@tally/runtime';
-import { STREAM_PROVIDERS } from '@tally/streams';
+import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
 import { WebhookOutbox } from '@tally/webhooks';
 import { DiskProcessor } from './disk/disk.processor.js';
 import { DiskStats } from './disk/disk-stats.js';
@@ -74,7 +74,7 @@ export class WorkerModule {
         DiskProcessor,
         ...webhooksProviders(config),
       ],
-      exports: [Admitter, WebhookOutbox],
+      exports: [Admitter, WebhookOutbox, ...STREAM_LIFECYCLES],
     };
   }
 }

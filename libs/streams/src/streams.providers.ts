@@ -1,9 +1,15 @@
-import type { Provider } from '@nestjs/common';
-import { CapacityLedger } from '@tally/admission';
+import { Logger, type Provider } from '@nestjs/common';
+import { Admitter, CapacityLedger } from '@tally/admission';
 import { PrismaService } from '@tally/db';
+import { LivekitRoomClient } from '@tally/livekit';
+import { NodeWorkers } from '@tally/nodes';
 import { CacheInvalidation } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
+import { IngressLifecycle } from './ingress-lifecycle.js';
 import { StreamLifecycle } from './stream-lifecycle.js';
+
+/** The lifecycles, for a module's `exports`. */
+export const STREAM_LIFECYCLES = [StreamLifecycle, IngressLifecycle];
 
 /** The lifecycles as the API and the worker both provide them, on RuntimeModule's adapters. */
 export const STREAM_PROVIDERS: Provider[] = [
@@ -12,5 +18,20 @@ export const STREAM_PROVIDERS: Provider[] = [
     useFactory: (prisma: PrismaService, ledger: CapacityLedger, outbox: WebhookOutbox, invalidation: CacheInvalidation) =>
       new StreamLifecycle(prisma, ledger, outbox, invalidation),
     inject: [PrismaService, CapacityLedger, WebhookOutbox, CacheInvalidation],
+  },
+  {
+    provide: IngressLifecycle,
+    useFactory: (
+      prisma: PrismaService,
+      ledger: CapacityLedger,
+      admitter: Admitter,
+      outbox: WebhookOutbox,
+      workers: NodeWorkers,
+      rooms: LivekitRoomClient,
+    ) => {
+      const logger = new Logger(IngressLifecycle.name);
+      return new IngressLifecycle(prisma, ledger, admitter, outbox, workers, rooms, (message) => logger.warn(message));
+    },
+    inject: [PrismaService, CapacityLedger, Admitter, WebhookOutbox, NodeWorkers, LivekitRoomClient],
   },
 ];

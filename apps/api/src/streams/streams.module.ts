@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { STREAM_PROVIDERS, StreamLifecycle } from '@tally/streams';
+import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
 import { StreamCache } from './stream-cache.js';
 import { StreamRooms } from './stream-rooms.js';
 import { StreamPresenceService } from './stream-presence.service.js';
@@ -11,6 +11,6 @@ import { TokensService } from './tokens.service.js';
 @Module({
   controllers: [StreamsController],
   providers: [...STREAM_PROVIDERS, StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
-  exports: [StreamsService, StreamPresenceService, StreamLifecycle],
+  exports: [StreamsService, StreamPresenceService, ...STREAM_LIFECYCLES],
 })
 export class StreamsModule {}

@@ -50,10 +50,6 @@ export class AppTeardownRepository {
     });
   }
 
-  async endIngress(id: string, at: Date): Promise<void> {
-    await this.prisma.ingress.updateMany({ where: { id, deletedAt: null }, data: { status: 'ended', deletedAt: at } });
-  }
-
   async deleteCamera(id: string, at: Date): Promise<void> {
     await this.prisma.camera.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: at } });
   }

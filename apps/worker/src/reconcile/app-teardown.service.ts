@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { ladderReservationId, RecordingLifecycle } from '@tally/recordings';
-import { StreamLifecycle } from '@tally/streams';
+import { IngressLifecycle, StreamLifecycle } from '@tally/streams';
 import { AppFiles } from './app-files.js';
 import { type AppLeftovers, AppTeardownRepository, type DeletedApp } from './app-teardown.repository.js';
 import { MediaStopper } from './media-stopper.js';
@@ -28,6 +28,7 @@ export class AppTeardown {
   constructor(
     private readonly repository: AppTeardownRepository,
     private readonly streams: StreamLifecycle,
+    private readonly ingresses: IngressLifecycle,
     private readonly recordings: RecordingLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly media: MediaStopper,
@@ -87,8 +88,7 @@ export class AppTeardown {
     }
     for (const ingress of left.ingresses) {
       await this.media.deleteIngress(ingress);
-      await this.repository.endIngress(ingress.id, now);
-      await this.ledger.release(ingress.id);
+      await this.ingresses.deleted(ingress, now);
     }
     for (const cameraId of left.cameraIds) {
       await this.repository.deleteCamera(cameraId, now);
