@@ -3,6 +3,7 @@ import type { Config } from '@tally/config';
 import { LivekitWebhookVerifier } from '@tally/livekit';
 import { STATIC_QUEUES } from '@tally/contracts';
 import { QueuesModule, RuntimeModule } from '@tally/runtime';
+import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
 import { AddressPolicy, DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 
 export { RedisConnection } from '@tally/runtime';
@@ -22,6 +23,8 @@ export class InfraModule {
       providers: [
         { provide: LivekitWebhookVerifier, useFactory: () => new LivekitWebhookVerifier(config.livekit) },
         { provide: AddressPolicy, useFactory: () => new AddressPolicy(config.webhooks.allowCidrs) },
+        // The lifecycles of streams, ingresses, live HLS and cameras, shared with the worker.
+        ...STREAM_PROVIDERS,
         { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
         {
           provide: WebhookOutbox,
@@ -29,7 +32,7 @@ export class InfraModule {
           inject: [DeliveryWake],
         },
       ],
-      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy],
+      exports: [LivekitWebhookVerifier, WebhookOutbox, AddressPolicy, ...STREAM_LIFECYCLES],
     };
   }
 }

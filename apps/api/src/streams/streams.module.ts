@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
 import { StreamCache } from './stream-cache.js';
 import { StreamRooms } from './stream-rooms.js';
 import { StreamPresenceService } from './stream-presence.service.js';
@@ -10,7 +9,7 @@ import { TokensService } from './tokens.service.js';
 
 @Module({
   controllers: [StreamsController],
-  providers: [...STREAM_PROVIDERS, StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
-  exports: [StreamsService, StreamPresenceService, ...STREAM_LIFECYCLES],
+  providers: [StreamsRepository, StreamRooms, StreamsService, StreamPresenceService, StreamCache, TokensService],
+  exports: [StreamsService, StreamPresenceService],
 })
 export class StreamsModule {}

@@ -3,6 +3,7 @@ import { Admitter, CapacityLedger, cameraUnitCost, loadCapacityModel } from '@ta
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import { CameraLifecycle } from '@tally/streams';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -58,7 +59,7 @@ describe(CamerasReconciler.name, () => {
       loadCapacityModel(undefined),
     );
     counter = new RepairCounter(connection);
-    sut = new CamerasReconciler(repository, ledger, admitter);
+    sut = new CamerasReconciler(repository, ledger, new CameraLifecycle(prisma, ledger, admitter));
     await registry.heartbeat(heartbeat(NODE_A), 600);
     await registry.heartbeat(heartbeat(NODE_B), 600);
   });
