@@ -1,11 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import type { Config } from '@tally/config';
-import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { STATIC_QUEUES } from '@tally/contracts';
-import { QueuesModule, RuntimeModule } from '@tally/runtime';
+import { AdmissionModule, QueuesModule, RuntimeModule } from '@tally/runtime';
 import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
-import { WebhookOutbox } from '@tally/webhooks';
 import { DiskProcessor } from './disk/disk.processor.js';
 import { DiskStats } from './disk/disk-stats.js';
 import { DiskWatermarkCheck } from './disk/disk-watermark.service.js';
@@ -36,25 +33,11 @@ export class WorkerModule {
       imports: [
         RuntimeModule.forRoot(config),
         QueuesModule.forRoot({ queues: STATIC_QUEUES, consume: true }),
+        AdmissionModule,
         RecordingsWorkerModule,
         IngressesWorkerModule,
       ],
       providers: [
-        {
-          provide: Admitter,
-          useFactory: (ledger: CapacityLedger, registry: NodeRegistry, repository: ReconcileRepository) =>
-            new Admitter(
-              ledger,
-              {
-                liveNodes: async () => (await registry.list()).map(toNodeBudget),
-                schedulableNodes: async () => schedulableBudgets(await registry.list()),
-                appPolicy: (appId) => repository.appPolicy(appId),
-                appPolicies: () => repository.appPolicies(),
-              },
-              loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS, diskWatermarks: config.disk.watermarks }),
-            ),
-          inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
-        },
         ...STREAM_PROVIDERS,
         ReconcileRepository,
         StreamsReconciler,
@@ -74,7 +57,7 @@ export class WorkerModule {
         DiskProcessor,
         ...webhooksProviders(config),
       ],
-      exports: [Admitter, WebhookOutbox, ...STREAM_LIFECYCLES],
+      exports: [...STREAM_LIFECYCLES],
     };
   }
 }

@@ -5,3 +5,7 @@ export * from './runtime.module.js';
 export * from './logging.js';
 export * from './queues/index.js';
 export * from './cache-invalidation.js';
+export * from './admission/admission.module.js';
+export * from './admission/admission-decisions.js';
+export * from './admission/app-policies.repository.js';
+export * from './admission/pool-source.js';

@@ -3,6 +3,7 @@ import { Admitter, CapacityLedger, cameraUnitCost, loadCapacityModel } from '@ta
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import { AppPoliciesRepository } from '@tally/runtime';
 import { CameraLifecycle } from '@tally/streams';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
@@ -48,13 +49,14 @@ describe(CamerasReconciler.name, () => {
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
     const repository = new ReconcileRepository(prisma);
+    const policies = new AppPoliciesRepository(prisma);
     admitter = new Admitter(
       ledger,
       {
         liveNodes: async () => (await registry.list()).map(toNodeBudget),
         schedulableNodes: async () => schedulableBudgets(await registry.list()),
-        appPolicy: (appId) => repository.appPolicy(appId),
-        appPolicies: () => repository.appPolicies(),
+        appPolicy: (appId) => policies.one(appId),
+        appPolicies: () => policies.all(),
       },
       loadCapacityModel(undefined),
     );
