@@ -5,6 +5,7 @@ export * from './runtime.module.js';
 export * from './logging.js';
 export * from './queues/index.js';
 export * from './cache-invalidation.js';
+export * from './invalidated-cache.js';
 export * from './admission/admission.module.js';
 export * from './admission/admission-decisions.js';
 export * from './admission/app-policies.repository.js';

@@ -1,7 +1,9 @@
 import { Global, Module } from '@nestjs/common';
-import { Admitter, CapacityLedger, loadCapacityModel, PolicyCache } from '@tally/admission';
+import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
+import type { AppQuotaPolicy } from '@tally/capacity';
 import { CONFIG, type Config } from '@tally/config';
 import { CacheInvalidation } from '../cache-invalidation.js';
+import { InvalidatedCache } from '../invalidated-cache.js';
 import { AdmissionDecisions } from './admission-decisions.js';
 import { AppPoliciesRepository } from './app-policies.repository.js';
 import { PoolSourceAdapter } from './pool-source.js';
@@ -28,7 +30,8 @@ import { PoolSourceAdapter } from './pool-source.js';
         invalidation: CacheInvalidation,
       ) => {
         // Every process forgets an app's policy when it changes (AppsService publishes it) or the app is deleted.
-        const policies = new PolicyCache(() => invalidation.live);
+        // The TTL is a backstop only: a policy change reaches every process through the bus.
+        const policies = new InvalidatedCache<AppQuotaPolicy>({ max: 10_000, ttlMs: 60_000, live: () => invalidation.live });
         invalidation.onChange((change) => {
           if (change.kind === 'all') policies.forgetAll();
           else if (change.kind === 'policy' || change.kind === 'app') policies.forget(change.appId);
