@@ -1,3 +1,4 @@
+import type { Invalidation } from '@tally/contracts';
 import { LRUCache } from 'lru-cache';
 
 export type InvalidatedCacheOptions = Readonly<{
@@ -70,4 +71,21 @@ export class InvalidatedCache<V extends NonNullable<unknown>> {
     this.generation += 1;
     this.entries.clear();
   }
+}
+
+/** What a cache needs of the invalidation bus (CacheInvalidation). */
+export type InvalidationBus = Readonly<{ live: boolean; onChange(listener: (change: Invalidation) => void): void }>;
+
+/**
+ * A cache that serves while `bus` is live and hands every change on it to `evict`, which forgets
+ * what the change makes stale.
+ */
+export function cacheOnBus<V extends NonNullable<unknown>>(
+  bus: InvalidationBus,
+  bounds: Pick<InvalidatedCacheOptions, 'max' | 'ttlMs'>,
+  evict: (cache: InvalidatedCache<V>, change: Invalidation) => void,
+): InvalidatedCache<V> {
+  const cache = new InvalidatedCache<V>({ ...bounds, live: () => bus.live });
+  bus.onChange((change) => evict(cache, change));
+  return cache;
 }

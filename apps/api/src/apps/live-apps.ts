@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation, InvalidatedCache } from '@tally/runtime';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 import { AppsRepository } from './apps.repository.js';
 
 /**
@@ -17,16 +17,13 @@ export class LiveApps {
     invalidation: CacheInvalidation,
   ) {
     // The TTL is a backstop only: deleting an app reaches every replica within milliseconds.
-    this.cache = new InvalidatedCache({ max: 10_000, ttlMs: 60_000, live: () => invalidation.live });
-    invalidation.onChange((change) => this.evict(change));
+    this.cache = cacheOnBus<true>(invalidation, { max: 10_000, ttlMs: 60_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'app') cache.forget(change.appId);
+    });
   }
 
   async exists(appId: string): Promise<boolean> {
     return (await this.cache.read(appId, async () => ((await this.apps.find(appId)) ? true : undefined))) === true;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'all') this.cache.forgetAll();
-    else if (change.kind === 'app') this.cache.forget(change.appId);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation, InvalidatedCache } from '@tally/runtime';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 import { KeysRepository } from '../keys/keys.repository.js';
 
 export type ActiveKey = Readonly<{ id: string; appId: string }>;
@@ -18,8 +18,11 @@ export class ApiKeyCache {
     invalidation: CacheInvalidation,
   ) {
     // The TTL is a backstop only: revocation reaches every replica within milliseconds.
-    this.cache = new InvalidatedCache({ max: 10_000, ttlMs: 60_000, live: () => invalidation.live });
-    invalidation.onChange((change) => this.evict(change));
+    this.cache = cacheOnBus<ActiveKey>(invalidation, { max: 10_000, ttlMs: 60_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'key') cache.forgetWhere((key) => key.id === change.keyId);
+      else if (change.kind === 'app') cache.forgetWhere((key) => key.appId === change.appId);
+    });
   }
 
   findActive(hash: string): Promise<ActiveKey | undefined> {
@@ -27,11 +30,5 @@ export class ApiKeyCache {
       const row = await this.keys.findActiveByHash(hash);
       return row ? { id: row.id, appId: row.appId } : undefined;
     });
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'all') this.cache.forgetAll();
-    else if (change.kind === 'key') this.cache.forgetWhere((key) => key.id === change.keyId);
-    else if (change.kind === 'app') this.cache.forgetWhere((key) => key.appId === change.appId);
   }
 }

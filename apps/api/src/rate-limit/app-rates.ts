@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { CacheInvalidation, type Invalidation, InvalidatedCache } from '@tally/runtime';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 
 export type AppRates = Readonly<{ requestsPerMinute: number; startsPerMinute: number }>;
 
@@ -22,8 +22,10 @@ export class AppRateLimits {
     @Inject(CONFIG) private readonly config: Config,
   ) {
     // The TTL is a backstop only: a changed rate reaches every replica at once.
-    this.cache = new InvalidatedCache({ max: 10_000, ttlMs: 30_000, live: () => invalidation.live });
-    invalidation.onChange((change) => this.evict(change));
+    this.cache = cacheOnBus<AppRates>(invalidation, { max: 10_000, ttlMs: 30_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'policy' || change.kind === 'app') cache.forget(change.appId);
+    });
   }
 
   /** The rates held in process, if any: every keyed request asks, so a hit costs no promise. */
@@ -49,10 +51,5 @@ export class AppRateLimits {
     };
     this.cache.remember(appId, rates, generation);
     return rates;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'all') this.cache.forgetAll();
-    else if (change.kind === 'policy' || change.kind === 'app') this.cache.forget(change.appId);
   }
 }

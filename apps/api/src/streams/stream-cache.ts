@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation, InvalidatedCache } from '@tally/runtime';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 import { StreamsRepository } from './streams.repository.js';
 
 /** What minting a join token needs of a stream: its room, and that it has not ended. */
@@ -19,8 +19,11 @@ export class StreamCache {
     invalidation: CacheInvalidation,
   ) {
     // The TTL is a backstop only: the end of a stream reaches every replica through the bus.
-    this.cache = new InvalidatedCache({ max: 10_000, ttlMs: 30_000, live: () => invalidation.live });
-    invalidation.onChange((change) => this.evict(change));
+    this.cache = cacheOnBus<OpenStream>(invalidation, { max: 10_000, ttlMs: 30_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'stream') cache.forget(change.streamId);
+      else if (change.kind === 'app') cache.forgetWhere((stream) => stream.appId === change.appId);
+    });
   }
 
   /** The open stream, `ended`, or undefined when the app has no such stream. */
@@ -34,11 +37,5 @@ export class StreamCache {
     const stream: OpenStream = { id: row.id, appId: row.appId, room: row.room };
     this.cache.remember(streamId, stream, generation);
     return stream;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'all') this.cache.forgetAll();
-    else if (change.kind === 'stream') this.cache.forget(change.streamId);
-    else if (change.kind === 'app') this.cache.forgetWhere((stream) => stream.appId === change.appId);
   }
 }

@@ -3,7 +3,7 @@ import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import { CONFIG, type Config } from '@tally/config';
 import { CacheInvalidation } from '../cache-invalidation.js';
-import { InvalidatedCache } from '../invalidated-cache.js';
+import { cacheOnBus } from '../invalidated-cache.js';
 import { AdmissionDecisions } from './admission-decisions.js';
 import { AppPoliciesRepository } from './app-policies.repository.js';
 import { PoolSourceAdapter } from './pool-source.js';
@@ -31,10 +31,9 @@ import { PoolSourceAdapter } from './pool-source.js';
       ) => {
         // Every process forgets an app's policy when it changes (AppsService publishes it) or the app is deleted.
         // The TTL is a backstop only: a policy change reaches every process through the bus.
-        const policies = new InvalidatedCache<AppQuotaPolicy>({ max: 10_000, ttlMs: 60_000, live: () => invalidation.live });
-        invalidation.onChange((change) => {
-          if (change.kind === 'all') policies.forgetAll();
-          else if (change.kind === 'policy' || change.kind === 'app') policies.forget(change.appId);
+        const policies = cacheOnBus<AppQuotaPolicy>(invalidation, { max: 10_000, ttlMs: 60_000 }, (cache, change) => {
+          if (change.kind === 'all') cache.forgetAll();
+          else if (change.kind === 'policy' || change.kind === 'app') cache.forget(change.appId);
         });
         const model = loadCapacityModel(config.capacityProfilePath, {
           diskHorizonS: config.diskHorizonS,
