@@ -1,7 +1,7 @@
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import { createProjectGraphAsync } from '@nx/devkit';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 // @nx/enforce-module-boundaries reads Nx's cached project graph and skips itself, with only a
@@ -23,6 +23,8 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX, '@nx': nx },
+    // Node's own resolution (package exports conditions included) for import-x/no-cycle.
+    settings: { 'import-x/resolver-next': [createNodeResolver()] },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],

@@ -1,4 +1,4 @@
-import type { CacheInvalidation, Invalidation } from '../src/infra/invalidation.js';
+import type { CacheInvalidation, Invalidation } from '@tally/runtime';
 
 /** CacheInvalidation at its adapter, for unit tests of the in-process caches that listen to it. */
 export function fakeInvalidation() {

@@ -1,10 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { Admitter, CapacityLedger, loadCapacityModel } from '@tally/admission';
 import type { Config } from '@tally/config';
-import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import { STATIC_QUEUES } from '@tally/contracts';
-import { QueuesModule, RedisConnection, RuntimeModule } from '@tally/runtime';
-import { WebhookOutbox } from '@tally/webhooks';
+import { AdmissionModule, QueuesModule, RuntimeModule } from '@tally/runtime';
+import { STREAM_LIFECYCLES, STREAM_PROVIDERS } from '@tally/streams';
 import { DiskProcessor } from './disk/disk.processor.js';
 import { DiskStats } from './disk/disk-stats.js';
 import { DiskWatermarkCheck } from './disk/disk-watermark.service.js';
@@ -14,7 +12,6 @@ import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
 import { MeteringWorkerModule } from './metering/metering.module.js';
 import { Sweep } from './jobs/sweep.service.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
-import { InvalidationPublisher } from './reconcile/invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
 import { AppFiles } from './reconcile/app-files.js';
 import { AppTeardownRepository } from './reconcile/app-teardown.repository.js';
@@ -37,31 +34,13 @@ export class WorkerModule {
       imports: [
         RuntimeModule.forRoot(config),
         QueuesModule.forRoot({ queues: STATIC_QUEUES, consume: true }),
+        AdmissionModule,
         RecordingsWorkerModule,
         IngressesWorkerModule,
         MeteringWorkerModule,
       ],
       providers: [
-        {
-          provide: Admitter,
-          useFactory: (ledger: CapacityLedger, registry: NodeRegistry, repository: ReconcileRepository) =>
-            new Admitter(
-              ledger,
-              {
-                liveNodes: async () => (await registry.list()).map(toNodeBudget),
-                schedulableNodes: async () => schedulableBudgets(await registry.list()),
-                appPolicy: (appId) => repository.appPolicy(appId),
-                appPolicies: () => repository.appPolicies(),
-              },
-              loadCapacityModel(config.capacityProfilePath, { diskHorizonS: config.diskHorizonS, diskWatermarks: config.disk.watermarks }),
-            ),
-          inject: [CapacityLedger, NodeRegistry, ReconcileRepository],
-        },
-        {
-          provide: InvalidationPublisher,
-          useFactory: (redis: RedisConnection) => new InvalidationPublisher(redis),
-          inject: [RedisConnection],
-        },
+        ...STREAM_PROVIDERS,
         ReconcileRepository,
         StreamsReconciler,
         CamerasReconciler,
@@ -80,7 +59,7 @@ export class WorkerModule {
         DiskProcessor,
         ...webhooksProviders(config),
       ],
-      exports: [Admitter, WebhookOutbox],
+      exports: [...STREAM_LIFECYCLES],
     };
   }
 }

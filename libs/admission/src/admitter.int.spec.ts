@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, maxConcurrent, type NodeBudget } from '@tally/capacity';
+import { type AppQuotaPolicy, DEFAULT_MODEL, maxConcurrent, type NodeBudget } from '@tally/capacity';
 import { startRedis, type TestRedis } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { policiesFrom, type PoolSource } from './admitter.types.js';
 import { cameraUnitCost } from './camera-cost.js';
 import { CapacityLedger } from './capacity-ledger.js';
 import { toStoredPolicy } from './app-policy.js';
-import { PolicyCache } from './policy-cache.js';
+import type { PolicyCache } from './policy-cache.js';
 
 /** A 4 vCPU / 4 GB node: room for a handful of track-composite recordings. */
 const NODE: NodeBudget = { id: 'node-a', cpuMillicores: 4_000, ramMb: 4_096, nicMbps: 1_000, gpus: [] };
@@ -130,7 +130,7 @@ describe(Admitter.name, () => {
     const connection = new Redis(redis.url);
     connections.push(connection);
     const ledger = new CapacityLedger(connection, () => now);
-    const policies = new PolicyCache(() => true);
+    const policies = keptPolicies();
     const sut = new Admitter(
       ledger,
       {
@@ -269,4 +269,19 @@ function hashTag(key: string): string {
   const open = key.indexOf('{');
   const close = key.indexOf('}', open + 1);
   return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** Policies kept in process as the runtime's InvalidatedCache keeps them, with `forget` standing in for an invalidation. */
+function keptPolicies(): PolicyCache & { forget(appId: string): void } {
+  const entries = new Map<string, AppQuotaPolicy>();
+  let generation = 0;
+  return {
+    get: (appId) => entries.get(appId),
+    begin: () => generation,
+    remember: (appId, policy, at) => void (at === generation && entries.set(appId, policy)),
+    forget: (appId) => {
+      generation += 1;
+      entries.delete(appId);
+    },
+  };
 }

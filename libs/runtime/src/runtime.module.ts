@@ -1,10 +1,12 @@
-import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
+import { type DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitEgressClient, LivekitRoomClient } from '@tally/livekit';
 import { NodeRegistry, NodeWorkers } from '@tally/nodes';
+import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { LoggerModule } from 'nestjs-pino';
+import { CacheInvalidation } from './cache-invalidation.js';
 import { Clock } from './clock.js';
 import { EgressStopRequests } from './egress-stop-requests.js';
 import { loggerModule } from './logging.js';
@@ -12,9 +14,9 @@ import { RedisConnection } from './redis-connection.js';
 
 /**
  * What every Tally Nest process (the API and the worker) runs on, wired in one place: the frozen
- * config, Prisma, the shared Redis connection, the capacity ledger, the node registry and the
+ * config, Prisma, the shared Redis connection, the invalidation bus of the in-process caches, the capacity ledger, the node registry and the
  * nodes' worker reports, LiveKit's room and egress services (every egress stop noted), the clock
- * and JSON logging (nestjs-pino). Connections close in onApplicationShutdown, after the HTTP server
+ * the app webhooks' outbox and the wake-up it sends after commit, and JSON logging (nestjs-pino). Connections close in onApplicationShutdown, after the HTTP server
  * and the queue workers have stopped.
  */
 @Global()
@@ -25,12 +27,15 @@ export class RuntimeModule {
       { provide: CONFIG, useValue: config },
       { provide: PrismaService, useFactory: () => new PrismaService(config.databaseUrl) },
       RedisConnection,
+      CacheInvalidation,
       { provide: CapacityLedger, useFactory: (redis: RedisConnection) => new CapacityLedger(redis), inject: [RedisConnection] },
       { provide: NodeRegistry, useFactory: (redis: RedisConnection) => new NodeRegistry(redis), inject: [RedisConnection] },
       { provide: NodeWorkers, useFactory: (redis: RedisConnection) => new NodeWorkers(redis), inject: [RedisConnection] },
       { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
       Clock,
       EgressStopRequests,
+      { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
+      { provide: WebhookOutbox, useFactory: (wake: DeliveryWake) => new WebhookOutbox(wake, { onFlushError }), inject: [DeliveryWake] },
       // One egress adapter per process, noting every stop it asks (the worker's reconciler reads the notes).
       {
         provide: LivekitEgressClient,
@@ -48,6 +53,7 @@ export class RuntimeModule {
         CONFIG,
         PrismaService,
         RedisConnection,
+        CacheInvalidation,
         CapacityLedger,
         NodeRegistry,
         NodeWorkers,
@@ -55,7 +61,15 @@ export class RuntimeModule {
         LivekitEgressClient,
         EgressStopRequests,
         Clock,
+        WebhookOutbox,
       ],
     };
   }
+}
+
+/** The wake after commit failed: the delivery rows are pending, so the worker's dispatcher finds them at its next poll. */
+function onFlushError(error: unknown, deliveryIds: readonly string[]): void {
+  new Logger(WebhookOutbox.name).warn(
+    `waking the dispatchers for ${deliveryIds.length} webhook deliveries failed, their poll will find them: ${String(error)}`,
+  );
 }

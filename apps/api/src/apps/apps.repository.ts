@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { AppQuotaPolicy } from '@tally/capacity';
 import type { RecordingFormat, RecordingModeSetting, StoredRateLimits } from '@tally/contracts';
 import { type App, PrismaService } from '@tally/db';
-import { POLICY_COLUMNS, parseStoredLimits, type StoredLimits, toAppPolicy } from '@tally/admission';
+import { parseStoredLimits, type StoredLimits } from '@tally/admission';
 
 export type AppChanges = {
   name?: string;
@@ -77,16 +76,5 @@ export class AppsRepository {
       const { count } = await tx.app.updateMany({ where: { id: appId, deletedAt: null }, data: changes });
       return count === 0 ? null : tx.app.findUnique({ where: { id: appId } });
     });
-  }
-
-  /** Every live app's quota policy (listings, gauges, the ledger's copy at startup). */
-  async policies(): Promise<AppQuotaPolicy[]> {
-    const rows = await this.prisma.app.findMany({ where: { deletedAt: null }, select: POLICY_COLUMNS });
-    return rows.map(toAppPolicy);
-  }
-
-  async policy(appId: string): Promise<AppQuotaPolicy | undefined> {
-    const row = await this.prisma.app.findFirst({ where: { id: appId, deletedAt: null }, select: POLICY_COLUMNS });
-    return row ? toAppPolicy(row) : undefined;
   }
 }

@@ -16,7 +16,7 @@ import { AddressPolicy, WebhookResolver } from '@tally/webhooks';
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { CacheInvalidation } from '../infra/invalidation.js';
+import { CacheInvalidation } from '@tally/runtime';
 import { CamerasService } from '../cameras/cameras.service.js';
 import { ReconcileQueue } from '../capacity/reconcile.queue.js';
 import { Clock } from '../common/clock.js';

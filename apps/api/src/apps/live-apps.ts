@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 import { AppsRepository } from './apps.repository.js';
-
-/** Bounds memory on a platform with many apps; the oldest entry goes first. */
-const MAX_ENTRIES = 10_000;
-/** A backstop only: deleting an app reaches every replica through CacheInvalidation within milliseconds. */
-const TTL_MS = 60_000;
 
 /**
  * Whether an app exists and is not deleted, answered in process for the routes that only need to
@@ -15,34 +10,20 @@ const TTL_MS = 60_000;
  */
 @Injectable()
 export class LiveApps {
-  private readonly expiresAt = new Map<string, number>();
-  /** Bumped by every invalidation: a lookup that raced one must not remember what it read. */
-  private generation = 0;
+  private readonly cache: InvalidatedCache<true>;
 
   constructor(
     private readonly apps: AppsRepository,
-    private readonly invalidation: CacheInvalidation,
+    invalidation: CacheInvalidation,
   ) {
-    invalidation.onChange((change) => this.evict(change));
+    // The TTL is a backstop only: deleting an app reaches every replica within milliseconds.
+    this.cache = cacheOnBus<true>(invalidation, { max: 10_000, ttlMs: 60_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'app') cache.forget(change.appId);
+    });
   }
 
   async exists(appId: string): Promise<boolean> {
-    const now = Date.now();
-    if (this.invalidation.live && (this.expiresAt.get(appId) ?? 0) > now) return true;
-    const generation = this.generation;
-    if (!(await this.apps.find(appId))) return false;
-    if (generation === this.generation && this.invalidation.live) {
-      this.expiresAt.delete(appId);
-      if (this.expiresAt.size >= MAX_ENTRIES) this.expiresAt.delete(this.expiresAt.keys().next().value!);
-      this.expiresAt.set(appId, now + TTL_MS);
-    }
-    return true;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind !== 'app' && change.kind !== 'all') return;
-    this.generation += 1;
-    if (change.kind === 'all') this.expiresAt.clear();
-    else this.expiresAt.delete(change.appId);
+    return (await this.cache.read(appId, async () => ((await this.apps.find(appId)) ? true : undefined))) === true;
   }
 }

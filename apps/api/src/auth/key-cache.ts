@@ -1,13 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 import { KeysRepository } from '../keys/keys.repository.js';
 
 export type ActiveKey = Readonly<{ id: string; appId: string }>;
-
-/** Bounds memory when many distinct keys authenticate; the oldest entry goes first. */
-const MAX_ENTRIES = 10_000;
-/** A backstop only: revocation reaches every replica through CacheInvalidation within milliseconds. */
-const TTL_MS = 60_000;
 
 /**
  * Active API keys by hash, in process, so authentication reads Postgres once per key and minute
@@ -16,50 +11,29 @@ const TTL_MS = 60_000;
  */
 @Injectable()
 export class ApiKeyCache {
-  private readonly entries = new Map<string, { key: ActiveKey; expiresAt: number }>();
-  /** Bumped by every invalidation: a lookup that raced one must not cache what it read. */
-  private generation = 0;
+  private readonly cache: InvalidatedCache<ActiveKey>;
 
   constructor(
     private readonly keys: KeysRepository,
-    private readonly invalidation: CacheInvalidation,
+    invalidation: CacheInvalidation,
   ) {
-    invalidation.onChange((change) => this.evict(change));
+    // The TTL is a backstop only: revocation reaches every replica within milliseconds.
+    this.cache = cacheOnBus<ActiveKey>(invalidation, { max: 10_000, ttlMs: 60_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'key') cache.forgetWhere((key) => key.id === change.keyId);
+      else if (change.kind === 'app') cache.forgetWhere((key) => key.appId === change.appId);
+    });
   }
 
   /** The key when this process has it cached (no Postgres query), else undefined. */
-  cached(hash: string, now = Date.now()): ActiveKey | undefined {
-    if (!this.invalidation.live) return undefined;
-    const hit = this.entries.get(hash);
-    return hit && hit.expiresAt > now ? hit.key : undefined;
+  cached(hash: string): ActiveKey | undefined {
+    return this.cache.get(hash);
   }
 
-  async findActive(hash: string): Promise<ActiveKey | undefined> {
-    const now = Date.now();
-    const hit = this.cached(hash, now);
-    if (hit) return hit;
-    const generation = this.generation;
-    const row = await this.keys.findActiveByHash(hash);
-    if (!row) return undefined;
-    const key: ActiveKey = { id: row.id, appId: row.appId };
-    if (generation === this.generation && this.invalidation.live) {
-      this.entries.delete(hash);
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(hash, { key, expiresAt: now + TTL_MS });
-    }
-    return key;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'stream' || change.kind === 'policy') return;
-    this.generation += 1;
-    if (change.kind === 'all') {
-      this.entries.clear();
-      return;
-    }
-    for (const [hash, { key }] of this.entries) {
-      if ((change.kind === 'key' && key.id === change.keyId) || (change.kind === 'app' && key.appId === change.appId))
-        this.entries.delete(hash);
-    }
+  findActive(hash: string): Promise<ActiveKey | undefined> {
+    return this.cache.read(hash, async () => {
+      const row = await this.keys.findActiveByHash(hash);
+      return row ? { id: row.id, appId: row.appId } : undefined;
+    });
   }
 }

@@ -31,10 +31,4 @@ export class CamerasRepository {
   list(appId: string): Promise<Camera[]> {
     return this.prisma.camera.findMany({ where: { appId, deletedAt: null }, orderBy: { createdAt: 'desc' }, take: 500 });
   }
-
-  /** False when it was already deleted (another request won). */
-  async markDeleted(appId: string, id: string, at: Date): Promise<boolean> {
-    const { count } = await this.prisma.camera.updateMany({ where: { id, appId, deletedAt: null }, data: { deletedAt: at } });
-    return count === 1;
-  }
 }

@@ -4,6 +4,7 @@ import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { type CameraToken, type CameraView, type CreateCameraBody, type CreatedCamera, newId } from '@tally/contracts';
 import type { Camera } from '@tally/db';
+import { CameraLifecycle } from '@tally/streams';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { hashKey } from '../auth/key-hash.js';
 import { refusalError } from '../capacity/refusal.js';
@@ -23,6 +24,7 @@ const CREATE_LAPSE_MS = 60_000;
 export class CamerasService {
   constructor(
     private readonly cameras: CamerasRepository,
+    private readonly lifecycle: CameraLifecycle,
     private readonly apps: AppsRepository,
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
@@ -77,14 +79,13 @@ export class CamerasService {
     return toCameraView(camera, this.config.http.publicUrl, live(camera.id));
   }
 
-  /** Disconnects the camera and its viewers on this process and gives its capacity back. */
+  /** Gives the camera's capacity back and disconnects it and its viewers on this process. */
   async delete(appId: string, cameraId: string): Promise<void> {
     const camera = await this.require(appId, cameraId);
-    if (!(await this.cameras.markDeleted(appId, camera.id, this.clock.now()))) return;
+    if (!(await this.lifecycle.delete(camera.id, this.clock.now(), appId))) return;
     this.hub.remove(camera.id);
     await this.presence.gone(camera.id);
     await this.viewerPresence.forget(camera.id);
-    await this.ledger.release(camera.id);
   }
 
   /** Every camera of a deleted app: disconnected here, its reservation given back. */

@@ -1,12 +1,11 @@
-import { access, rm } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitEgressClient } from '@tally/livekit';
+import { HlsLifecycle } from '@tally/streams';
 import { Clock } from '../common/clock.js';
 import { HlsRepository } from './hls.repository.js';
-import { HlsService } from './hls.service.js';
 
 const FAILED_EGRESS = new Set(['failed', 'aborted', 'limit_reached', 'complete']);
 
@@ -24,9 +23,8 @@ export class HlsJanitor implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly sessions: HlsRepository,
-    private readonly hls: HlsService,
+    private readonly lifecycle: HlsLifecycle,
     private readonly egress: LivekitEgressClient,
-    private readonly ledger: CapacityLedger,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -48,12 +46,8 @@ export class HlsJanitor implements OnModuleInit, OnModuleDestroy {
   async sweep(): Promise<void> {
     const now = this.clock.now();
     await this.promoteStarting();
-    for (const { session, endedAt } of await this.sessions.openOfEndedStreams()) await this.hls.finish(session, endedAt);
-    for (const session of await this.sessions.due(now)) {
-      await rm(session.dir, { recursive: true, force: true });
-      await this.sessions.update(session.id, { purgedAt: now });
-      await this.ledger.release(session.id);
-    }
+    for (const { session, endedAt } of await this.sessions.openOfEndedStreams()) await this.lifecycle.finish(session, endedAt);
+    for (const session of await this.sessions.due(now)) await this.lifecycle.purge(session, now);
   }
 
   private async promoteStarting(): Promise<void> {
@@ -66,16 +60,14 @@ export class HlsJanitor implements OnModuleInit, OnModuleDestroy {
         () => false,
       );
       if (playlist) {
-        await this.sessions.transition(session.id, ['starting'], { status: 'live' });
+        await this.lifecycle.promote(session.id);
         continue;
       }
       const egress = session.egressId ? egresses.get(session.egressId) : undefined;
       if (egress && FAILED_EGRESS.has(egress.state)) {
         const now = this.clock.now();
         const error = egress.error ?? `egress ended (${egress.state}) before writing a playlist`;
-        if (await this.sessions.transition(session.id, ['starting'], { status: 'failed', error, stoppedAt: now, purgeAt: now })) {
-          await this.ledger.release(session.id);
-        }
+        await this.lifecycle.fail(session, error, now);
       }
     }
   }

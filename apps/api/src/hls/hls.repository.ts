@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { hlsSessionIdInPath } from '@tally/contracts';
-import { type HlsSession, type HlsStatus, type Prisma, PrismaService } from '@tally/db';
+import { type HlsSession, PrismaService } from '@tally/db';
+import { OPEN_HLS as OPEN } from '@tally/streams';
 
 export type NewHlsSession = Readonly<{
   id: string;
@@ -13,8 +14,6 @@ export type NewHlsSession = Readonly<{
   nodeId: string;
   dir: string;
 }>;
-
-const OPEN: HlsStatus[] = ['starting', 'live'];
 
 /** HLS session rows; reads are scoped by appId and streamId, the janitor's sweeps span every app. */
 @Injectable()
@@ -61,15 +60,5 @@ export class HlsRepository {
 
   due(now: Date): Promise<HlsSession[]> {
     return this.prisma.hlsSession.findMany({ where: { purgeAt: { lte: now }, purgedAt: null }, take: 100 });
-  }
-
-  /** Moves the row from one of `from`; false when another writer got there first. */
-  async transition(id: string, from: HlsStatus[], data: Prisma.HlsSessionUpdateManyMutationInput): Promise<boolean> {
-    const { count } = await this.prisma.hlsSession.updateMany({ where: { id, status: { in: from } }, data });
-    return count === 1;
-  }
-
-  async update(id: string, data: Prisma.HlsSessionUpdateManyMutationInput): Promise<void> {
-    await this.prisma.hlsSession.updateMany({ where: { id }, data });
   }
 }

@@ -1,12 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Admitter, CapacityLedger } from '@tally/admission';
+import { Inject, Injectable } from '@nestjs/common';
+import { Admitter } from '@tally/admission';
 import { egressKindOf } from '@tally/capacity';
 import { CONFIG, type Config } from '@tally/config';
 import { type HlsMode, type HlsView, hlsSegmentS, newId, type StartHlsBody } from '@tally/contracts';
-import type { HlsSession, Stream } from '@tally/db';
+import type { Stream } from '@tally/db';
 import { type EgressRequest, LivekitEgressClient, LivekitRoomClient, type ParticipantSummary } from '@tally/livekit';
+import { HlsLifecycle } from '@tally/streams';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
@@ -24,13 +25,11 @@ const LAYOUT = 'grid';
  */
 @Injectable()
 export class HlsService {
-  private readonly logger = new Logger(HlsService.name);
-
   constructor(
     private readonly sessions: HlsRepository,
+    private readonly lifecycle: HlsLifecycle,
     private readonly streams: StreamsService,
     private readonly admitter: Admitter,
-    private readonly ledger: CapacityLedger,
     private readonly rooms: LivekitRoomClient,
     private readonly egress: LivekitEgressClient,
     private readonly clock: Clock,
@@ -66,11 +65,9 @@ export class HlsService {
       // the group, so the janitor can delete the segments egress (the media user) writes into it.
       await mkdir(dir, { recursive: true });
       const egress = await this.egress.startSegments(request, { dir, segmentS });
-      await this.sessions.update(id, { egressId: egress.egressId });
-      await this.ledger.confirm(id);
+      await this.lifecycle.egressStarted(id, egress.egressId);
     } catch (error) {
-      await this.sessions.update(id, { status: 'failed', error: `egress could not start: ${String(error)}`, purgeAt: this.clock.now() });
-      await this.ledger.release(id);
+      await this.lifecycle.fail(session, `egress could not start: ${String(error)}`, this.clock.now());
       throw new UpstreamUnavailableError('livekit egress', error);
     }
     return toHlsView({ ...session, status: 'starting' }, this.config.http.publicUrl);
@@ -88,20 +85,8 @@ export class HlsService {
     await this.streams.require(appId, streamId);
     const session = await this.sessions.open(appId, streamId);
     if (!session) return this.get(appId, streamId);
-    await this.finish(session, this.clock.now());
+    await this.lifecycle.finish(session, this.clock.now());
     return this.get(appId, streamId);
-  }
-
-  /** Stops the session's egress (best effort: a gone room has ended it already) and starts its retention. */
-  async finish(session: HlsSession, stoppedAt: Date): Promise<void> {
-    if (session.egressId) {
-      await this.egress.stop(session.egressId).catch((error: unknown) => {
-        this.logger.log(`HLS ${session.id}: egress ${session.egressId} already ended (${String(error)})`);
-      });
-    }
-    const purgeAt = new Date(stoppedAt.getTime() + this.config.hls.retentionS * 1000);
-    await this.sessions.transition(session.id, ['starting', 'live'], { status: 'stopped', stoppedAt, purgeAt });
-    await this.ledger.release(session.id);
   }
 
   /** Who publishes in the stream's room, which is created first if nothing has needed it yet (nobody then). */

@@ -8,7 +8,6 @@ import { ApiKeyCache } from '../auth/key-cache.js';
 import { KeyUsageRecorder } from '../auth/key-usage.js';
 import { PrincipalResolver } from '../auth/principal-resolver.js';
 import { KeysRepository } from '../keys/keys.repository.js';
-import { CacheInvalidation } from './invalidation.js';
 
 const providers = [
   AppsRepository,
@@ -16,7 +15,6 @@ const providers = [
   AppStorage,
   LiveApps,
   KeysRepository,
-  CacheInvalidation,
   ApiKeyCache,
   AuthFailureGate,
   KeyUsageRecorder,

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitIngressClient } from '@tally/livekit';
 import { StreamsModule } from '../streams/streams.module.js';
-import { IngressLifecycle } from './ingress-lifecycle.js';
 import { IngressesController } from './ingresses.controller.js';
 import { IngressesRepository } from './ingresses.repository.js';
 import { IngressesService } from './ingresses.service.js';
@@ -15,8 +14,6 @@ import { IngressesService } from './ingresses.service.js';
     { provide: LivekitIngressClient, useFactory: (config: Config) => new LivekitIngressClient(config.livekit), inject: [CONFIG] },
     IngressesRepository,
     IngressesService,
-    IngressLifecycle,
   ],
-  exports: [IngressLifecycle],
 })
 export class IngressesModule {}

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { IngressListQuery, IngressRefusedData } from '@tally/contracts';
-import { type Ingress, type IngressKind, type IngressStatus, type Prisma, PrismaService } from '@tally/db';
-import { WebhookOutbox } from '@tally/webhooks';
-import { toIngressView } from './ingress.view.js';
+import type { IngressListQuery } from '@tally/contracts';
+import { type Ingress, type IngressKind, PrismaService } from '@tally/db';
 
 export type NewIngress = Readonly<{
   id: string;
@@ -19,10 +17,7 @@ export type NewIngress = Readonly<{
 /** Ingress rows; every read by id is scoped by appId (webhooks find theirs by LiveKit's id). */
 @Injectable()
 export class IngressesRepository {
-  constructor(
-    private readonly prisma: PrismaService,
-    private readonly outbox: WebhookOutbox,
-  ) {}
+  constructor(private readonly prisma: PrismaService) {}
 
   create(ingress: NewIngress): Promise<Ingress> {
     return this.prisma.ingress.create({ data: ingress });
@@ -42,25 +37,5 @@ export class IngressesRepository {
       orderBy: { createdAt: 'desc' },
       take: 500,
     });
-  }
-
-  /** Moves the row from one of `from` to the new state; false when it was in none of them (another writer won). */
-  async transition(id: string, from: IngressStatus[], data: Prisma.IngressUpdateManyMutationInput): Promise<boolean> {
-    const { count } = await this.prisma.ingress.updateMany({ where: { id, status: { in: from } }, data });
-    return count === 1;
-  }
-
-  /** publishing → error with the refusal, and its ingress.refused event staged in the same transaction. */
-  async markRefused(id: string, error: string, refusal: IngressRefusedData['refusal']): Promise<boolean> {
-    const staged = await this.prisma.$transaction(async (tx) => {
-      const [ingress] = await tx.ingress.updateManyAndReturn({ where: { id, status: 'publishing' }, data: { status: 'error', error } });
-      if (!ingress) return { refused: false, event: undefined };
-      return {
-        refused: true,
-        event: await this.outbox.stage(tx, ingress.appId, 'ingress.refused', { ingress: toIngressView(ingress), refusal }),
-      };
-    });
-    await this.outbox.flush([staged.event]);
-    return staged.refused;
   }
 }

@@ -12,13 +12,12 @@ import {
 import type { Ingress } from '@tally/db';
 import { LivekitIngressClient } from '@tally/livekit';
 import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
+import { INGRESS_START_LAPSE_MS, IngressLifecycle, ingressIdentity, ingressWorkload, toIngressView } from '@tally/streams';
 import { AppsRepository } from '../apps/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
 import { StreamsService } from '../streams/streams.service.js';
-import { INGRESS_START_LAPSE_MS, ingressIdentity } from './ingress-identity.js';
-import { toIngressView } from './ingress.view.js';
 import { IngressesRepository } from './ingresses.repository.js';
 
 /** How long creating an ingress waits for the node's ingress worker when it is not running yet. */
@@ -30,6 +29,7 @@ export class IngressesService {
 
   constructor(
     private readonly ingresses: IngressesRepository,
+    private readonly lifecycle: IngressLifecycle,
     private readonly apps: AppsRepository,
     private readonly streams: StreamsService,
     private readonly admitter: Admitter,
@@ -54,13 +54,7 @@ export class IngressesService {
     }
 
     const id = newId('ing');
-    const admitted = await this.admitter.admit(
-      id,
-      appId,
-      body.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip',
-      1,
-      INGRESS_START_LAPSE_MS,
-    );
+    const admitted = await this.admitter.admit(id, appId, ingressWorkload(body.kind), 1, INGRESS_START_LAPSE_MS);
     if (!admitted.ok) throw refusalError(admitted.refusal);
 
     let created;
@@ -115,9 +109,7 @@ export class IngressesService {
       if (await this.stillInLivekit(ingress)) throw new UpstreamUnavailableError('livekit ingress', error);
       this.logger.warn(`delete ${ingress.id}: LiveKit no longer knew ${ingress.livekitIngressId}`);
     }
-    await this.ingresses.transition(ingress.id, ['inactive', 'publishing', 'error'], { status: 'ended', deletedAt: this.clock.now() });
-    await this.ledger.release(ingress.id);
-    await this.workers.dropWork(ingress.nodeId, 'ingress', ingress.id);
+    await this.lifecycle.deleted(ingress, this.clock.now());
   }
 
   private async require(appId: string, ingressId: string): Promise<Ingress> {

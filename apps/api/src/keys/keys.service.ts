@@ -6,7 +6,7 @@ import { displayPrefix, generateApiKey, hashKey } from '../auth/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
-import { CacheInvalidation } from '../infra/invalidation.js';
+import { CacheInvalidation } from '@tally/runtime';
 import { KeysRepository } from './keys.repository.js';
 
 @Injectable()

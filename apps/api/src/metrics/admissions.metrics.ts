@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Admitted, Refused } from '@tally/admission';
+import { AdmissionDecisions } from '@tally/runtime';
 import type { WorkloadKind } from '@tally/capacity';
 import { Counter } from 'prom-client';
 import { METRICS } from './metric-names.js';
 
 /**
- * Counts every decision of Admitter.admit (its onDecision observer). Provided by the capacity
- * module, which builds the Admitter; the metrics module adds the counter to its registry.
+ * Counts every decision of Admitter.admit (AdmissionDecisions). Provided by the capacity module;
+ * the metrics module adds the counter to its registry.
  */
 @Injectable()
 export class AdmissionMetrics {
@@ -16,6 +17,10 @@ export class AdmissionMetrics {
     labelNames: ['kind', 'outcome', 'resource'] as const,
     registers: [],
   });
+
+  constructor(decisions: AdmissionDecisions) {
+    decisions.onDecision((kind, result) => this.observe(kind, result));
+  }
 
   observe(kind: WorkloadKind, result: Admitted | Refused): void {
     if (result.ok) this.counter.inc({ kind, outcome: 'admitted', resource: 'none' });

@@ -3,8 +3,8 @@ import { Admitter, CapacityLedger } from '@tally/admission';
 import { diskStates, diskUsageOf } from '@tally/capacity';
 import type { NodeList, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
 import { NodeRegistry, NodeWorkers, toNodeBudget } from '@tally/nodes';
+import { PoolSourceAdapter } from '@tally/runtime';
 import { toDiskView } from '../capacity/disk-view.js';
-import { PoolSourceAdapter } from '../capacity/pool-source.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 

@@ -2,7 +2,7 @@ import type { Admitter } from '@tally/admission';
 import type { AppQuotaPolicy } from '@tally/capacity';
 import type { Config } from '@tally/config';
 import { describe, expect, it } from 'vitest';
-import type { CacheInvalidation, Invalidation } from '../infra/invalidation.js';
+import type { CacheInvalidation, Invalidation } from '@tally/runtime';
 import { AppRateLimits } from './app-rates.js';
 
 const defaults = { requestsPerMinute: 6000, startsPerMinute: 60, adminPerMinute: 60_000, windowS: 10, startWindowS: 5 };

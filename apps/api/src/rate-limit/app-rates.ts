@@ -1,12 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Admitter } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { CacheInvalidation, type Invalidation } from '../infra/invalidation.js';
+import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
 
 export type AppRates = Readonly<{ requestsPerMinute: number; startsPerMinute: number }>;
-
-/** A backstop only: a changed rate reaches every replica through CacheInvalidation at once. */
-const TTL_MS = 30_000;
 
 /**
  * Each app's request and start rates, from the app's policy copy in Redis (the one admission reads,
@@ -16,30 +13,30 @@ const TTL_MS = 30_000;
  */
 @Injectable()
 export class AppRateLimits {
-  private readonly entries = new Map<string, { rates: AppRates; expiresAt: number }>();
-  private generation = 0;
+  private readonly cache: InvalidatedCache<AppRates>;
   private readonly logger = new Logger(AppRateLimits.name);
 
   constructor(
     private readonly admitter: Admitter,
-    private readonly invalidation: CacheInvalidation,
+    invalidation: CacheInvalidation,
     @Inject(CONFIG) private readonly config: Config,
   ) {
-    invalidation.onChange((change) => this.evict(change));
+    // The TTL is a backstop only: a changed rate reaches every replica at once.
+    this.cache = cacheOnBus<AppRates>(invalidation, { max: 10_000, ttlMs: 30_000 }, (cache, change) => {
+      if (change.kind === 'all') cache.forgetAll();
+      else if (change.kind === 'policy' || change.kind === 'app') cache.forget(change.appId);
+    });
   }
 
   /** The rates held in process, if any: every keyed request asks, so a hit costs no promise. */
   cached(appId: string): AppRates | undefined {
-    if (!this.invalidation.live) return undefined;
-    const hit = this.entries.get(appId);
-    return hit && hit.expiresAt > Date.now() ? hit.rates : undefined;
+    return this.cache.get(appId);
   }
 
   async of(appId: string): Promise<AppRates> {
-    const hit = this.cached(appId);
+    const hit = this.cache.get(appId);
     if (hit) return hit;
-    const now = Date.now();
-    const generation = this.generation;
+    const generation = this.cache.begin();
     const defaults = this.config.rateLimit;
     let explicit: Partial<AppRates>;
     try {
@@ -52,14 +49,7 @@ export class AppRateLimits {
       requestsPerMinute: explicit.requestsPerMinute ?? defaults.requestsPerMinute,
       startsPerMinute: explicit.startsPerMinute ?? defaults.startsPerMinute,
     };
-    if (generation === this.generation && this.invalidation.live) this.entries.set(appId, { rates, expiresAt: now + TTL_MS });
+    this.cache.remember(appId, rates, generation);
     return rates;
-  }
-
-  private evict(change: Invalidation): void {
-    if (change.kind === 'key' || change.kind === 'stream') return;
-    this.generation += 1;
-    if (change.kind === 'all') this.entries.clear();
-    else this.entries.delete(change.appId);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
+import { StreamLifecycle } from '@tally/streams';
 import { Clock } from '../common/clock.js';
 import { StreamsRepository } from './streams.repository.js';
 import { StreamsService } from './streams.service.js';
@@ -13,7 +14,8 @@ import { StreamsService } from './streams.service.js';
 export class StreamPresenceService {
   constructor(
     private readonly streams: StreamsRepository,
-    private readonly lifecycle: StreamsService,
+    private readonly service: StreamsService,
+    private readonly lifecycle: StreamLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitRoomClient,
     private readonly clock: Clock,
@@ -27,15 +29,15 @@ export class StreamPresenceService {
     const counts = { participants: present.length, publishers: present.filter((p) => p.publishedTracks > 0).length };
     if (counts.participants > 0) {
       // The counts go in with the status change, so stream.live reports who was there.
-      await this.streams.markLive(stream.id, this.clock.now(), counts);
+      await this.lifecycle.markLive(stream.id, this.clock.now(), counts);
       await this.ledger.confirm(stream.id);
     }
-    await this.streams.setPresence(stream.id, counts);
+    await this.lifecycle.setPresence(stream.id, counts);
   }
 
   async roomFinished(room: string): Promise<void> {
     const stream = await this.streams.findByRoom(room);
     // A room the API removed on DELETE belongs to a stream already ended: finish leaves it as it is.
-    if (stream && stream.status !== 'ended') await this.lifecycle.finish(stream, 'room_finished');
+    if (stream && stream.status !== 'ended') await this.service.finish(stream, 'room_finished');
   }
 }

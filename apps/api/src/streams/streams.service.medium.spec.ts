@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { AppsService } from '../apps/apps.service.js';
 import { LimitRefusedError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';
-import { StreamsRepository } from './streams.repository.js';
+import { StreamLifecycle } from '@tally/streams';
 import { StreamPresenceService } from './stream-presence.service.js';
 import { StreamsService } from './streams.service.js';
 
@@ -79,7 +79,7 @@ describe(StreamsService.name, () => {
     const app = await newApp();
     const stream = await sut.create(app.id, { name: 'raced' });
     // Another replica ends it: its end marks the row ended (and removes the room) meanwhile.
-    api.livekit.onRoomCreated = async () => void (await api.get(StreamsRepository).markEnded(stream.id, new Date(), 'ended_by_api'));
+    api.livekit.onRoomCreated = async () => void (await api.get(StreamLifecycle).markEnded(stream.id, new Date(), 'ended_by_api'));
     try {
       const refused = await sut.roomReady(stream.room).catch((e: unknown) => e);
 

@@ -4,6 +4,8 @@ import { CONFIG, type Config } from '@tally/config';
 import type { CreateStreamBody, StreamStatus, StreamView } from '@tally/contracts';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
+import { roomName, StreamLifecycle } from '@tally/streams';
+import { toStreamView } from '@tally/webhooks';
 import { LiveApps } from '../apps/live-apps.js';
 import { Clock } from '../common/clock.js';
 import { refusalError } from '../capacity/refusal.js';
@@ -11,7 +13,6 @@ import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/
 import { newId } from '../common/ids.js';
 import { StreamRooms } from './stream-rooms.js';
 import { StreamsRepository } from './streams.repository.js';
-import { roomName, toStreamView } from './stream.view.js';
 
 /** An unconfirmed reservation outlives LiveKit's own empty-room timeout by this much, so a lost webhook cannot leak it. */
 const SLOT_GRACE_S = 60;
@@ -22,6 +23,7 @@ export class StreamsService {
 
   constructor(
     private readonly streams: StreamsRepository,
+    private readonly lifecycle: StreamLifecycle,
     private readonly apps: LiveApps,
     private readonly admitter: Admitter,
     private readonly ledger: CapacityLedger,
@@ -104,9 +106,8 @@ export class StreamsService {
     return stream;
   }
 
-  /** The row changes before the reservation is released: a crash in between holds capacity too long (the sweep frees it), never frees it too early. */
+  /** The row changes before the reservation is released (StreamLifecycle.end). */
   async finish(stream: Stream, reason: string): Promise<void> {
-    await this.streams.markEnded(stream.id, this.clock.now(), reason);
-    await this.ledger.release(stream.id);
+    await this.lifecycle.end(stream.id, this.clock.now(), reason);
   }
 }

@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type EgressSummary, type IngressSummary, InvalidWebhookError, type LivekitEvent, LivekitWebhookVerifier } from '@tally/livekit';
 import { PassthroughEgresses, RecordingLifecycle } from '@tally/recordings';
+import { IngressLifecycle } from '@tally/streams';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { HlsRepository } from '../hls/hls.repository.js';
-import { IngressLifecycle } from '../ingresses/ingress-lifecycle.js';
 import { StreamPresenceService } from '../streams/stream-presence.service.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
 import { MeteringEvents } from '../metering/metering-events.js';

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { HlsModule } from '../hls/hls.module.js';
-import { IngressesModule } from '../ingresses/ingresses.module.js';
 import { RecordingsModule } from '../recordings/recordings.module.js';
 import { StreamsModule } from '../streams/streams.module.js';
 import { LivekitEventsRepository } from './livekit-events.repository.js';
@@ -9,7 +8,7 @@ import { LivekitWebhookService } from './livekit-webhook.service.js';
 import { METERING_EVENT_PROVIDERS } from '../metering/metering.module.js';
 
 @Module({
-  imports: [StreamsModule, RecordingsModule, IngressesModule, HlsModule],
+  imports: [StreamsModule, RecordingsModule, HlsModule],
   controllers: [LivekitWebhookController],
   providers: [LivekitWebhookService, LivekitEventsRepository, ...METERING_EVENT_PROVIDERS],
 })

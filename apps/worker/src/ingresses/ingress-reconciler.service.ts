@@ -1,9 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Admitter, CapacityLedger } from '@tally/admission';
-import { type Ingress, PrismaService } from '@tally/db';
+import { CapacityLedger } from '@tally/admission';
 import { type IngressSummary, LivekitIngressClient } from '@tally/livekit';
 import { NodeWorkers } from '@tally/nodes';
+import { IngressLifecycle } from '@tally/streams';
 import type { RedisLoss } from '../reconcile/redis-loss.js';
+import { IngressesRepository } from './ingresses.repository.js';
 
 const FLOWING = new Set<IngressSummary['state']>(['buffering', 'publishing']);
 const TALLY_NAME = /^ing_[a-z0-9]+$/;
@@ -27,10 +28,10 @@ export class IngressReconciler {
   private readonly logger = new Logger(IngressReconciler.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly ingresses: IngressesRepository,
+    private readonly lifecycle: IngressLifecycle,
     private readonly livekit: LivekitIngressClient,
     private readonly ledger: CapacityLedger,
-    private readonly admitter: Admitter,
     private readonly workers: NodeWorkers,
   ) {}
 
@@ -43,7 +44,7 @@ export class IngressReconciler {
     const forgottenBefore = loss?.lostAt;
     // Rows first: creation writes the row only after LiveKit answered, so every row read here is
     // already in the list read next.
-    const open = await this.prisma.ingress.findMany({ where: { deletedAt: null, status: { not: 'ended' } } });
+    const open = await this.ingresses.open();
     const known = await this.livekit.list();
     const byId = new Map(known.map((i) => [i.ingressId, i]));
     const report = { ingressesEndedVanished: 0, ghostIngressesDeleted: 0, reservationsRestored: 0, workRetained: 0 };
@@ -57,16 +58,10 @@ export class IngressReconciler {
       const summary = byId.get(ingress.livekitIngressId);
       const forgotten = !summary && forgottenBefore !== undefined && ingress.createdAt < forgottenBefore;
       if (forgotten) {
-        if (ingress.status === 'publishing' && (await this.restore(ingress))) report.reservationsRestored += 1;
+        if (ingress.status === 'publishing' && (await this.lifecycle.restore(ingress))) report.reservationsRestored += 1;
       } else if (!summary) {
-        const { count } = await this.prisma.ingress.updateMany({
-          where: { id: ingress.id, status: { not: 'ended' } },
-          data: { status: 'ended', error: 'LiveKit no longer knows this ingress', updatedAt: now },
-        });
-        await this.ledger.release(ingress.id);
-        await this.workers.dropWork(ingress.nodeId, 'ingress', ingress.id);
-        report.ingressesEndedVanished += count;
-      } else if (ingress.status === 'publishing' && FLOWING.has(summary.state) && (await this.restore(ingress))) {
+        if (await this.lifecycle.vanished(ingress, now)) report.ingressesEndedVanished += 1;
+      } else if (ingress.status === 'publishing' && FLOWING.has(summary.state) && (await this.lifecycle.restore(ingress))) {
         report.reservationsRestored += 1;
       }
     }
@@ -76,7 +71,7 @@ export class IngressReconciler {
       if (owned.has(summary.ingressId) || !TALLY_NAME.test(summary.name)) continue;
       // A creation in flight holds its reservation before LiveKit answers and writes the row after.
       if (await this.ledger.held(summary.name)) continue;
-      if (await this.isOpen(summary.ingressId)) continue;
+      if (await this.ingresses.isOpen(summary.ingressId)) continue;
       await this.livekit.delete(summary.ingressId).then(
         () => (report.ghostIngressesDeleted += 1),
         (error: unknown) => this.logger.warn(`could not delete ghost ingress ${summary.ingressId}: ${String(error)}`),
@@ -84,18 +79,5 @@ export class IngressReconciler {
     }
     if (Object.values(report).some((n) => n > 0)) this.logger.log(`ingresses repaired ${JSON.stringify(report)}`);
     return report;
-  }
-
-  /** A publishing ingress without a reservation gets it back on its node. True when restored. */
-  private async restore(ingress: Ingress): Promise<boolean> {
-    if (await this.ledger.held(ingress.id)) return false;
-    const kind = ingress.kind === 'rtmp' ? 'ingress.rtmp' : 'ingress.whip';
-    return this.admitter.restore(ingress.id, ingress.appId, kind, 1, { nodeId: ingress.nodeId });
-  }
-
-  /** Re-read: a row written after the first read (its creation finished meanwhile) owns its ingress. */
-  private async isOpen(livekitIngressId: string): Promise<boolean> {
-    const row = await this.prisma.ingress.findUnique({ where: { livekitIngressId }, select: { status: true, deletedAt: true } });
-    return row !== null && row.deletedAt === null && row.status !== 'ended';
   }
 }

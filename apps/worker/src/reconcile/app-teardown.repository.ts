@@ -43,21 +43,6 @@ export class AppTeardownRepository {
     });
   }
 
-  async stopHls(id: string, at: Date, purgeAt: Date): Promise<void> {
-    await this.prisma.hlsSession.updateMany({
-      where: { id, status: { in: ['starting', 'live'] } },
-      data: { status: 'stopped', stoppedAt: at, purgeAt },
-    });
-  }
-
-  async endIngress(id: string, at: Date): Promise<void> {
-    await this.prisma.ingress.updateMany({ where: { id, deletedAt: null }, data: { status: 'ended', deletedAt: at } });
-  }
-
-  async deleteCamera(id: string, at: Date): Promise<void> {
-    await this.prisma.camera.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: at } });
-  }
-
   /** The app's rows go with it (every child row cascades); only called once nothing of it runs. */
   async purge(appId: string): Promise<void> {
     await this.prisma.app.deleteMany({ where: { id: appId, deletedAt: { not: null } } });

@@ -2,10 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { ladderReservationId, RecordingLifecycle } from '@tally/recordings';
+import { CameraLifecycle, HlsLifecycle, IngressLifecycle, StreamLifecycle } from '@tally/streams';
 import { AppFiles } from './app-files.js';
 import { type AppLeftovers, AppTeardownRepository, type DeletedApp } from './app-teardown.repository.js';
 import { MediaStopper } from './media-stopper.js';
-import { ReconcileRepository } from './reconcile.repository.js';
 
 const REASON = 'the app was deleted';
 
@@ -27,7 +27,10 @@ export class AppTeardown {
 
   constructor(
     private readonly repository: AppTeardownRepository,
-    private readonly streams: ReconcileRepository,
+    private readonly streams: StreamLifecycle,
+    private readonly ingresses: IngressLifecycle,
+    private readonly hls: HlsLifecycle,
+    private readonly cameras: CameraLifecycle,
     private readonly recordings: RecordingLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly media: MediaStopper,
@@ -69,8 +72,7 @@ export class AppTeardown {
   private async stop(left: AppLeftovers, now: Date): Promise<number> {
     for (const stream of left.streams) {
       await this.media.deleteRoom(stream.room);
-      await this.streams.markEnded(stream.id, now, 'app_deleted');
-      await this.ledger.release(stream.id);
+      await this.streams.end(stream.id, now, 'app_deleted');
     }
     for (const recording of left.recordings) {
       await this.media.stopEgress(recording.egressId);
@@ -80,21 +82,12 @@ export class AppTeardown {
       await this.repository.failLadder(recording.id);
       await this.ledger.release(ladderReservationId(recording.id));
     }
-    const hlsPurgeAt = new Date(now.getTime() + this.config.hls.retentionS * 1000);
-    for (const session of left.hls) {
-      await this.media.stopEgress(session.egressId);
-      await this.repository.stopHls(session.id, now, hlsPurgeAt);
-      await this.ledger.release(session.id);
-    }
+    for (const session of left.hls) await this.hls.finish(session, now);
     for (const ingress of left.ingresses) {
       await this.media.deleteIngress(ingress);
-      await this.repository.endIngress(ingress.id, now);
-      await this.ledger.release(ingress.id);
+      await this.ingresses.deleted(ingress, now);
     }
-    for (const cameraId of left.cameraIds) {
-      await this.repository.deleteCamera(cameraId, now);
-      await this.ledger.release(cameraId);
-    }
+    for (const cameraId of left.cameraIds) await this.cameras.delete(cameraId, now);
     return Object.values(left).reduce((n, rows: readonly unknown[]) => n + rows.length, 0);
   }
 }

@@ -3,13 +3,13 @@ import { Admitter, CapacityLedger, cameraUnitCost, loadCapacityModel } from '@ta
 import type { NodeHeartbeat } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
+import { AppPoliciesRepository } from '@tally/runtime';
+import { CameraLifecycle } from '@tally/streams';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
-import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REPAIRS_KEY, RepairCounter } from '../jobs/repair-counter.js';
 import { CamerasReconciler } from './cameras-reconciler.service.js';
-import { InvalidationPublisher } from './invalidation-publisher.js';
 import { ReconcileRepository } from './reconcile.repository.js';
 
 const NODE_A = 'cam-origin-a';
@@ -34,7 +34,6 @@ describe(CamerasReconciler.name, () => {
   let prisma: PrismaService;
   let redis: TestRedis;
   let connection: Redis;
-  let deliveries: DeliveryWake;
   let ledger: CapacityLedger;
   let admitter: Admitter;
   let counter: RepairCounter;
@@ -47,28 +46,27 @@ describe(CamerasReconciler.name, () => {
     prisma = new PrismaService(await createTestDatabase(inject('postgresUrl')));
     redis = await startRedis();
     connection = new Redis(redis.url);
-    deliveries = new DeliveryWake(redis.url);
     ledger = new CapacityLedger(connection, () => nowMs);
     const registry = new NodeRegistry(connection);
-    const repository = new ReconcileRepository(prisma, new WebhookOutbox(deliveries), new InvalidationPublisher(connection));
+    const repository = new ReconcileRepository(prisma);
+    const policies = new AppPoliciesRepository(prisma);
     admitter = new Admitter(
       ledger,
       {
         liveNodes: async () => (await registry.list()).map(toNodeBudget),
         schedulableNodes: async () => schedulableBudgets(await registry.list()),
-        appPolicy: (appId) => repository.appPolicy(appId),
-        appPolicies: () => repository.appPolicies(),
+        appPolicy: (appId) => policies.one(appId),
+        appPolicies: () => policies.all(),
       },
       loadCapacityModel(undefined),
     );
     counter = new RepairCounter(connection);
-    sut = new CamerasReconciler(repository, ledger, admitter);
+    sut = new CamerasReconciler(repository, ledger, new CameraLifecycle(prisma, ledger, admitter));
     await registry.heartbeat(heartbeat(NODE_A), 600);
     await registry.heartbeat(heartbeat(NODE_B), 600);
   });
 
   afterAll(async () => {
-    await deliveries?.close();
     connection?.disconnect();
     await redis?.stop();
     await prisma?.$disconnect();

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
+import { CapacityLedger } from '@tally/admission';
+import { CameraLifecycle } from '@tally/streams';
 import { ReconcileRepository } from './reconcile.repository.js';
 
 /** The API deletes the row, then releases; a delete younger than this may still be releasing. */
@@ -23,7 +24,7 @@ export class CamerasReconciler {
   constructor(
     private readonly repository: ReconcileRepository,
     private readonly ledger: CapacityLedger,
-    private readonly admitter: Admitter,
+    private readonly lifecycle: CameraLifecycle,
   ) {}
 
   /**
@@ -48,8 +49,7 @@ export class CamerasReconciler {
     let restored = 0;
     for (const camera of rows.values()) {
       if (camera.deletedAt !== null || heldIds.has(camera.id)) continue;
-      const unitCost = cameraUnitCost(this.admitter.model, 'camera.mjpeg', camera);
-      if (await this.admitter.restore(camera.id, camera.appId, 'camera.mjpeg', 1, { nodeId: camera.nodeId, unitCost })) restored += 1;
+      if (await this.lifecycle.restore(camera)) restored += 1;
     }
 
     const report = { reservationsFreed: freed, reservationsRestored: restored };

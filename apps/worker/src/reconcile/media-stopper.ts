@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Ingress } from '@tally/db';
 import { LivekitEgressClient, LivekitIngressClient, LivekitRoomClient } from '@tally/livekit';
-import { NodeWorkers } from '@tally/nodes';
 
 /**
  * Stops LiveKit work on behalf of a deleted app. Each call is best effort: what LiveKit no longer
@@ -15,7 +14,6 @@ export class MediaStopper {
     private readonly rooms: LivekitRoomClient,
     private readonly egress: LivekitEgressClient,
     private readonly ingresses: LivekitIngressClient,
-    private readonly workers: NodeWorkers,
   ) {}
 
   /** Removing the room disconnects every participant (ingress publishers included). */
@@ -29,11 +27,10 @@ export class MediaStopper {
     await this.egress.stop(egressId).catch((error: unknown) => this.logger.log(`egress ${egressId} already ended (${String(error)})`));
   }
 
-  /** Deletes the endpoint (an encoder still pushing is cut off) and the node's hold on its ingress worker. */
+  /** Deletes the endpoint (an encoder still pushing is cut off); IngressLifecycle.deleted then gives its node's hold back. */
   async deleteIngress(ingress: Ingress): Promise<void> {
     await this.ingresses
       .delete(ingress.livekitIngressId)
       .catch((error: unknown) => this.logger.log(`ingress ${ingress.livekitIngressId} already gone (${String(error)})`));
-    await this.workers.dropWork(ingress.nodeId, 'ingress', ingress.id);
   }
 }

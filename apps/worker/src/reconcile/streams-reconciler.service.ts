@@ -4,12 +4,11 @@ import { NodeRegistry } from '@tally/nodes';
 import { CONFIG, type Config } from '@tally/config';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
+import { STREAM_ROOM, StreamLifecycle } from '@tally/streams';
 import { ReconcileRepository } from './reconcile.repository.js';
 import type { RedisLoss } from './redis-loss.js';
 
 const SETTLE_MS = 10_000;
-/** The name of every stream's room (`{appId}.{streamId}`, apps/api's roomName); other rooms are not Tally's streams. */
-const STREAM_ROOM = /^app_[a-z0-9]{16}\.str_[a-z0-9]{16}$/;
 
 export type ReconcileReport = Readonly<{
   endedRoomGone: number;
@@ -29,6 +28,7 @@ export class StreamsReconciler {
 
   constructor(
     private readonly repository: ReconcileRepository,
+    private readonly streams: StreamLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly admitter: Admitter,
     private readonly registry: NodeRegistry,
@@ -93,11 +93,8 @@ export class StreamsReconciler {
     return deleted;
   }
 
-  /** Same order as the API: the row first, then the reservation. */
-  private async end(stream: Stream, now: Date, reason: string): Promise<boolean> {
-    const ended = await this.repository.markEnded(stream.id, now, reason);
-    await this.ledger.release(stream.id);
-    return ended;
+  private end(stream: Stream, now: Date, reason: string): Promise<boolean> {
+    return this.streams.end(stream.id, now, reason);
   }
 
   /** A stream that went live this recently may not be listed by every LiveKit node yet: it is not judged yet. */

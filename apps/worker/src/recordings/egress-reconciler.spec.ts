@@ -1,7 +1,6 @@
 import type { Admitter, CapacityLedger } from '@tally/admission';
 import type { PrismaService } from '@tally/db';
 import { LivekitEgressClient, type LivekitIngressClient, type LivekitRoomClient } from '@tally/livekit';
-import type { NodeWorkers } from '@tally/nodes';
 import type { FinaliseQueue, PassthroughEgresses, RecordingLifecycle } from '@tally/recordings';
 import { type Clock, EgressStopRequests, STOP_PATIENCE_S } from '@tally/runtime';
 import type { Redis } from 'ioredis';
@@ -67,7 +66,7 @@ function setup() {
   );
   const sweep = () => sut.run(new Date(store.nowMs));
   const stopsAsked = () => stopEgress.mock.calls.map(([id]) => id);
-  const teardown = new MediaStopper({} as LivekitRoomClient, egress, {} as LivekitIngressClient, {} as NodeWorkers);
+  const teardown = new MediaStopper({} as LivekitRoomClient, egress, {} as LivekitIngressClient);
   return { store, egress, stopsAsked, sweep, teardown };
 }
 

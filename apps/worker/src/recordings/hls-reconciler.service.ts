@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Admitter, CapacityLedger } from '@tally/admission';
-import { egressKindOf, type EgressMode } from '@tally/capacity';
 import { hlsSessionIdInPath } from '@tally/contracts';
-import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
+import { HlsLifecycle } from '@tally/streams';
 import type { RedisLoss } from '../reconcile/redis-loss.js';
+import { HlsSessionsRepository } from './hls-sessions.repository.js';
 
 /** A session younger than this may still be between its row and its egress start call: it is not judged. */
 const SETTLE_MS = 60_000;
@@ -29,10 +28,9 @@ export class HlsReconciler {
   private readonly logger = new Logger(HlsReconciler.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly sessions: HlsSessionsRepository,
+    private readonly lifecycle: HlsLifecycle,
     private readonly egress: LivekitEgressClient,
-    private readonly ledger: CapacityLedger,
-    private readonly admitter: Admitter,
   ) {}
 
   /**
@@ -44,35 +42,20 @@ export class HlsReconciler {
     const forgottenBefore = loss?.lostAt;
     const report = { egressesAdopted: 0, sessionsFailedNoEgress: 0, reservationsRestored: 0 };
     // Rows first: a session created after this read is not judged, and its egress is listed after its row.
-    const open = await this.prisma.hlsSession.findMany({ where: { status: { in: ['starting', 'live'] } } });
+    const open = await this.sessions.open();
     if (open.length === 0) return report;
     const egresses = await this.egress.list({ activeOnly: false });
     for (const session of open) {
       const egress = session.egressId
         ? egresses.find((e) => e.egressId === session.egressId)
         : egresses.find((e) => hlsSessionIdInPath(e.requestedPath) === session.id);
-      if (egress && !session.egressId) {
-        await this.prisma.hlsSession.updateMany({ where: { id: session.id, egressId: null }, data: { egressId: egress.egressId } });
-        report.egressesAdopted += 1;
-      }
+      if (egress && !session.egressId && (await this.lifecycle.adoptEgress(session.id, egress.egressId))) report.egressesAdopted += 1;
       const forgotten = !egress && session.egressId !== null && forgottenBefore !== undefined && session.createdAt < forgottenBefore;
       if ((egress && RUNNING.has(egress.state)) || forgotten) {
-        if (await this.ledger.confirm(session.id)) continue;
-        const kind = egressKindOf(session.mode as EgressMode);
-        if (await this.admitter.restore(session.id, session.appId, kind, 1, { nodeId: session.nodeId, diskRole: 'hls' }))
-          report.reservationsRestored += 1;
+        if (await this.lifecycle.keepReserved(session)) report.reservationsRestored += 1;
       } else if (!egress && !session.egressId && now.getTime() - session.createdAt.getTime() > SETTLE_MS) {
-        const { count } = await this.prisma.hlsSession.updateMany({
-          where: { id: session.id, status: 'starting', egressId: null },
-          data: {
-            status: 'failed',
-            error: 'egress was never started (the API stopped before asking LiveKit)',
-            stoppedAt: now,
-            purgeAt: now,
-          },
-        });
-        await this.ledger.release(session.id);
-        report.sessionsFailedNoEgress += count;
+        const error = 'egress was never started (the API stopped before asking LiveKit)';
+        if (await this.lifecycle.fail(session, error, now, true)) report.sessionsFailedNoEgress += 1;
       }
     }
     if (Object.values(report).some((n) => n > 0)) this.logger.log(`HLS repaired ${JSON.stringify(report)}`);

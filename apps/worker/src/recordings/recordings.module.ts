@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
+import { HlsSessionsRepository } from './hls-sessions.repository.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingLimitsRepository } from './recording-limits.repository.js';
@@ -23,6 +24,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     EgressReconciler,
     WorkerExits,
     NodeDepartures,
+    HlsSessionsRepository,
     HlsReconciler,
     LadderRestorer,
     RecordingLimitsRepository,

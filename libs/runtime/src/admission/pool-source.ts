@@ -3,7 +3,7 @@ import type { AppQuotaPolicy, NodeBudget } from '@tally/capacity';
 import type { NodeView } from '@tally/contracts';
 import { NodeRegistry, schedulableBudgets, toNodeBudget } from '@tally/nodes';
 import type { PoolRead, PoolSource } from '@tally/admission';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { AppPoliciesRepository } from './app-policies.repository.js';
 
 /**
  * How long admissions share one read of the node registry. Nodes change at heartbeat pace (a node
@@ -26,7 +26,7 @@ export class PoolSourceAdapter implements PoolSource {
 
   constructor(
     private readonly registry: NodeRegistry,
-    private readonly apps: AppsRepository,
+    private readonly policies: AppPoliciesRepository,
   ) {}
 
   async liveNodes(read: PoolRead = {}): Promise<NodeBudget[]> {
@@ -79,10 +79,10 @@ export class PoolSourceAdapter implements PoolSource {
   }
 
   appPolicies(): Promise<AppQuotaPolicy[]> {
-    return this.apps.policies();
+    return this.policies.all();
   }
 
   appPolicy(appId: string): Promise<AppQuotaPolicy | undefined> {
-    return this.apps.policy(appId);
+    return this.policies.one(appId);
   }
 }

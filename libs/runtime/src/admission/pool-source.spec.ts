@@ -1,7 +1,7 @@
 import type { NodeView } from '@tally/contracts';
 import type { NodeRegistry } from '@tally/nodes';
 import { describe, expect, it } from 'vitest';
-import type { AppsRepository } from '../apps/apps.repository.js';
+import type { AppPoliciesRepository } from './app-policies.repository.js';
 import { PoolSourceAdapter } from './pool-source.js';
 
 function setup() {
@@ -14,7 +14,7 @@ function setup() {
     },
   } as unknown as NodeRegistry;
   return {
-    sut: new PoolSourceAdapter(registry, {} as AppsRepository),
+    sut: new PoolSourceAdapter(registry, {} as AppPoliciesRepository),
     reads: () => reads,
     setNodes: (next: NodeView[]) => (nodes = next),
   };

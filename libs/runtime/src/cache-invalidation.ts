@@ -2,15 +2,17 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { CONFIG, type Config } from '@tally/config';
 import { INVALIDATION_CHANNEL as CHANNEL, Invalidation } from '@tally/contracts';
 import { Redis } from 'ioredis';
-import { RedisConnection } from './infra.module.js';
+import { RedisConnection } from './redis-connection.js';
 
 export type { Invalidation } from '@tally/contracts';
 
 /**
- * Cache invalidation across API replicas over Redis pub/sub. A change is applied locally at once and
- * published; every replica (this one included) applies it when the message arrives. While the
- * subscription is down, `live` is false and caches must not serve: messages sent meanwhile are lost,
- * so on reconnect every listener is told to drop everything.
+ * The one invalidation bus of every Nest process, over Redis pub/sub: whatever ends a stream, revokes
+ * a key or changes an app (API or worker) publishes here, and every process's in-process caches
+ * listen. A change is applied locally at once and published; every process (this one included)
+ * applies it when the message arrives. While the subscription is down, `live` is false and caches
+ * must not serve: messages sent meanwhile are lost, so on reconnect every listener is told to drop
+ * everything.
  */
 @Injectable()
 export class CacheInvalidation implements OnModuleInit, OnApplicationShutdown {
