@@ -27,7 +27,7 @@ const ledger = new CapacityLedger(redis);
 const nodeId = env.TALLY_NODE_ID;
 
 async function heldHere(): Promise<string[]> {
-  return (await ledger.list()).filter((r) => r.nodeId === nodeId).map((r) => `${r.kind} ${r.id}`);
+  return (await ledger.heldOn(nodeId)).map((r) => `${r.kind} ${r.id}`);
 }
 
 async function drain(): Promise<number> {

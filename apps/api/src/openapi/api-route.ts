@@ -10,8 +10,8 @@ export type ApiRouteSpec = Readonly<{
   summary: string;
   /** Each status the route answers, with its body's schema (null: no body). */
   responses: Readonly<Record<number, z.ZodType | null>>;
-  /** Public routes that check LiveKit's signature rather than a key. */
-  auth?: 'livekit';
+  /** Public routes that check LiveKit's signature (`livekit`) or a joined node's own credential (`node`) rather than a key. */
+  auth?: 'livekit' | 'node';
   /** `start`: the route starts something that costs media resources and counts against the app's stricter start rate. */
   rateLimit?: RateLimitClass;
 }>;

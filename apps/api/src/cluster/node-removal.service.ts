@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { NodeRegistry } from '@tally/nodes';
+import { PoolSourceAdapter } from '../capacity/pool-source.js';
+import { DomainError, NotFoundError } from '../common/domain-error.js';
+import { NodeCredentialsService } from './node-credentials.service.js';
+
+/**
+ * Takes a joined node out of the cluster: its Redis user is deleted first (its connections close and
+ * its password stops working at once), then it leaves the pool and its operator status is dropped.
+ */
+@Injectable()
+export class NodeRemovalService {
+  constructor(
+    private readonly registry: NodeRegistry,
+    private readonly credentials: NodeCredentialsService,
+    private readonly pool: PoolSourceAdapter,
+  ) {}
+
+  /** The admin's removal: a node in the pool or holding credentials; 404 for neither. */
+  async remove(nodeId: string): Promise<void> {
+    const known = (await this.credentials.holds(nodeId)) || (await this.registry.get(nodeId)) !== undefined;
+    if (!known) throw new NotFoundError('node');
+    await this.forget(nodeId);
+  }
+
+  /** `install.sh --leave` on the node, authenticated by the node's own Redis password. */
+  async leave(nodeId: string, bearer: string | undefined): Promise<void> {
+    if (bearer === undefined || !(await this.credentials.verify(nodeId, bearer)))
+      throw new DomainError('unauthorized', "missing or wrong node credential (the node's Redis password)");
+    await this.forget(nodeId);
+  }
+
+  private async forget(nodeId: string): Promise<void> {
+    await this.credentials.revoke(nodeId);
+    await this.registry.remove(nodeId);
+    await this.registry.setStatus(nodeId, 'active');
+    this.pool.forget();
+  }
+}
