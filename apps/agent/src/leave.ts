@@ -3,7 +3,8 @@
  *   leave.ts drain   sets the node draining (admission places nothing new on it) and waits, with
  *                    progress, until no reservation is held on it (running recordings finish);
  *                    exits 2 when TALLY_LEAVE_TIMEOUT_S passes first.
- *   leave.ts forget  takes the node out of the pool and drops its operator status.
+ * The node is then taken out of the pool by the origin (POST /v1/nodes/{id}/leave), which also
+ * deletes the node's Redis user.
  */
 import { CapacityLedger } from '@tally/admission';
 import { NodeId } from '@tally/contracts';
@@ -53,19 +54,11 @@ async function drain(): Promise<number> {
   }
 }
 
-async function forget(): Promise<number> {
-  await registry.remove(nodeId);
-  await registry.setStatus(nodeId, 'active');
-  console.log(`node ${nodeId}: removed from the pool`);
-  return 0;
-}
-
 const command = process.argv[2];
 let code = 1;
 try {
   if (command === 'drain') code = await drain();
-  else if (command === 'forget') code = await forget();
-  else console.error('usage: leave.ts drain|forget');
+  else console.error('usage: leave.ts drain');
 } finally {
   redis.disconnect();
 }
