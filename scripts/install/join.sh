@@ -294,24 +294,28 @@ run_leave_step() {
   return "${PIPESTATUS[0]}"
 }
 
-# leave_origin: the origin takes the node out of the pool and deletes its Redis user at once
-# (POST /v1/nodes/ID/leave); the node's own Redis password is the credential.
-leave_origin() {
-  local origin id url password status
+# origin_node_call drain|leave: the origin sets this node draining (POST /v1/nodes/ID/drain), or takes
+# it out of the pool and deletes its Redis user at once (POST /v1/nodes/ID/leave); the node's own
+# Redis password is the credential.
+origin_node_call() {
+  local action="$1" origin id url password status
   origin="$(sed -n 's/^TALLY_ORIGIN_URL=//p' "$ENV_FILE")"
   id="$(sed -n 's/^TALLY_NODE_ID=//p' "$ENV_FILE")"
   url="$(sed -n 's/^REDIS_URL=//p' "$ENV_FILE")"
   [[ "$url" =~ ^rediss?://[^:@/]*:([^@]+)@ ]] || die "$ENV_FILE has no Redis password: re-run the --join"
   password="${BASH_REMATCH[1]}"
   if dry; then
-    log "    would POST $origin/v1/nodes/$id/leave (the node's Redis password as its credential)"
+    log "    would POST $origin/v1/nodes/$id/$action (the node's Redis password as its credential)"
     return 0
   fi
   # The header comes from stdin, so the password stays out of the process list.
-  status="$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST -K - "$origin/v1/nodes/$id/leave" \
+  status="$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST -K - "$origin/v1/nodes/$id/$action" \
     <<<"header = \"authorization: Bearer $password\"")" || die "could not reach $origin: remove the node there with DELETE /v1/nodes/$id"
-  [[ "$status" == 204 ]] || die "the origin answered $status to the node's leave: remove it there with DELETE /v1/nodes/$id"
-  log "    node $id: out of the pool, its Redis user deleted"
+  [[ "$status" == 204 ]] || die "the origin answered $status to the node's $action: remove it there with DELETE /v1/nodes/$id"
+  case "$action" in
+    drain) log "    node $id: draining (no new work is placed on it)" ;;
+    leave) log "    node $id: out of the pool, its Redis user deleted" ;;
+  esac
 }
 
 leave_main() {
@@ -325,6 +329,7 @@ leave_main() {
   dry || [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
   SERVICE_MODE="$(recorded_mode)"
   step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
+  origin_node_call drain
   local status=0
   run_leave_step drain || status=$?
   ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
@@ -332,7 +337,7 @@ leave_main() {
   cancel_agent_hand_over
   [[ -z "$SERVICE_MODE" ]] || stop_all_services
   step "remove from the pool and revoke this node's Redis user"
-  leave_origin
+  origin_node_call leave
   step "delete the cluster credentials"
   run rm -rf "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/workers"
   log "left the cluster; join again with a new token: ./install.sh --join URL --token T --home $HOME_DIR"

@@ -1,14 +1,12 @@
 /**
  * `./install.sh --leave` on a joined node, with only its tally.env as environment:
- *   leave.ts drain   sets the node draining (admission places nothing new on it) and waits, with
- *                    progress, until no reservation is held on it (running recordings finish);
- *                    exits 2 when TALLY_LEAVE_TIMEOUT_S passes first.
- * The node is then taken out of the pool by the origin (POST /v1/nodes/{id}/leave), which also
- * deletes the node's Redis user.
+ *   leave.ts drain   waits, with progress, until no reservation is held on the node (running
+ *                    recordings finish); exits 2 when TALLY_LEAVE_TIMEOUT_S passes first.
+ * The origin sets the node draining before (POST /v1/nodes/{id}/drain), and takes it out of the
+ * pool after, deleting the node's Redis user (POST /v1/nodes/{id}/leave).
  */
 import { CapacityLedger } from '@tally/admission';
 import { NodeId } from '@tally/contracts';
-import { NodeRegistry } from '@tally/nodes';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 
@@ -23,7 +21,6 @@ const PROGRESS_EVERY_MS = 5_000;
 
 const env = Env.parse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== '')));
 const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
-const registry = new NodeRegistry(redis);
 const ledger = new CapacityLedger(redis);
 const nodeId = env.TALLY_NODE_ID;
 
@@ -32,8 +29,6 @@ async function heldHere(): Promise<string[]> {
 }
 
 async function drain(): Promise<number> {
-  await registry.setStatus(nodeId, 'draining');
-  console.log(`node ${nodeId}: draining (no new work is placed on it)`);
   const deadline = Date.now() + env.TALLY_LEAVE_TIMEOUT_S * 1_000;
   let lastProgress = 0;
   for (;;) {

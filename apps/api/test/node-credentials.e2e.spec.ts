@@ -168,6 +168,7 @@ describe('joined nodes credentials', () => {
       "another node's ladder queue": () => redis.lpush(`bull:tally-transcode-node.${other}:wait`, 'x'),
       "another node's wake channel": () => redis.publish(`tally:{nodes}:wake:${other}`, 'egress'),
       'join tokens': () => redis.set('tally:join:x', '1'),
+      "another node's status": () => redis.hset('tally:{nodes}:status', other, 'disabled'),
     };
     for (const [what, attempt] of Object.entries(attempts)) {
       await expect(attempt(), what).rejects.toThrow(/NOPERM/);
@@ -241,16 +242,24 @@ describe('joined nodes credentials', () => {
     expect((await sut.admin.delete(`/v1/nodes/${nodeName}`)).status).toBe(404);
   });
 
-  it('a node leaving with its own password is removed and revoked; another password is refused', async () => {
+  it('a node leaving with its own password is set draining, then removed and revoked; another password is refused', async () => {
     const nodeName = name('leaving');
     const node = await joined('worker', nodeName);
     const other = await joined('worker', name('bystander'));
+    const status = () => admin.hget('tally:{nodes}:status', nodeName);
+    expect((await sut.anonymous.withKey(other.password).post(`/v1/nodes/${nodeName}/drain`)).status).toBe(401);
+    expect(await status()).toBeNull();
+    expect((await sut.anonymous.withKey(node.password).post(`/v1/nodes/${nodeName}/drain`)).status).toBe(204);
+    expect(await status()).toBe('draining');
+    expect(await authenticates(node.localRedisUrl)).toBe(true);
+
     expect((await sut.anonymous.withKey(other.password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(401);
     expect((await sut.anonymous.post(`/v1/nodes/${nodeName}/leave`)).status).toBe(401);
     expect(await authenticates(node.localRedisUrl)).toBe(true);
 
     expect((await sut.anonymous.withKey(node.password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(204);
     expect(await authenticates(node.localRedisUrl)).toBe(false);
+    expect(await status()).toBeNull();
     expect(await authenticates(other.localRedisUrl)).toBe(true);
   });
 

@@ -54,6 +54,22 @@ export class ClusterController {
 
   /** The node's own Redis password is the credential (install.sh --leave). */
   @ApiRoute({
+    summary: 'A joined node starts leaving (install.sh --leave), authenticated by its own Redis password: it is set draining',
+    responses: { 204: null, 400: ErrorBody, 401: ErrorBody },
+    auth: 'node',
+  })
+  @Post(':nodeId/drain')
+  @Public()
+  @HttpCode(204)
+  drain(
+    @Param(new ZodPipe(NodeParams)) p: z.infer<typeof NodeParams>,
+    @Headers('authorization') authorization: string | undefined,
+  ): Promise<void> {
+    return this.removal.drain(p.nodeId, bearer(authorization));
+  }
+
+  /** The node's own Redis password is the credential (install.sh --leave). */
+  @ApiRoute({
     summary: 'A joined node leaves (install.sh --leave), authenticated by its own Redis password: removed as by DELETE /v1/nodes/{nodeId}',
     responses: { 204: null, 400: ErrorBody, 401: ErrorBody },
     auth: 'node',

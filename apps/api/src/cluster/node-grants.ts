@@ -51,8 +51,8 @@ function agentGrants(nodeId: string): string[] {
     `~tally:{nodes}:workers:${nodeId}`,
     // Its membership in the pool's index (SADD on every beat, SREM when it leaves).
     '~tally:{nodes}:index',
-    // `install.sh --leave` sets the node draining and waits for its reservations to end.
-    '~tally:{nodes}:status',
+    '%R~tally:{nodes}:status',
+    // `install.sh --leave` waits for the node's reservations to end.
     '%R~tally:{cap}:all',
     '%R~tally:{cap}:res:*',
     `%R~tally:{cap}:node:${nodeId}`,

@@ -23,11 +23,22 @@ export class NodeRemovalService {
     await this.forget(nodeId);
   }
 
-  /** `install.sh --leave` on the node, authenticated by the node's own Redis password. */
+  /** `install.sh --leave` on the node, first step: no new work for it (authenticated by its own Redis password). */
+  async drain(nodeId: string, bearer: string | undefined): Promise<void> {
+    await this.authenticate(nodeId, bearer);
+    await this.registry.setStatus(nodeId, 'draining');
+    this.pool.forget();
+  }
+
+  /** `install.sh --leave` on the node, last step, once nothing runs there. */
   async leave(nodeId: string, bearer: string | undefined): Promise<void> {
+    await this.authenticate(nodeId, bearer);
+    await this.forget(nodeId);
+  }
+
+  private async authenticate(nodeId: string, bearer: string | undefined): Promise<void> {
     if (bearer === undefined || !(await this.credentials.verify(nodeId, bearer)))
       throw new DomainError('unauthorized', "missing or wrong node credential (the node's Redis password)");
-    await this.forget(nodeId);
   }
 
   private async forget(nodeId: string): Promise<void> {
