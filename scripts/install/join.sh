@@ -294,11 +294,11 @@ run_leave_step() {
   return "${PIPESTATUS[0]}"
 }
 
-# origin_node_call drain|leave: the origin sets this node draining (POST /v1/nodes/ID/drain), or takes
-# it out of the pool and deletes its Redis user at once (POST /v1/nodes/ID/leave); the node's own
-# Redis password is the credential.
+# origin_node_call drain|leave: the origin sets this node draining and answers what still runs on
+# it (POST /v1/nodes/ID/drain), or takes it out of the pool and deletes its Redis user at once
+# (POST /v1/nodes/ID/leave); the node's own Redis password is the credential.
 origin_node_call() {
-  local action="$1" origin id url password status
+  local action="$1" origin id url password response status
   origin="$(sed -n 's/^TALLY_ORIGIN_URL=//p' "$ENV_FILE")"
   id="$(sed -n 's/^TALLY_NODE_ID=//p' "$ENV_FILE")"
   url="$(sed -n 's/^REDIS_URL=//p' "$ENV_FILE")"
@@ -309,11 +309,20 @@ origin_node_call() {
     return 0
   fi
   # The header comes from stdin, so the password stays out of the process list.
-  status="$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST -K - "$origin/v1/nodes/$id/$action" \
+  response="$(curl -sS -m 30 -w '\n%{http_code}' -X POST -K - "$origin/v1/nodes/$id/$action" \
     <<<"header = \"authorization: Bearer $password\"")" || die "could not reach $origin: remove the node there with DELETE /v1/nodes/$id"
-  [[ "$status" == 204 ]] || die "the origin answered $status to the node's $action: remove it there with DELETE /v1/nodes/$id"
+  status="${response##*$'\n'}"
+  response="${response%$'\n'*}"
+  [[ "$status" == 200 || "$status" == 204 ]] || die "the origin answered $status to the node's $action: remove it there with DELETE /v1/nodes/$id"
   case "$action" in
-    drain) log "    node $id: draining (no new work is placed on it)" ;;
+    drain)
+      log "    node $id: draining (no new work is placed on it)"
+      # shellcheck disable=SC2016 # JavaScript, not shell
+      "$NODE_BIN" -e '
+        const { running } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+        if (running.length > 0) console.log(`node ${process.argv[1]}: waiting for ${running.length} to finish: ${running.join(", ")}`);
+      ' "$id" <<<"$response" | sed 's/^/[install]     /'
+      ;;
     leave) log "    node $id: out of the pool, its Redis user deleted" ;;
   esac
 }

@@ -65,3 +65,12 @@ export const ClusterSettings = z
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;
+
+/** What still runs on a node its own `install.sh --leave` just set draining. */
+export const NodeDrainView = z
+  .object({
+    /** `<kind> <reservation id>` of each reservation held on the node; the node leaves once none is. */
+    running: z.array(z.string()),
+  })
+  .meta({ id: 'NodeDrain' });
+export type NodeDrainView = z.infer<typeof NodeDrainView>;

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ClusterSettings, CreateJoinTokenBody, ErrorBody, JoinNodeBody, JoinTokenView, NodeParams } from '@tally/contracts';
+import { ClusterSettings, CreateJoinTokenBody, ErrorBody, JoinNodeBody, JoinTokenView, NodeDrainView, NodeParams } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly, Public } from '../auth/principal.js';
 import { ZodPipe } from '../common/zod.pipe.js';
@@ -54,17 +54,18 @@ export class ClusterController {
 
   /** The node's own Redis password is the credential (install.sh --leave). */
   @ApiRoute({
-    summary: 'A joined node starts leaving (install.sh --leave), authenticated by its own Redis password: it is set draining',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody },
+    summary:
+      'A joined node starts leaving (install.sh --leave), authenticated by its own Redis password: it is set draining; answers what still runs there',
+    responses: { 200: NodeDrainView, 400: ErrorBody, 401: ErrorBody },
     auth: 'node',
   })
   @Post(':nodeId/drain')
   @Public()
-  @HttpCode(204)
+  @HttpCode(200)
   drain(
     @Param(new ZodPipe(NodeParams)) p: z.infer<typeof NodeParams>,
     @Headers('authorization') authorization: string | undefined,
-  ): Promise<void> {
+  ): Promise<NodeDrainView> {
     return this.removal.drain(p.nodeId, bearer(authorization));
   }
 

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { CapacityLedger } from '@tally/admission';
+import type { NodeDrainView } from '@tally/contracts';
 import { NodeRegistry } from '@tally/nodes';
 import { PoolSourceAdapter } from '../capacity/pool-source.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
@@ -14,6 +16,7 @@ export class NodeRemovalService {
     private readonly registry: NodeRegistry,
     private readonly credentials: NodeCredentialsService,
     private readonly pool: PoolSourceAdapter,
+    private readonly ledger: CapacityLedger,
   ) {}
 
   /** The admin's removal: a node in the pool or holding credentials; 404 for neither. */
@@ -24,10 +27,11 @@ export class NodeRemovalService {
   }
 
   /** `install.sh --leave` on the node, first step: no new work for it (authenticated by its own Redis password). */
-  async drain(nodeId: string, bearer: string | undefined): Promise<void> {
+  async drain(nodeId: string, bearer: string | undefined): Promise<NodeDrainView> {
     await this.authenticate(nodeId, bearer);
     await this.registry.setStatus(nodeId, 'draining');
     this.pool.forget();
+    return { running: (await this.ledger.heldOn(nodeId)).map((r) => `${r.kind} ${r.id}`) };
   }
 
   /** `install.sh --leave` on the node, last step, once nothing runs there. */
