@@ -454,7 +454,8 @@ check "... new files there stay the group's (setgid)" test "$(stat -c %G "$home/
 
 # 9. --cluster-bind: Redis also listens on a private address the nodes reach, and joins work.
 redis_password="$(sed -n 's|^REDIS_URL=redis://:\([^@]*\)@.*|\1|p' "$home/tally.env")"
-join_token_code() { admin -o /dev/null -w '%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d '{}'; }
+join_token_body='{"name":"bind-check","role":"media"}'
+join_token_code() { admin -o /dev/null -w '%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d "$join_token_body"; }
 check "POST /v1/nodes/join-tokens answers 409 without --cluster-bind" test "$(join_token_code)" == 409
 create_node_net
 say "node network: this host $bind_ip ($origin_if), node $node_ip (namespace $node_ns)"
@@ -485,7 +486,7 @@ check "Redis listens on exactly 127.0.0.1 and $bind_ip" \
   test "$(ss -Htln "sport = :$redis_port" | awk '{print $4}' | sort | tr '\n' ' ')" == "$bind_ip:$redis_port 127.0.0.1:$redis_port "
 check "the agent reports its workers after --cluster-bind" eventually 30 workers_native
 
-response="$(admin -w '\n%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d '{}')"
+response="$(admin -w '\n%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d "$join_token_body")"
 [[ "${response##*$'\n'}" == 201 && "$response" == *'"command":"./install.sh --join '* ]] || fail "POST /v1/nodes/join-tokens answered: $response"
 join_token="$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' <<<"${response%$'\n'*}")"
 say "ok: POST /v1/nodes/join-tokens -> 201 with a --join command"
@@ -494,7 +495,8 @@ join_body="{\"token\":\"$join_token\",\"name\":\"bind-check\",\"role\":\"media\"
 response="$(on_node curl -s -m 10 -w '\n%{http_code}' -X POST "http://$bind_ip:$api_port/v1/nodes/join" -H 'Content-Type: application/json' -d "$join_body")"
 [[ "${response##*$'\n'}" == 200 ]] || fail "POST /v1/nodes/join answered: $response"
 handed_url="$(sed -n 's/.*"redisUrl":"\([^"]*\)".*/\1/p' <<<"${response%$'\n'*}")"
-check "the join hands out the Redis URL on $bind_ip" test "$handed_url" == "redis://:$redis_password@$bind_ip:$redis_port"
+check "the join hands out the Redis URL on $bind_ip, with the node's own user" \
+  bash -c '[[ "$1" =~ ^redis://tally-node-bind-check:[A-Za-z0-9_-]{43}@$2$ && "$1" != *"$3"* ]]' _ "$handed_url" "$bind_ip:$redis_port" "$redis_password"
 # The node uses that URL twice: its services (ioredis) and install.sh --join, which waits for the
 # node's heartbeat in that Redis (redis_cli_url).
 ioredis_ping() {

@@ -3,7 +3,7 @@
 # ./install.sh --leave takes it out again (docs/cluster.md). Source it; do not execute it.
 #
 # The token is exchanged (POST URL/v1/nodes/join) for the cluster settings: the origin's Redis
-# with its password, the LiveKit keys and the origin's webhook URL. They go into DIR/tally.env
+# with this node's own ACL user, the LiveKit keys and the origin's webhook URL. They go into DIR/tally.env
 # and DIR/livekit.yaml (mode 600); a re-run keeps them and never spends a second token.
 
 declare -A CLUSTER=() # settings from the origin (or from an existing tally.env)
@@ -79,7 +79,7 @@ exchange_join_token() {
   body="{\"token\":\"$JOIN_TOKEN\",\"name\":\"$JOIN_NAME\",\"role\":\"$JOIN_ROLE\"}"
   if dry; then
     log "    would POST $JOIN_URL/v1/nodes/join {name: $JOIN_NAME, role: $JOIN_ROLE, token} for the cluster settings"
-    CLUSTER=([REDIS_URL]="redis://:PASSWORD@ORIGIN:6379" [LIVEKIT_API_KEY]=KEY [LIVEKIT_API_SECRET]=SECRET
+    CLUSTER=([REDIS_URL]="redis://tally-node-$JOIN_NAME:PASSWORD@ORIGIN:6379" [LIVEKIT_API_KEY]=KEY [LIVEKIT_API_SECRET]=SECRET
       [TALLY_LIVEKIT_WEBHOOK_URL]="$JOIN_URL/webhooks/livekit" [LIVEKIT_WS_URL]="ws://ORIGIN:7880")
     return 0
   fi
@@ -89,7 +89,7 @@ exchange_join_token() {
   response="${response%$'\n'*}"
   case "$status" in
     200) ;;
-    401) die "the origin refused the token (unknown, expired or already used): create a new one with POST /v1/nodes/join-tokens" ;;
+    401) die "the origin refused the token (unknown, expired, already used, or made for another role or name): create one for --role $JOIN_ROLE --name $JOIN_NAME with POST /v1/nodes/join-tokens" ;;
     *) die "the origin answered $status: $response" ;;
   esac
   local line
@@ -173,9 +173,9 @@ EOF
 # livekit-server in LiveKit's multi-node mode: the origin's Redis and keys; rooms are placed on
 # the node with the lowest system load.
 join_livekit_yaml_content() {
-  local url="${CLUSTER[REDIS_URL]}" password="" address
+  local url="${CLUSTER[REDIS_URL]}" username="" password="" address
   [[ "$url" =~ ^rediss?://(([^:@]*):([^@]*)@)?([^/]+) ]] || die "unexpected Redis URL from the origin"
-  password="${BASH_REMATCH[3]}" address="${BASH_REMATCH[4]}"
+  username="${BASH_REMATCH[2]}" password="${BASH_REMATCH[3]}" address="${BASH_REMATCH[4]}"
   cat <<EOF
 # livekit-server on a joined media node, written by install.sh --join.
 port: ${PORT[livekit]}
@@ -189,6 +189,7 @@ EOF
 redis:
   address: $address
 EOF
+  [[ -z "$username" ]] || echo "  username: $username"
   [[ -z "$password" ]] || echo "  password: $password"
   cat <<EOF
 node_selector:
@@ -281,7 +282,7 @@ join_main() {
   log "node $JOIN_NAME ($JOIN_ROLE) joined $JOIN_URL; leave with: ./install.sh --leave --home $HOME_DIR"
 }
 
-# run_leave_step drain|forget: dist/agent-leave.js (apps/agent/src/leave.ts) with only tally.env as environment.
+# run_leave_step drain: dist/agent-leave.js (apps/agent/src/leave.ts) with only tally.env as environment.
 run_leave_step() {
   if dry; then
     log "    would run: node dist/agent-leave.js $1 (env $HOME_DIR/tally.env)"
@@ -291,6 +292,39 @@ run_leave_step() {
     TALLY_LEAVE_TIMEOUT_S="${TALLY_LEAVE_TIMEOUT_S:-600}" "$NODE_BIN" --env-file="$HOME_DIR/tally.env" \
     dist/agent-leave.js "$1") 2>&1 | sed 's/^/[install]     /'
   return "${PIPESTATUS[0]}"
+}
+
+# origin_node_call drain|leave: the origin sets this node draining and answers what still runs on
+# it (POST /v1/nodes/ID/drain), or takes it out of the pool and deletes its Redis user at once
+# (POST /v1/nodes/ID/leave); the node's own Redis password is the credential.
+origin_node_call() {
+  local action="$1" origin id url password response status
+  origin="$(sed -n 's/^TALLY_ORIGIN_URL=//p' "$ENV_FILE")"
+  id="$(sed -n 's/^TALLY_NODE_ID=//p' "$ENV_FILE")"
+  url="$(sed -n 's/^REDIS_URL=//p' "$ENV_FILE")"
+  [[ "$url" =~ ^rediss?://[^:@/]*:([^@]+)@ ]] || die "$ENV_FILE has no Redis password: re-run the --join"
+  password="${BASH_REMATCH[1]}"
+  if dry; then
+    log "    would POST $origin/v1/nodes/$id/$action (the node's Redis password as its credential)"
+    return 0
+  fi
+  # The header comes from stdin, so the password stays out of the process list.
+  response="$(curl -sS -m 30 -w '\n%{http_code}' -X POST -K - "$origin/v1/nodes/$id/$action" \
+    <<<"header = \"authorization: Bearer $password\"")" || die "could not reach $origin: remove the node there with DELETE /v1/nodes/$id"
+  status="${response##*$'\n'}"
+  response="${response%$'\n'*}"
+  [[ "$status" == 200 || "$status" == 204 ]] || die "the origin answered $status to the node's $action: remove it there with DELETE /v1/nodes/$id"
+  case "$action" in
+    drain)
+      log "    node $id: draining (no new work is placed on it)"
+      # shellcheck disable=SC2016 # JavaScript, not shell
+      "$NODE_BIN" -e '
+        const { running } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+        if (running.length > 0) console.log(`node ${process.argv[1]}: waiting for ${running.length} to finish: ${running.join(", ")}`);
+      ' "$id" <<<"$response" | sed 's/^/[install]     /'
+      ;;
+    leave) log "    node $id: out of the pool, its Redis user deleted" ;;
+  esac
 }
 
 leave_main() {
@@ -304,14 +338,15 @@ leave_main() {
   dry || [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
   SERVICE_MODE="$(recorded_mode)"
   step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
+  origin_node_call drain
   local status=0
   run_leave_step drain || status=$?
   ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
   step "stop the services"
   cancel_agent_hand_over
   [[ -z "$SERVICE_MODE" ]] || stop_all_services
-  step "remove from the pool"
-  run_leave_step forget
+  step "remove from the pool and revoke this node's Redis user"
+  origin_node_call leave
   step "delete the cluster credentials"
   run rm -rf "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/workers"
   log "left the cluster; join again with a new token: ./install.sh --join URL --token T --home $HOME_DIR"

@@ -37,14 +37,15 @@ step() {
 
 dry() { [[ "$DRY_RUN" == 1 ]]; }
 
-# redis_cli_url URL ARGS...: redis-cli against a redis:// URL. redis-cli -u sends no password when
-# the URL's user is empty (redis://:PASSWORD@HOST:PORT, the form the origin hands out), so that
-# password goes through REDISCLI_AUTH (which also keeps it out of the process list).
+# redis_cli_url URL ARGS...: redis-cli against a redis:// URL. The password goes through
+# REDISCLI_AUTH (out of the process list) and the user, if any (a joined node's own ACL user,
+# redis://tally-node-NAME:PASSWORD@HOST:PORT), through --user.
 redis_cli_url() {
   local url="$1"
   shift
-  if [[ "$url" =~ ^(rediss?://):([^@]+)@(.*)$ ]]; then
-    REDISCLI_AUTH="${BASH_REMATCH[2]}" redis-cli -u "${BASH_REMATCH[1]}${BASH_REMATCH[3]}" "$@"
+  if [[ "$url" =~ ^(rediss?://)([^:@/]*):([^@]+)@(.*)$ ]]; then
+    local user="${BASH_REMATCH[2]}"
+    REDISCLI_AUTH="${BASH_REMATCH[3]}" redis-cli -u "${BASH_REMATCH[1]}${BASH_REMATCH[4]}" ${user:+--user "$user"} "$@"
   else
     redis-cli -u "$url" --no-auth-warning "$@"
   fi

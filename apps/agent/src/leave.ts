@@ -1,13 +1,12 @@
 /**
  * `./install.sh --leave` on a joined node, with only its tally.env as environment:
- *   leave.ts drain   sets the node draining (admission places nothing new on it) and waits, with
- *                    progress, until no reservation is held on it (running recordings finish);
- *                    exits 2 when TALLY_LEAVE_TIMEOUT_S passes first.
- *   leave.ts forget  takes the node out of the pool and drops its operator status.
+ *   leave.ts drain   waits, with progress, until no reservation is held on the node (running
+ *                    recordings finish); exits 2 when TALLY_LEAVE_TIMEOUT_S passes first.
+ * The origin sets the node draining before (POST /v1/nodes/{id}/drain), and takes it out of the
+ * pool after, deleting the node's Redis user (POST /v1/nodes/{id}/leave).
  */
 import { CapacityLedger } from '@tally/admission';
 import { NodeId } from '@tally/contracts';
-import { NodeRegistry } from '@tally/nodes';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 
@@ -22,17 +21,14 @@ const PROGRESS_EVERY_MS = 5_000;
 
 const env = Env.parse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== '')));
 const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
-const registry = new NodeRegistry(redis);
 const ledger = new CapacityLedger(redis);
 const nodeId = env.TALLY_NODE_ID;
 
 async function heldHere(): Promise<string[]> {
-  return (await ledger.list()).filter((r) => r.nodeId === nodeId).map((r) => `${r.kind} ${r.id}`);
+  return (await ledger.heldOn(nodeId)).map((r) => `${r.kind} ${r.id}`);
 }
 
 async function drain(): Promise<number> {
-  await registry.setStatus(nodeId, 'draining');
-  console.log(`node ${nodeId}: draining (no new work is placed on it)`);
   const deadline = Date.now() + env.TALLY_LEAVE_TIMEOUT_S * 1_000;
   let lastProgress = 0;
   for (;;) {
@@ -53,19 +49,11 @@ async function drain(): Promise<number> {
   }
 }
 
-async function forget(): Promise<number> {
-  await registry.remove(nodeId);
-  await registry.setStatus(nodeId, 'active');
-  console.log(`node ${nodeId}: removed from the pool`);
-  return 0;
-}
-
 const command = process.argv[2];
 let code = 1;
 try {
   if (command === 'drain') code = await drain();
-  else if (command === 'forget') code = await forget();
-  else console.error('usage: leave.ts drain|forget');
+  else console.error('usage: leave.ts drain');
 } finally {
   redis.disconnect();
 }

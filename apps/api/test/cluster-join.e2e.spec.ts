@@ -36,8 +36,8 @@ describe('install.sh --join', () => {
 
   const nodes = async () => (await sut.admin.get<NodeList>('/v1/nodes')).body.items;
   const poolCpu = async () => (await sut.admin.get<CapacityView>('/v1/capacity')).body.total.allocatable.cpuMillicores;
-  const newToken = async () => {
-    const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', {});
+  const newToken = async (name: string, role: 'media' | 'worker' = 'media') => {
+    const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { name, role });
     expect(created.status).toBe(201);
     return created.body;
   };
@@ -225,9 +225,9 @@ describe('install.sh --join', () => {
   });
 
   it('joins with a one-time token: the node is in the pool with its measured budget and the pool grows', async () => {
-    const { token, command } = await newToken();
-    expect(command).toContain(`--join ${originUrl} --token ${token}`);
     const name = `media-${randomBytes(3).toString('hex')}`;
+    const { token, command } = await newToken(name);
+    expect(command).toContain(`--join ${originUrl} --token ${token}`);
 
     const joined = await joinAs(name, token);
 
@@ -279,6 +279,8 @@ describe('install.sh --join', () => {
     await sut.admin.patch(`/v1/nodes/${sut.stack.nodeId}`, { status: 'active' });
     expect((await nodes()).find((n) => n.nodeId === name)?.reserved.cpuMillicores).toBeGreaterThan(0);
 
+    const nodeRedisUrl = /^REDIS_URL=(.*)$/m.exec(readFileSync(join(home, 'tally.env'), 'utf8'))?.[1] ?? '';
+    expect(new URL(nodeRedisUrl).username).toBe(`tally-node-${name}`);
     const leaving = installOnNode(hosts.ns, ['--leave', '--home', home], { TALLY_LEAVE_TIMEOUT_S: '90' });
     await waitFor('draining', async () => ((await nodes()).find((n) => n.nodeId === name)?.status === 'draining' ? true : undefined));
     const check = await client.post<{ admitted: boolean }>(`/v1/apps/${app.id}/capacity/check`, { kind: 'stream', count: 1 });
@@ -293,11 +295,18 @@ describe('install.sh --join', () => {
     expect((await nodes()).map((n) => n.nodeId)).not.toContain(name);
     expect(existsSync(join(home, 'tally.env'))).toBe(false);
     expect(await poolCpu()).toBe(poolCpuBefore);
+    // The node's own Redis user is gone with it.
+    const former = new Redis(nodeRedisUrl, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const errors: string[] = [];
+    former.on('error', (error: Error) => errors.push(error.message));
+    await expect(former.connect().then(() => former.ping())).rejects.toThrow();
+    former.disconnect();
+    expect(errors.join('\n')).toMatch(/WRONGPASS/);
   });
 
   it('a killed node leaves the pool once its heartbeat expires', async () => {
     const name = `media-${randomBytes(3).toString('hex')}`;
-    const joined = await joinAs(name, (await newToken()).token);
+    const joined = await joinAs(name, (await newToken(name)).token);
     expect(joined.code, joined.output).toBe(0);
     expect((await nodes()).map((n) => n.nodeId)).toContain(name);
 
@@ -319,7 +328,17 @@ describe('install.sh --join', () => {
     const joined = await installOnNode(
       hosts.ns,
       [
-        ...['--join', originUrl, '--token', (await newToken()).token, '--role', 'worker', '--name', workerName, '--insecure-http'],
+        ...[
+          '--join',
+          originUrl,
+          '--token',
+          (await newToken(workerName, 'worker')).token,
+          '--role',
+          'worker',
+          '--name',
+          workerName,
+          '--insecure-http',
+        ],
         ...['--home', workerHome, '--no-provision', '--no-systemd', '--no-sysctl', '--offline', '--node-ip', hosts.nodeIp],
         ...['--recordings-dir', recordingsDir()],
       ],

@@ -314,6 +314,20 @@ export class CapacityLedger {
     return raw ? toHeld(id, raw) : undefined;
   }
 
+  /** The runtime counters (`rt:<runtime>`) of a node, from its own hash alone: what that node's agent may read. */
+  async runtimesOn(nodeId: string): Promise<Partial<Record<Runtime, number>>> {
+    const hash = await this.redis.hgetall(LEDGER_KEYS.node(nodeId));
+    return this.toUsage([nodeId], [], [hash]).nodes[nodeId]?.runtimes ?? {};
+  }
+
+  /** The reservations held on a node, read only (a leaving node waits on them; lapsed ones are the worker's to release). */
+  async heldOn(nodeId: string): Promise<HeldReservation[]> {
+    const ids = await this.redis.smembers(LEDGER_KEYS.all);
+    if (ids.length === 0) return [];
+    const raws = await this.redis.mget(...ids.map((id) => LEDGER_KEYS.reservation(id)));
+    return ids.flatMap((id, i) => (raws[i] ? [toHeld(id, raws[i])] : [])).filter((r) => r.nodeId === nodeId);
+  }
+
   /** Every reservation held now (for the reconciler). */
   async list(): Promise<HeldReservation[]> {
     await this.expireLapsed();

@@ -15,10 +15,10 @@ export const CreateJoinTokenBody = z
       .min(60)
       .max(7 * 86_400)
       .optional(),
-    /** Fills the `command`'s `--role` (default media). The token itself joins a node of any role. */
+    /** The role the token joins (default media); a join with another role is refused. */
     role: JoinedNodeRole.optional(),
-    /** Fills the `command`'s `--name` (default the placeholder NODE_NAME). */
-    name: NodeId.optional(),
+    /** The name the token joins; a join with another name is refused. */
+    name: NodeId,
   })
   .meta({ id: 'CreateJoinTokenBody' });
 export type CreateJoinTokenBody = z.infer<typeof CreateJoinTokenBody>;
@@ -48,7 +48,11 @@ export const ClusterSettings = z
   .object({
     nodeId: NodeId,
     role: JoinedNodeRole,
-    /** The origin's Redis with credentials: the agent heartbeats into it, livekit-server and egress coordinate through it. */
+    /**
+     * The origin's Redis with this node's own ACL user (`tally-node-<name>`, granted only what the role's
+     * processes touch, docs/adr/0025): the agent heartbeats into it, livekit-server and egress coordinate
+     * through it. Its password is also the node's credential for `POST /v1/nodes/{nodeId}/leave`.
+     */
     redisUrl: z.string(),
     livekit: z.object({
       apiKey: z.string(),
@@ -61,3 +65,12 @@ export const ClusterSettings = z
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;
+
+/** What still runs on a node its own `install.sh --leave` just set draining. */
+export const NodeDrainView = z
+  .object({
+    /** `<kind> <reservation id>` of each reservation held on the node; the node leaves once none is. */
+    running: z.array(z.string()),
+  })
+  .meta({ id: 'NodeDrain' });
+export type NodeDrainView = z.infer<typeof NodeDrainView>;

@@ -47,6 +47,8 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     '  stun_servers: ["127.0.0.1:3478"]',
     'redis:',
     `  address: ${redis.hostname}:${redis.port}`,
+    ...(redis.username === '' ? [] : [`  username: ${decodeURIComponent(redis.username)}`]),
+    ...(redis.password === '' ? [] : [`  password: ${decodeURIComponent(redis.password)}`]),
     // As install.sh writes it: only Tally creates rooms, so a token of an ended stream cannot recreate one.
     'room:',
     '  auto_create: false',

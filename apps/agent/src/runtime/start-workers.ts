@@ -62,8 +62,7 @@ export async function startWorkers(
     kinds: WORKER_KINDS,
     spec,
     work: {
-      activeWork: async (kind) =>
-        kind === 'egress' ? ((await ledger.usage([nodeId], [])).nodes[nodeId]?.runtimes.egress ?? 0) : workers.retained(nodeId, kind),
+      activeWork: async (kind) => (kind === 'egress' ? ((await ledger.runtimesOn(nodeId)).egress ?? 0) : workers.retained(nodeId, kind)),
       demanded: (kind) => workers.demanded(nodeId, kind),
     },
     idleGraceMs: config.idleGraceMs,

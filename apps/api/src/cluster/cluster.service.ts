@@ -5,13 +5,15 @@ import { NodeRegistry } from '@tally/nodes';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { JoinTokenStore } from './join-tokens.store.js';
+import { NodeCredentialsService } from './node-credentials.service.js';
 
-/** Hands a new node the cluster's settings in exchange for a one-time token an admin issued. */
+/** Hands a new node the cluster's settings, with Redis credentials of its own, in exchange for a one-time token an admin issued. */
 @Injectable()
 export class ClusterService {
   constructor(
     private readonly tokens: JoinTokenStore,
     private readonly registry: NodeRegistry,
+    private readonly credentials: NodeCredentialsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -19,24 +21,36 @@ export class ClusterService {
   async issueToken(body: CreateJoinTokenBody): Promise<JoinTokenView> {
     this.clusterRedisUrl();
     const ttlS = body.ttlS ?? this.config.cluster.joinTokenTtlS;
-    const token = await this.tokens.issue(ttlS);
+    const role = body.role ?? 'media';
+    const token = await this.tokens.issue({ role, name: body.name }, ttlS);
     return {
       token,
       expiresAt: new Date(this.clock.now().getTime() + ttlS * 1000).toISOString(),
-      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role ${body.role ?? 'media'} --name ${body.name ?? 'NODE_NAME'}`,
+      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role ${role} --name ${body.name}`,
     };
   }
 
+  /**
+   * The token is checked first, against the role and name it was made for, so a caller without the
+   * right token learns nothing about which names are in the pool.
+   */
   async join(body: JoinNodeBody): Promise<ClusterSettings> {
-    const redisUrl = this.clusterRedisUrl();
+    const clusterUrl = this.clusterRedisUrl();
+    const refused = () => new DomainError('unauthorized', 'join token unknown, expired, already used, or made for another node');
+    const binding = await this.tokens.peek(body.token);
+    if (!binding || binding.role !== body.role || binding.name !== body.name) throw refused();
     if (await this.registry.get(body.name))
       throw new DomainError('conflict', `a node named ${body.name} is already in the pool`, { field: 'name' });
-    if (!(await this.tokens.take(body.token))) throw new DomainError('unauthorized', 'join token unknown, expired or already used');
+    if (!(await this.tokens.take(body.token))) throw refused();
+    const { username, password } = await this.credentials.issue(body.name, body.role);
+    const redisUrl = new URL(clusterUrl);
+    redisUrl.username = encodeURIComponent(username);
+    redisUrl.password = encodeURIComponent(password);
     const { apiKey, apiSecret, publicUrl: wsUrl } = this.config.livekit;
     return {
       nodeId: body.name,
       role: body.role,
-      redisUrl,
+      redisUrl: redisUrl.toString(),
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
     };
   }

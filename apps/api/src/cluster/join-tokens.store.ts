@@ -1,25 +1,47 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { JoinedNodeRole, NodeId } from '@tally/contracts';
+import { z } from 'zod';
 import { RedisConnection } from '../infra/infra.module.js';
 
 const key = (token: string) => `tally:join:${createHash('sha256').update(token).digest('hex')}`;
 
+/** What a join token was made for: a join with another role or name is refused. */
+export const JoinTokenBinding = z.object({ role: JoinedNodeRole, name: NodeId });
+export type JoinTokenBinding = z.infer<typeof JoinTokenBinding>;
+
 /**
- * One-time join tokens in Redis: only a hash of the token is stored, with the token's TTL, and
- * taking one is a GETDEL, so two nodes racing with the same token cannot both join.
+ * One-time join tokens in Redis: only a hash of the token is stored, with the role and name it was
+ * made for and the token's TTL, and taking one is a GETDEL, so two nodes racing with the same token
+ * cannot both join.
  */
 @Injectable()
 export class JoinTokenStore {
   constructor(private readonly redis: RedisConnection) {}
 
-  async issue(ttlS: number): Promise<string> {
+  async issue(binding: JoinTokenBinding, ttlS: number): Promise<string> {
     const token = `tjt_${randomBytes(32).toString('base64url')}`;
-    await this.redis.set(key(token), '1', 'EX', ttlS);
+    await this.redis.set(key(token), JSON.stringify(JoinTokenBinding.parse(binding)), 'EX', ttlS);
     return token;
   }
 
-  /** True once for a token that was issued and has not expired. */
-  async take(token: string): Promise<boolean> {
-    return (await this.redis.getdel(key(token))) !== null;
+  /** What a live token is bound to, without spending it. */
+  async peek(token: string): Promise<JoinTokenBinding | undefined> {
+    return decode(await this.redis.get(key(token)));
+  }
+
+  /** The binding, once, for a token that was issued and has not expired. */
+  async take(token: string): Promise<JoinTokenBinding | undefined> {
+    return decode(await this.redis.getdel(key(token)));
+  }
+}
+
+function decode(raw: string | null): JoinTokenBinding | undefined {
+  if (raw === null) return undefined;
+  try {
+    const parsed = JoinTokenBinding.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -11,10 +11,11 @@ export type ApiRouteSpec = Readonly<{
   /** Each status the route answers, with its body's schema (null: no body). */
   responses: Readonly<Record<number, z.ZodType | null>>;
   /**
-   * `livekit`: public routes that check LiveKit's signature rather than a key. `viewer`: public
-   * routes that check a camera viewer token or key, counted as failed authentications (429 rate_limited).
+   * Public routes that check something other than a key: LiveKit's signature (`livekit`), a camera
+   * viewer token or key, counted as failed authentications (`viewer`, 429 rate_limited), or a joined
+   * node's own credential (`node`).
    */
-  auth?: 'livekit' | 'viewer';
+  auth?: 'livekit' | 'viewer' | 'node';
   /** `start`: the route starts something that costs media resources and counts against the app's stricter start rate. */
   rateLimit?: RateLimitClass;
 }>;

@@ -47,7 +47,7 @@ function operation(route: DocumentedRoute): JsonSchema {
   return {
     summary: route.spec.summary,
     'x-tally-auth': auth,
-    ...(auth === 'admin' || auth === 'app' ? { security: [{ bearer: [] }] } : {}),
+    ...(auth === 'admin' || auth === 'app' || auth === 'node' ? { security: [{ bearer: [] }] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body, 'input') } } } } : {}),
     responses,

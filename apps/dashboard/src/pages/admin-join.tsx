@@ -24,7 +24,8 @@ export function JoinNodePanel(): ReactNode {
   const submit = async (): Promise<void> => {
     setError(undefined);
     setIssued(undefined);
-    const body: CreateJoinTokenBody = { role, ...(name.trim() === '' ? {} : { name: name.trim() }) };
+    // The token joins only this role and name.
+    const body: CreateJoinTokenBody = { role, name: name.trim() };
     try {
       setIssued(await api.post<JoinTokenView>('/v1/nodes/join-tokens', body));
     } catch (caught) {
@@ -43,6 +44,7 @@ export function JoinNodePanel(): ReactNode {
           onChange={setName}
           placeholder="gpu-1"
           maxLength={253}
+          required
           pattern="[A-Za-z0-9][A-Za-z0-9_.\-]*"
         />
         <button type="submit">Create join token</button>

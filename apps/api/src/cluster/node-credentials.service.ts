@@ -1,0 +1,70 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { JoinedNodeRole } from '@tally/contracts';
+import { NodeCredentialsRepository } from './node-credentials.repository.js';
+import { nodeAclSetUser, nodeRedisUser, sha256Hex } from './node-grants.js';
+import { RedisAcl } from './redis-acl.js';
+
+export type NodeRedisCredentials = Readonly<{ username: string; password: string }>;
+
+/**
+ * Each joined node's own Redis ACL user (docs/adr/0025). Postgres holds the users (the password's
+ * SHA-256 and the role); Redis holds them only as long as it runs, so the API re-creates them at
+ * boot and whenever its connection comes back (a restarted or replaced Redis).
+ */
+@Injectable()
+export class NodeCredentialsService implements OnApplicationBootstrap {
+  private readonly log = new Logger(NodeCredentialsService.name);
+
+  constructor(
+    private readonly repository: NodeCredentialsRepository,
+    private readonly acl: RedisAcl,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.acl.onReady(
+      () => void this.applyAll().catch((error: unknown) => this.log.error(`could not re-create node users: ${String(error)}`)),
+    );
+    await this.applyAll();
+  }
+
+  /** A new password for the node (replacing any earlier one); the plain password is returned once. */
+  async issue(nodeId: string, role: JoinedNodeRole): Promise<NodeRedisCredentials> {
+    const password = randomBytes(32).toString('base64url');
+    const hash = sha256Hex(password);
+    await this.repository.save(nodeId, role, hash);
+    await this.acl.setUser(nodeAclSetUser(nodeId, role, hash));
+    return { username: nodeRedisUser(nodeId), password };
+  }
+
+  /** Re-creates every node's user from Postgres; returns how many. */
+  async applyAll(): Promise<number> {
+    const rows = await this.repository.all();
+    for (const row of rows) {
+      const role = JoinedNodeRole.safeParse(row.role);
+      if (!role.success) continue;
+      await this.acl.setUser(nodeAclSetUser(row.nodeId, role.data, row.redisPasswordSha256));
+    }
+    return rows.length;
+  }
+
+  /** Whether `secret` is the node's current password (its credential towards the API too). */
+  async verify(nodeId: string, secret: string): Promise<boolean> {
+    const row = await this.repository.get(nodeId);
+    if (!row) return false;
+    const given = Buffer.from(sha256Hex(secret), 'hex');
+    const stored = Buffer.from(row.redisPasswordSha256, 'hex');
+    return given.length === stored.length && timingSafeEqual(given, stored);
+  }
+
+  /** Whether the node holds credentials (joined and not removed). */
+  async holds(nodeId: string): Promise<boolean> {
+    return (await this.repository.get(nodeId)) !== null;
+  }
+
+  /** Deletes the node's user at once: its open connections are closed and its password stops working. */
+  async revoke(nodeId: string): Promise<void> {
+    await this.repository.remove(nodeId);
+    await this.acl.deleteUser(nodeRedisUser(nodeId));
+  }
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { JOBS, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
+
+/** The Redis ACL user of a joined node. */
+export function nodeRedisUser(nodeId: string): string {
+  return `tally-node-${nodeId}`;
+}
+
+export function sha256Hex(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/**
+ * Commands every node user may run: data commands on its keys, scripts (BullMQ, psrpc), pub/sub and
+ * its own connection. Nothing administrative or dangerous (CONFIG, FLUSHALL, KEYS, DEBUG, ACL,
+ * SHUTDOWN, CLIENT KILL, …), nothing that lists other keys or channels (SCAN, RANDOMKEY, PUBSUB),
+ * nothing that replaces what other clients run (SCRIPT FLUSH, FUNCTION). INFO stays: BullMQ reads
+ * the server's version and eviction policy from it.
+ */
+const COMMANDS = [
+  '-@all',
+  '+@read',
+  '+@write',
+  '+@keyspace',
+  '+@scripting',
+  '+@transaction',
+  '+@pubsub',
+  '+@connection',
+  '-@admin',
+  '-@dangerous',
+  '-scan',
+  '-randomkey',
+  '-pubsub',
+  '-select',
+  '-move',
+  '-copy',
+  '-script|flush',
+  '-script|kill',
+  '-function',
+  '-fcall',
+  '-fcall_ro',
+  '+info',
+];
+
+const bull = (queue: string) => `~bull:${queue}:*`;
+
+/** What the node's agent touches: its own heartbeat, worker report, ladder queue and wake channel. */
+function agentGrants(nodeId: string): string[] {
+  return [
+    `~tally:{nodes}:hb:${nodeId}`,
+    `~tally:{nodes}:workers:${nodeId}`,
+    // Its membership in the pool's index (SADD on every beat, SREM when it leaves).
+    '~tally:{nodes}:index',
+    '%R~tally:{nodes}:status',
+    // `install.sh --leave` waits for the node's reservations to end.
+    '%R~tally:{cap}:all',
+    '%R~tally:{cap}:res:*',
+    `%R~tally:{cap}:node:${nodeId}`,
+    `%R~tally:{nodes}:demand:${nodeId}:*`,
+    `%R~tally:{nodes}:work:${nodeId}:*`,
+    bull(transcodeQueueOf(nodeId)),
+    // Producer only: ladder reports and media-worker exits, consumed by the origin's worker.
+    bull(JOBS.reportLadder.queue),
+    bull(JOBS.workerExited.queue),
+    `&tally:{nodes}:wake:${nodeId}`,
+  ];
+}
+
+/**
+ * psrpc (LiveKit's RPC over Redis pub/sub) claims a queued request by SETNX on the base64 SHA-256
+ * of its payload: 43 characters and one '=' pad. No Tally or BullMQ key has that shape.
+ */
+const PSRPC_CLAIMS = `~${'?'.repeat(43)}=`;
+
+/** psrpc channels of a service: `CLI.<service>.…`, `SRV.<service>…` and the legacy `<service>|…`. */
+const psrpcChannels = (service: string) => [`&CLI.${service}.*`, `&SRV.${service}*`, `&${service}|*`];
+
+/** LiveKit egress and ingress on a worker or GPU node: psrpc only, for their own services and IOInfo. */
+function mediaWorkerGrants(role: 'worker' | 'gpu'): string[] {
+  const services = ['EgressInternal', 'EgressHandler', 'IOInfo', ...(role === 'worker' ? ['IngressInternal', 'IngressHandler'] : [])];
+  return [PSRPC_CLAIMS, ...services.flatMap(psrpcChannels)];
+}
+
+/**
+ * livekit-server in LiveKit's multi-node mode: the keys of its room, node, participant, egress and
+ * ingress stores (pkg/service/redisstore.go, pkg/routing/redisrouter.go), and every psrpc channel,
+ * since the SFU serves or calls every LiveKit service.
+ */
+const LIVEKIT_SERVER_KEYS = [
+  'livekit_version',
+  'nodes',
+  'room_node_map',
+  'rooms',
+  'room_internal',
+  'room_participants:*',
+  'room_lock:*',
+  'egress',
+  'ended_egress',
+  'egress:room:*',
+  'ingress',
+  '{ingress}_stream_key',
+  '{ingress}_state:*',
+  'room_{ingress}:*',
+  'agent_dispatch:*',
+  'agent_job:*',
+];
+
+function livekitServerGrants(): string[] {
+  return [...LIVEKIT_SERVER_KEYS.map((key) => `~${key}`), PSRPC_CLAIMS, '&*'];
+}
+
+/** The ACL rules after `reset` for a joined node's user, by role. */
+export function nodeAclRules(nodeId: string, role: JoinedNodeRole): string[] {
+  const processes = role === 'media' ? livekitServerGrants() : mediaWorkerGrants(role);
+  return ['resetkeys', 'resetchannels', ...COMMANDS, ...agentGrants(nodeId), ...processes];
+}
+
+/** ACL SETUSER arguments: enabled, only this password (given as its SHA-256), the role's rules. */
+export function nodeAclSetUser(nodeId: string, role: JoinedNodeRole, passwordSha256: string): string[] {
+  return [nodeRedisUser(nodeId), 'reset', 'on', `#${passwordSha256}`, ...nodeAclRules(nodeId, role)];
+}

@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import { RedisConnection } from '../infra/infra.module.js';
+
+/** ACL commands on the origin's Redis, through the API's own (administrative) connection. */
+@Injectable()
+export class RedisAcl {
+  constructor(private readonly redis: RedisConnection) {}
+
+  async setUser(args: readonly string[]): Promise<void> {
+    await this.redis.call('ACL', 'SETUSER', ...args);
+  }
+
+  /** Deletes the user, which also closes every connection authenticated as it; then closes any left. */
+  async deleteUser(user: string): Promise<void> {
+    await this.redis.call('ACL', 'DELUSER', user);
+    await this.redis.call('CLIENT', 'KILL', 'USER', user).catch(() => undefined);
+  }
+
+  /** Runs `listener` whenever the connection is (re)established: a restarted Redis lost its ACL users. */
+  onReady(listener: () => void): void {
+    this.redis.on('ready', listener);
+  }
+}

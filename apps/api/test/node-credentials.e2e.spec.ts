@@ -1,0 +1,290 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join as pathJoin } from 'node:path';
+import {
+  type ClusterSettings,
+  type ErrorBody,
+  JOBS,
+  type JoinedNodeRole,
+  type JoinTokenView,
+  type NodeHeartbeat,
+  type NodeList,
+} from '@tally/contracts';
+import { NodeRegistry } from '@tally/nodes';
+import { type Child, startAppProcess, startEgress, startLivekit, TEST_NODE_BUDGET, type TestLivekit, waitFor } from '@tally/testing';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { DirectFileOutput, EgressClient, RoomServiceClient } from 'livekit-server-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, startApiHarness } from './api-harness.js';
+
+/** Each joined node's own Redis user (docs/adr/0025): what it may do, and that removal revokes it at once. */
+describe('joined nodes credentials', () => {
+  let sut: ApiHarness;
+  let admin: Redis;
+  let redisPort = '';
+  const clients: Redis[] = [];
+  const children: Child[] = [];
+  let nodeLivekit: TestLivekit | undefined;
+
+  beforeAll(async () => {
+    // Joined nodes are handed this address; the test reaches the same Redis on the stack's port.
+    sut = await startApiHarness({ TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379' });
+    redisPort = new URL(sut.stack.env['REDIS_URL'] ?? '').port;
+    admin = new Redis(sut.stack.env['REDIS_URL'] ?? '', { maxRetriesPerRequest: 1 });
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    for (const c of children) await c.stop();
+    await nodeLivekit?.stop();
+    admin?.disconnect();
+    await sut?.stop();
+  });
+
+  const name = (prefix: string) => `${prefix}-${randomBytes(3).toString('hex')}`;
+  const tokenFor = async (role: JoinedNodeRole, nodeName: string) => {
+    const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role, name: nodeName });
+    expect(created.status).toBe(201);
+    return created.body.token;
+  };
+  const join = (token: string, role: JoinedNodeRole, nodeName: string) =>
+    sut.anonymous.post<ClusterSettings & ErrorBody>('/v1/nodes/join', { token, role, name: nodeName });
+  /** The handed-out URL, pointed at the stack's Redis (same server, the test's address). */
+  const local = (handed: string) => {
+    const url = new URL(handed);
+    url.hostname = '127.0.0.1';
+    url.port = redisPort;
+    return url.toString();
+  };
+  const joined = async (role: JoinedNodeRole, nodeName: string) => {
+    const answer = await join(await tokenFor(role, nodeName), role, nodeName);
+    expect(answer.status).toBe(200);
+    return {
+      ...answer.body,
+      localRedisUrl: local(answer.body.redisUrl),
+      password: decodeURIComponent(new URL(answer.body.redisUrl).password),
+    };
+  };
+  const connect = (url: string) => {
+    const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    client.on('error', () => undefined);
+    clients.push(client);
+    return client;
+  };
+  const authenticates = async (url: string) => {
+    const client = connect(url);
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  };
+  /** ACL LOG entries (denied commands, keys, channels) of one user. */
+  const deniedFor = async (user: string) => {
+    const log = (await admin.call('ACL', 'LOG', '128')) as unknown[][];
+    return log
+      .map((entry) => Object.fromEntries(Array.from({ length: entry.length / 2 }, (_, i) => [String(entry[2 * i]), entry[2 * i + 1]])))
+      .filter((entry) => entry['username'] === user)
+      .map((entry) => `${String(entry['reason'])} ${String(entry['object'])}`);
+  };
+  const listed = async (nodeId: string) => (await sut.admin.get<NodeList>('/v1/nodes')).body.items.some((n) => n.nodeId === nodeId);
+  const refusal = (response: { body: unknown }) => JSON.stringify((response.body as ErrorBody).error);
+
+  it('a join token joins only the role and name it was made for, and a wrong token learns nothing about names', async () => {
+    const nodeName = name('bound');
+    const token = await tokenFor('worker', nodeName);
+    const unknown = await join(`tjt_${randomBytes(32).toString('base64url')}`, 'worker', nodeName);
+    expect(unknown.status).toBe(401);
+
+    const otherRole = await join(token, 'media', nodeName);
+    const otherName = await join(token, 'worker', name('other'));
+    expect([otherRole.status, otherName.status]).toEqual([401, 401]);
+    expect(refusal(otherRole)).toBe(refusal(unknown));
+    expect(refusal(otherName)).toBe(refusal(unknown));
+
+    // A name in the pool: without its token the answer is the same 401, not a 409 that confirms the name.
+    const inPool = name('busy');
+    await new NodeRegistry(admin).heartbeat(heartbeatOf(inPool), 30);
+    const probe = await join(token, 'worker', inPool);
+    expect(probe.status).toBe(401);
+    expect(refusal(probe)).toBe(refusal(unknown));
+
+    // The refusals did not spend it: the node it was made for joins, once.
+    expect((await join(token, 'worker', nodeName)).status).toBe(200);
+    expect((await join(token, 'worker', nodeName)).status).toBe(401);
+    expect((await sut.admin.post('/v1/nodes/join-tokens', { role: 'worker' })).status).toBe(400);
+  });
+
+  it("a worker node's own Redis user runs its agent and its ladder queue, and nothing administrative or another node's", async () => {
+    const nodeName = name('worker');
+    const node = await joined('worker', nodeName);
+    const user = `tally-node-${nodeName}`;
+    expect(new URL(node.redisUrl).username).toBe(user);
+    expect(new URL(node.redisUrl).host).toBe('10.9.0.1:6379');
+
+    // The real agent, with nothing but the node's credentials.
+    const agent = await startAppProcess(
+      'agent',
+      {
+        ...TEST_NODE_BUDGET,
+        REDIS_URL: node.localRedisUrl,
+        TALLY_NODE_ID: nodeName,
+        TALLY_NODE_ROLE: 'worker',
+        TALLY_HEARTBEAT_INTERVAL_S: '1',
+      },
+      pathJoin(tmpdir(), `tally-agent-${nodeName}.log`),
+    );
+    children.push(agent);
+    await waitFor(`node ${nodeName} listed`, async () => ((await listed(nodeName)) ? true : undefined), 30_000);
+
+    // A ladder report, as the agent sends them, is accepted on the shared reports queue.
+    const reports = new Queue(JOBS.reportLadder.queue, { connection: connect(node.localRedisUrl) });
+    await reports.waitUntilReady();
+    await expect(reports.getJobCounts('wait')).resolves.toBeDefined();
+    await reports.close();
+    expect(await deniedFor(user)).toEqual([]);
+
+    const redis = connect(node.localRedisUrl);
+    await redis.connect();
+    const other = name('other');
+    const attempts: Record<string, () => Promise<unknown>> = {
+      'CONFIG GET': () => redis.call('CONFIG', 'GET', 'requirepass'),
+      FLUSHALL: () => redis.flushall(),
+      KEYS: () => redis.keys('*'),
+      SCAN: () => redis.scan(0),
+      MONITOR: () => redis.call('MONITOR'),
+      SAVE: () => redis.call('SAVE'),
+      'ACL SETUSER': () => redis.call('ACL', 'SETUSER', user, '+@all'),
+      SHUTDOWN: () => redis.call('SHUTDOWN', 'NOSAVE'),
+      'CLIENT KILL': () => redis.call('CLIENT', 'KILL', 'TYPE', 'normal'),
+      "another node's heartbeat": () => redis.set(`tally:{nodes}:hb:${other}`, '{}'),
+      'the capacity pool': () => redis.hset('tally:{cap}:pool', 'ramMb', '0'),
+      "an app's limits": () => redis.get('tally:{cap}:policy:app_x'),
+      'the recordings queue': () => redis.lpush('bull:tally-recordings:wait', 'x'),
+      "another node's ladder queue": () => redis.lpush(`bull:tally-transcode-node.${other}:wait`, 'x'),
+      "another node's wake channel": () => redis.publish(`tally:{nodes}:wake:${other}`, 'egress'),
+      'join tokens': () => redis.set('tally:join:x', '1'),
+      "another node's status": () => redis.hset('tally:{nodes}:status', other, 'disabled'),
+    };
+    for (const [what, attempt] of Object.entries(attempts)) {
+      await expect(attempt(), what).rejects.toThrow(/NOPERM/);
+    }
+    expect(await deniedFor(user)).toEqual(
+      expect.arrayContaining(['key tally:{cap}:pool', 'command flushall', `channel tally:{nodes}:wake:${other}`]),
+    );
+    expect(await listed(nodeName)).toBe(true);
+  });
+
+  it("a media node's livekit-server runs in the cluster on its own Redis user without a refused command", async () => {
+    const nodeName = name('media');
+    const node = await joined('media', nodeName);
+    nodeLivekit = await startLivekit({ redisUrl: node.localRedisUrl, nodeIp: '127.0.0.1' });
+    const room = `app_x.str_${randomBytes(4).toString('hex')}`;
+    const onNode = new RoomServiceClient(nodeLivekit.url, nodeLivekit.apiKey, nodeLivekit.apiSecret);
+    await onNode.createRoom({ name: room });
+    const origin = new RoomServiceClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
+    expect((await origin.listRooms([room])).map((r) => r.name)).toEqual([room]);
+    await onNode.deleteRoom(room);
+    expect(await deniedFor(`tally-node-${nodeName}`)).toEqual([]);
+  });
+
+  it("a worker node's egress serves a recording request on its own Redis user without a refused command", async () => {
+    const nodeName = name('egress');
+    const node = await joined('worker', nodeName);
+    const egress = await startEgress({ livekit: sut.stack.livekit, redisUrl: node.localRedisUrl, budget: TEST_NODE_BUDGET });
+    children.push(egress);
+    const room = `app_x.str_${randomBytes(4).toString('hex')}`;
+    const origin = new RoomServiceClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
+    await origin.createRoom({ name: room });
+    // LiveKit hands the request to the node's egress over Redis (psrpc); its answer is the egress' info.
+    const egresses = new EgressClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
+    const info = await egresses.startTrackEgress(room, new DirectFileOutput({ filepath: pathJoin(tmpdir(), `${room}.ogg`) }), 'TR_none');
+    expect(info.egressId).toMatch(/^EG_/);
+    await egresses.stopEgress(info.egressId).catch(() => undefined);
+    await origin.deleteRoom(room);
+    expect(await deniedFor(`tally-node-${nodeName}`)).toEqual([]);
+  });
+
+  it('removing a node revokes its Redis user at once: its agent is cut off and its password no longer authenticates', async () => {
+    const nodeName = name('removed');
+    const node = await joined('gpu', nodeName);
+    const agent = await startAppProcess(
+      'agent',
+      {
+        ...TEST_NODE_BUDGET,
+        REDIS_URL: node.localRedisUrl,
+        TALLY_NODE_ID: nodeName,
+        TALLY_NODE_ROLE: 'gpu',
+        TALLY_HEARTBEAT_INTERVAL_S: '1',
+      },
+      pathJoin(tmpdir(), `tally-agent-${nodeName}.log`),
+    );
+    children.push(agent);
+    await waitFor(`node ${nodeName} listed`, async () => ((await listed(nodeName)) ? true : undefined), 30_000);
+    const open = connect(node.localRedisUrl);
+    await open.connect();
+    const closed = new Promise<void>((resolve) => open.once('end', () => resolve()));
+
+    expect((await sut.anonymous.delete(`/v1/nodes/${nodeName}`)).status).toBe(401);
+    expect((await sut.admin.delete(`/v1/nodes/${nodeName}`)).status).toBe(204);
+    await closed;
+    expect(await authenticates(node.localRedisUrl)).toBe(false);
+    expect(await listed(nodeName)).toBe(false);
+    // Its agent keeps trying and never comes back.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await listed(nodeName)).toBe(false);
+    }
+    expect((await sut.admin.delete(`/v1/nodes/${nodeName}`)).status).toBe(404);
+  });
+
+  it('a node leaving with its own password is set draining, then removed and revoked; another password is refused', async () => {
+    const nodeName = name('leaving');
+    const node = await joined('worker', nodeName);
+    const other = await joined('worker', name('bystander'));
+    const status = () => admin.hget('tally:{nodes}:status', nodeName);
+    expect((await sut.anonymous.withKey(other.password).post(`/v1/nodes/${nodeName}/drain`)).status).toBe(401);
+    expect(await status()).toBeNull();
+    const drained = await sut.anonymous.withKey(node.password).post(`/v1/nodes/${nodeName}/drain`);
+    expect([drained.status, drained.body]).toEqual([200, { running: [] }]);
+    expect(await status()).toBe('draining');
+    expect(await authenticates(node.localRedisUrl)).toBe(true);
+
+    expect((await sut.anonymous.withKey(other.password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(401);
+    expect((await sut.anonymous.post(`/v1/nodes/${nodeName}/leave`)).status).toBe(401);
+    expect(await authenticates(node.localRedisUrl)).toBe(true);
+
+    expect((await sut.anonymous.withKey(node.password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(204);
+    expect(await authenticates(node.localRedisUrl)).toBe(false);
+    expect(await status()).toBeNull();
+    expect(await authenticates(other.localRedisUrl)).toBe(true);
+  });
+
+  it('node users come back when Redis loses them (a restarted Redis): the API re-creates them from Postgres on reconnecting', async () => {
+    const node = await joined('worker', name('kept'));
+    const user = decodeURIComponent(new URL(node.redisUrl).username);
+    await admin.call('ACL', 'DELUSER', user);
+    expect(await authenticates(node.localRedisUrl)).toBe(false);
+    // Every other connection dropped, as a Redis restart would: the API reconnects.
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await waitFor(`${user} re-created`, async () => ((await authenticates(node.localRedisUrl)) ? true : undefined), 15_000);
+  });
+});
+
+function heartbeatOf(nodeId: string): NodeHeartbeat {
+  const now = new Date().toISOString();
+  return {
+    nodeId,
+    role: 'worker',
+    budget: { cpuMillicores: 1000, ramMb: 1024, nicMbps: 100, gpus: [] },
+    used: { cpuMillicores: 0, ramMb: 0 },
+    labels: {},
+    version: 'test',
+    startedAt: now,
+    sentAt: now,
+  };
+}
