@@ -111,9 +111,11 @@ describe('recordings in object storage (a real S3 server)', () => {
     const b = await liveStream('s3-outage-b', true);
     await store.pause();
     try {
+      // Passthrough both: a composite started beside other egresses can stay STARTING, and only
+      // passthrough's egresses are replaced then (docs/recordings.md).
       const recorded = await Promise.all([
         record(a.client, a.appId, a.stream.id, 'auto'),
-        record(b.client, b.appId, b.stream.id, 'track_composite'),
+        record(b.client, b.appId, b.stream.id, 'auto'),
       ]);
       const held = await Promise.all(
         recorded.map((r, i) =>
