@@ -113,10 +113,7 @@ describe('recordings in object storage (a real S3 server)', () => {
     try {
       // Passthrough both: a composite started beside other egresses can stay STARTING, and only
       // passthrough's egresses are replaced then (docs/recordings.md).
-      const recorded = await Promise.all([
-        record(a.client, a.appId, a.stream.id, 'auto'),
-        record(b.client, b.appId, b.stream.id, 'auto'),
-      ]);
+      const recorded = await Promise.all([record(a.client, a.appId, a.stream.id, 'auto'), record(b.client, b.appId, b.stream.id, 'auto')]);
       const held = await Promise.all(
         recorded.map((r, i) =>
           waitFor(
