@@ -110,6 +110,7 @@ main() {
   step "HTTPS (--domain)"
   start_tls_proxy
 
+  end_step
   if dry; then
     log "dry run finished: nothing was changed"
     return 0
