@@ -18,6 +18,11 @@ export class JoinTokenStore {
     return token;
   }
 
+  /** Whether a token was issued and is neither spent nor expired; does not spend it. */
+  async isValid(token: string): Promise<boolean> {
+    return (await this.redis.exists(key(token))) === 1;
+  }
+
   /** True once for a token that was issued and has not expired. */
   async take(token: string): Promise<boolean> {
     return (await this.redis.getdel(key(token))) !== null;
