@@ -36,6 +36,8 @@ source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media wor
 source "$here/scripts/install/health.sh"   # /healthz, summary
 # shellcheck source=scripts/install/join.sh
 source "$here/scripts/install/join.sh"     # --join an origin, --leave it
+# shellcheck source=scripts/install/artifacts.sh
+source "$here/scripts/install/artifacts.sh" # the origin's builds for joining nodes
 
 # One installer at a time per home.
 take_lock() {

@@ -476,4 +476,5 @@ write_config() {
   install_tool_binary egress
   # ... and DIR/bin/ingress (TALLY_INGRESS_BIN) for RTMP / WHIP; it execs itself per session.
   install_tool_binary ingress
+  publish_artifacts
 }

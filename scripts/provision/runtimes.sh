@@ -107,14 +107,15 @@ check_sha256() {
   [[ "$got" == "$2" ]] || die "sha256 mismatch for $(basename "$1"): expected $2, got $got; nothing was installed"
 }
 
-# installed DIR BIN PIN ARCHIVE... -> 0 (and says so) when DIR/bin/BIN exists, DIR/.pin records
-# PIN and the verified downloads (ARCHIVE...) are kept.
+# installed DIR BIN PIN -> 0 when DIR/bin/BIN exists and DIR/.pin records PIN.
 installed() {
-  local dir="$1" bin="$2" pin="$3" archive
-  shift 3
-  [[ -x "$dir/bin/$bin" && "$(cat "$dir/.pin" 2>/dev/null)" == "$pin" ]] || return 1
-  for archive in "$@"; do [[ -f "$TALLY_TOOLS_DIR/archives/$archive" ]] || return 1; done
-  log "$pin: present at $dir"
+  [[ -x "$1/bin/$2" && "$(cat "$1/.pin" 2>/dev/null)" == "$3" ]]
+}
+
+# archived FILE... -> 0 when every verified download is kept under archives/.
+archived() {
+  local file
+  for file in "$@"; do [[ -f "$TALLY_TOOLS_DIR/archives/$file" ]] || return 1; done
 }
 
 # install_node: node-linux-<arch> and npm into TALLY_NODE_DIR (built in a scratch directory and
@@ -124,8 +125,14 @@ install_node() {
   local integrity_var="NODE_PIN_INTEGRITY_$TALLY_NODE_ARCH" stamp="node $TALLY_NODE_VERSION npm $TALLY_NPM_VERSION"
   local pkg="node-linux-$TALLY_NODE_ARCH"
   local node_tgz="$pkg-$TALLY_NODE_VERSION.tgz" npm_tgz="npm-$TALLY_NPM_VERSION.tgz"
-  if installed "$TALLY_NODE_DIR" node "$stamp" "$node_tgz" "$npm_tgz"; then return 0; fi
-  local started=$SECONDS registry scratch from
+  local started=$SECONDS registry scratch from present=0
+  if installed "$TALLY_NODE_DIR" node "$stamp"; then
+    present=1
+    if archived "$node_tgz" "$npm_tgz"; then
+      log "$stamp: present at $TALLY_NODE_DIR"
+      return 0
+    fi
+  fi
   registry="$(npm_registry)"
   scratch="$(new_scratch)"
   log "node: fetching $pkg@$TALLY_NODE_VERSION and npm@$TALLY_NPM_VERSION (${TALLY_RUNTIME_ARCHIVES:+copies from the origin, else }$registry)"
@@ -135,6 +142,10 @@ install_node() {
   check_sha512_integrity "$scratch/npm.tgz" "$NPM_PIN_INTEGRITY"
   keep_archive "$scratch/node.tgz" "$node_tgz"
   keep_archive "$scratch/npm.tgz" "$npm_tgz"
+  if [[ "$present" == 1 ]]; then
+    log "$stamp: present at $TALLY_NODE_DIR; its verified downloads kept for joining nodes"
+    return 0
+  fi
   mkdir -p "$scratch/root/lib/node_modules/npm"
   tar -xzf "$scratch/node.tgz" -C "$scratch/root" --strip-components=1 --no-same-owner
   tar -xzf "$scratch/npm.tgz" -C "$scratch/root/lib/node_modules/npm" --strip-components=1 --no-same-owner
@@ -154,14 +165,23 @@ install_go() {
   local sha_var="GO_PIN_SHA256_$TALLY_GO_ARCH" stamp="go $TALLY_GO_VERSION"
   local module="golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$TALLY_GO_ARCH"
   local zip="${module#*@}.zip"
-  if installed "$TALLY_GO_DIR" go "$stamp" "$zip"; then return 0; fi
   local started=$SECONDS proxy scratch from
+  if installed "$TALLY_GO_DIR" go "$stamp"; then
+    if archived "$zip"; then
+      log "$stamp: present at $TALLY_GO_DIR"
+      return 0
+    fi
+  fi
   proxy="$(go_proxy)"
   scratch="$(new_scratch)"
   log "go: fetching $module (${TALLY_RUNTIME_ARCHIVES:+a copy from the origin, else }$proxy)"
   from="$(fetch_pinned "$proxy/golang.org/toolchain/@v/$zip" "$scratch/go.zip" "$proxy")"
   check_sha256 "$scratch/go.zip" "${!sha_var}"
   keep_archive "$scratch/go.zip" "$zip"
+  if installed "$TALLY_GO_DIR" go "$stamp"; then
+    log "$stamp: present at $TALLY_GO_DIR; its verified download kept for joining nodes"
+    return 0
+  fi
   unzip -q "$scratch/go.zip" -d "$scratch"
   [[ "$("$scratch/$module/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION" ]] || die "$module does not run here"
   printf '%s\n' "$stamp" >"$scratch/$module/.pin"
