@@ -49,12 +49,12 @@ runtimes_summary() {
 }
 
 provision_host() {
-  log "    bash scripts/provision.sh (apt packages; livekit-server and lk builds are skipped when current)"
+  log "    bash scripts/provision.sh --platform (apt packages; livekit-server, egress and ingress builds are skipped when current)"
   if dry; then
-    log "    would run: bash $TALLY_REPO/scripts/provision.sh"
+    log "    would run: bash $TALLY_REPO/scripts/provision.sh --platform"
     return 0
   fi
-  bash "$TALLY_REPO/scripts/provision.sh" | sed 's/^/[install]     /'
+  bash "$TALLY_REPO/scripts/provision.sh" --platform | sed 's/^/[install]     /'
 }
 
 # install_node_deps: `npm install` (the lock cannot list other platforms' optional binaries the
