@@ -20,7 +20,8 @@
 # (docs/cluster.md and README give the time measured). Needs root, debootstrap (apt) and ~6 GB
 # under TALLY_FRESH_DIR (default /var/tmp).
 #
-# Usage: bash scripts/fresh-host.int.sh      (TALLY_KEEP_ROOT=1 keeps the root)
+# Usage: bash scripts/fresh-host.int.sh      (TALLY_KEEP_ROOT=1 keeps the root;
+#        TALLY_FRESH_ROOT_CACHE=/var/tmp/bookworm-minbase.tar reuses the debootstrap between runs)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo="$PWD"
@@ -70,9 +71,19 @@ mirror="$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/
 [[ -n "$mirror" ]] || mirror="$(awk '$1 == "deb" && $0 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)"
 [[ -n "$mirror" ]] || fail "no Debian mirror found in /etc/apt/sources.list(.d)"
 mirror_host="$(sed -E 's#^[a-z]+://([^/:]+).*#\1#' <<<"$mirror")"
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-  { tail -n 20 "$work/debootstrap.log" >&2; fail "debootstrap failed"; }
-say "root: $(du -sh "$root" | cut -f1) from $mirror"
+# TALLY_FRESH_ROOT_CACHE=FILE keeps the untouched root as a tarball between runs (a rerun skips the
+# debootstrap; the root it unpacks is just as fresh).
+cache="${TALLY_FRESH_ROOT_CACHE:-}"
+if [[ -n "$cache" && -f "$cache" ]]; then
+  mkdir -p "$root"
+  tar -C "$root" -xf "$cache"
+  say "root: unpacked from $cache (debootstrap of $mirror, cached)"
+else
+  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$work/debootstrap.log" >&2; fail "debootstrap failed"; }
+  say "root: $(du -sh "$root" | cut -f1) from $mirror"
+  if [[ -n "$cache" ]]; then tar -C "$root" -cf "$cache.tmp" . && mv "$cache.tmp" "$cache"; fi
+fi
 in_root_plain() { chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 check "the root has no node, no npm, no go" in_root_plain sh -c '! command -v node && ! command -v npm && ! command -v go && ! test -e /usr/local/go'
 # Packages' maintainer scripts must not start daemons in the root.
