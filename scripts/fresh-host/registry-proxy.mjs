@@ -4,10 +4,10 @@
 //   node registry-proxy.mjs ADDRESS PORT HOST...
 // Prints "listening" once it accepts connections.
 import console from 'node:console';
-import { request } from 'node:http';
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import process from 'node:process';
+import { URL } from 'node:url';
 
 const [address, port, ...allowed] = process.argv.slice(2);
 const permitted = (host) => allowed.includes(host);
