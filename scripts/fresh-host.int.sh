@@ -90,6 +90,12 @@ check "the root has no node, no npm, no go" in_root_plain sh -c '! command -v no
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Where this machine's own way out to the registries re-signs TLS with a local CA, the root trusts
+# that CA as this host does (ca-certificates, installed in the root by the installer, adds it).
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 
 # ------------------------------------------------------------------ 2. the repository
 phase "copy the repository (no node_modules, no build)"
@@ -134,6 +140,7 @@ in_root() {
     exec chroot "$root" "$@"
   ' _ "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     http_proxy="$proxy" https_proxy="$proxy" HTTP_PROXY="$proxy" HTTPS_PROXY="$proxy" no_proxy=127.0.0.1,localhost \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     bash -c "cd /opt/tally && $1"
 }
 
