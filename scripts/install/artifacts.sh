@@ -146,6 +146,13 @@ fetch_origin_artifacts() {
     return 0
   fi
   tools_paths
+  # A bare host may have no curl yet (runtimes.sh would install it, but that comes after).
+  if ! command -v curl >/dev/null 2>&1; then
+    log "    curl missing: apt-get install ca-certificates curl"
+    env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+      env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ca-certificates curl >/dev/null ||
+      die "could not install curl (apt-get)"
+  fi
   local response status manifest
   response="$(curl -sS -m 30 -H "$auth" -w '\n%{http_code}' "$url" 2>&1)" || {
     warn "could not fetch $url (${response##*$'\n'}): everything is built here"
