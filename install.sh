@@ -36,6 +36,8 @@ source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media wor
 source "$here/scripts/install/health.sh"   # /healthz, summary
 # shellcheck source=scripts/install/join.sh
 source "$here/scripts/install/join.sh"     # --join an origin, --leave it
+# shellcheck source=scripts/install/artifacts.sh
+source "$here/scripts/install/artifacts.sh" # the origin's builds for joining nodes
 
 # One installer at a time per home.
 take_lock() {
@@ -110,6 +112,7 @@ main() {
   step "HTTPS (--domain)"
   start_tls_proxy
 
+  end_step
   if dry; then
     log "dry run finished: nothing was changed"
     return 0

@@ -94,7 +94,8 @@ select_pg_bin() {
     [[ -x "$PG_BIN/postgres" ]] || dry ||
       die "the cluster in $HOME_DIR/postgres/data was created by PostgreSQL $(cat "$version_file"), which is not installed (apt-get install postgresql-$(cat "$version_file"))"
   else
-    PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
+    # Nothing there yet on a fresh host (--dry-run runs before the packages are in).
+    PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1 || true)"
   fi
   if [[ -z "$PG_BIN" || ! -x "$PG_BIN/initdb" ]]; then
     dry || die "no PostgreSQL server binaries found (/usr/lib/postgresql/*/bin); scripts/provision.sh installs them"
@@ -478,4 +479,5 @@ write_config() {
   install_tool_binary egress
   # ... and DIR/bin/ingress (TALLY_INGRESS_BIN) for RTMP / WHIP; it execs itself per session.
   install_tool_binary ingress
+  publish_artifacts
 }

@@ -14,35 +14,47 @@ preflight() {
   log "    repository $TALLY_REPO, home $HOME_DIR"
 }
 
-# ensure_runtimes: the pinned Node.js and Go (scripts/provision/runtimes.sh: from the npm registry
-# and the Go module proxy, hash-checked, under the tools directory), whatever the host has. The
-# installer runs node and npm from there; the services run the copy install_node_binary puts in
-# DIR/bin (the service users cannot read root's tools directory).
+# ensure_runtimes [node|go]...: the pinned Node.js and Go (default: both; scripts/provision/runtimes.sh:
+# from the npm registry and the Go module proxy, or copies from the origin on --join, hash-checked,
+# under the tools directory), whatever the host has. The installer runs node and npm from there;
+# the services run the copy install_node_binary puts in DIR/bin (the service users cannot read
+# root's tools directory).
 ensure_runtimes() {
-  local go_dir
+  local which=("$@")
+  [[ ${#which[@]} -gt 0 ]] || which=(node go)
   # shellcheck disable=SC2016 # expanded by the inner shell
   {
     read -r TOOLS_NODE_DIR
-    read -r go_dir
+    read -r TOOLS_GO_DIR
     read -r NODE_VERSION
-  } < <(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s\n" "$TALLY_NODE_DIR" "$TALLY_GO_DIR" "$TALLY_NODE_VERSION"' _ "$TALLY_REPO")
+    read -r GO_VERSION
+  } < <(bash -c 'source "$1/scripts/provision/lib.sh" && printf "%s\n" "$TALLY_NODE_DIR" "$TALLY_GO_DIR" "$TALLY_NODE_VERSION" "$TALLY_GO_VERSION"' _ "$TALLY_REPO")
   NODE_BIN="$HOME_DIR/bin/node"
   if dry; then
-    log "    would run: bash $TALLY_REPO/scripts/provision/runtimes.sh (Node.js $NODE_VERSION to $TOOLS_NODE_DIR, Go to $go_dir)"
+    log "    would run: bash $TALLY_REPO/scripts/provision/runtimes.sh ${which[*]} (Node.js $NODE_VERSION to $TOOLS_NODE_DIR, Go $GO_VERSION to $TOOLS_GO_DIR)"
   else
-    bash "$TALLY_REPO/scripts/provision/runtimes.sh" 2>&1 | sed 's/^/[install]     /' ||
+    bash "$TALLY_REPO/scripts/provision/runtimes.sh" "${which[@]}" 2>&1 | sed 's/^/[install]     /' ||
       die "the runtimes could not be installed (above: what failed)"
   fi
   export PATH="$TOOLS_NODE_DIR/bin:$PATH"
 }
 
+# runtimes_summary: which runtimes this install uses and where they came from (each runtime's
+# .source, written by runtimes.sh).
+runtimes_summary() {
+  local go="Go $GO_VERSION: not installed (nothing was built here)"
+  if [[ -x "$TOOLS_GO_DIR/bin/go" ]]; then go="Go $GO_VERSION ($(cat "$TOOLS_GO_DIR/.source" 2>/dev/null || echo 'pinned')) at $TOOLS_GO_DIR"; fi
+  printf 'Node.js %s (%s) at %s, run from %s\n' "$NODE_VERSION" "$(cat "$TOOLS_NODE_DIR/.source" 2>/dev/null || echo pinned)" "$TOOLS_NODE_DIR" "$NODE_BIN"
+  printf '%s\n' "$go"
+}
+
 provision_host() {
-  log "    bash scripts/provision.sh (apt packages; livekit-server and lk builds are skipped when current)"
+  log "    bash scripts/provision.sh --platform (apt packages; livekit-server, egress and ingress builds are skipped when current)"
   if dry; then
-    log "    would run: bash $TALLY_REPO/scripts/provision.sh"
+    log "    would run: bash $TALLY_REPO/scripts/provision.sh --platform"
     return 0
   fi
-  bash "$TALLY_REPO/scripts/provision.sh" | sed 's/^/[install]     /'
+  bash "$TALLY_REPO/scripts/provision.sh" --platform | sed 's/^/[install]     /'
 }
 
 # install_node_deps: `npm install` (the lock cannot list other platforms' optional binaries the

@@ -32,7 +32,7 @@ check_origin_url() {
 provision_role() {
   local scripts=(system.sh)
   case "$JOIN_ROLE" in
-    media) scripts+=(livekit.sh) ;;
+    media) scripts+=("livekit.sh livekit-server") ;; # lk (the CLI) is for tests, not for a node
     worker) scripts+=(egress.sh ingress.sh) ;;
     gpu) scripts+=(egress.sh) ;;
   esac
@@ -45,13 +45,22 @@ provision_role() {
     if dry; then
       log "    would run: bash $TALLY_REPO/scripts/provision/$script"
     else
-      bash "$TALLY_REPO/scripts/provision/$script" | sed 's/^/[install]     /'
+      # shellcheck disable=SC2086 # a script and its arguments
+      bash "$TALLY_REPO"/scripts/provision/$script | sed 's/^/[install]     /'
     fi
   done
 }
 
-# The agent needs node_modules and its build, not the Prisma client or the dashboard.
+# The agent needs node_modules and its build, not the Prisma client or the dashboard; or the
+# origin's build of the same sources (fetch_origin_artifacts), which needs neither.
 install_join_deps() {
+  local dist="$TALLY_REPO/dist" hash
+  hash="$(bundle_source_hash)"
+  if [[ "$(cat "$dist/.source" 2>/dev/null)" == "$hash" && -f "$dist/agent.js" && -f "$dist/agent-leave.js" && -d "$dist/node_modules" ]]; then
+    log "    dist/: the origin's build of these sources ($hash), with its production dependencies: no npm install or build here"
+    return 0
+  fi
+  run rm -f "$dist/.source"
   local marker="$TALLY_REPO/node_modules/.package-lock.json"
   if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
     log "    node_modules missing or stale: npm install"
@@ -247,8 +256,10 @@ join_main() {
   step "preflight"
   preflight
   check_origin_url
-  step "runtimes: Node.js and Go (pinned, from the npm registry and the Go module proxy)"
-  ensure_runtimes
+  step "built files from the origin (binaries, runtimes, dist/)"
+  fetch_origin_artifacts
+  step "runtimes: Node.js (pinned; the origin's copy or the npm registry); Go only if something is built"
+  ensure_runtimes node
   step "system packages and binaries for the $JOIN_ROLE role"
   provision_role
   step "node dependencies"
@@ -275,11 +286,15 @@ join_main() {
   start_join_services
   step "what the $JOIN_ROLE role's features need"
   verify_features "$JOIN_ROLE"
+  end_step
+  remove_join_artifacts
   if dry; then
     log "dry run finished: nothing was changed"
     return 0
   fi
   log "node $JOIN_NAME ($JOIN_ROLE) joined $JOIN_URL; leave with: ./install.sh --leave --home $HOME_DIR"
+  runtimes_summary | sed 's/^/[install]   Runtime:    /'
+  print_step_times
 }
 
 # run_leave_step drain: dist/agent-leave.js (apps/agent/src/leave.ts) with only tally.env as environment.

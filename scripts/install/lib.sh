@@ -29,10 +29,48 @@ die() {
   exit 1
 }
 
+# step TITLE: starts a phase (and ends the one before, printing how long it took); the final
+# summary lists every phase's duration (print_step_times).
 STEP_NO=0
+STEP_TITLE=""
+STEP_STARTED_US=0
+STEP_TIMES=()
 step() {
+  end_step
   STEP_NO=$((STEP_NO + 1))
+  STEP_TITLE="$*"
+  STEP_STARTED_US="$(now_us)"
   printf '[install] (%d) %s\n' "$STEP_NO" "$*"
+}
+
+# now_us -> microseconds since the epoch (bash's EPOCHREALTIME, no subprocess).
+now_us() {
+  local t="$EPOCHREALTIME"
+  printf '%s' "$((10#${t%.*} * 1000000 + 10#${t#*.}))"
+}
+
+# fmt_us MICROSECONDS -> "12.3s"
+fmt_us() {
+  local tenths=$((($1 + 50000) / 100000))
+  printf '%d.%ds' $((tenths / 10)) $((tenths % 10))
+}
+
+# end_step: prints the running phase's duration and records it for the summary.
+end_step() {
+  [[ -n "$STEP_TITLE" ]] || return 0
+  local took
+  took="$(fmt_us $(($(now_us) - STEP_STARTED_US)))"
+  printf '[install]     (%d) took %s\n' "$STEP_NO" "$took"
+  STEP_TIMES+=("$(printf '%7s  (%d) %s' "$took" "$STEP_NO" "$STEP_TITLE")")
+  STEP_TITLE=""
+}
+
+# print_step_times: the summary's table of phases and their durations.
+print_step_times() {
+  end_step
+  local line
+  printf '[install]   Phases:\n'
+  for line in "${STEP_TIMES[@]}"; do printf '[install]     %s\n' "$line"; done
 }
 
 dry() { [[ "$DRY_RUN" == 1 ]]; }

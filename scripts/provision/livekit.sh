@@ -142,6 +142,14 @@ build_lk() {
   log "built $name $LK_VERSION in $(fmt_duration $((SECONDS - start)))"
 }
 
-build_livekit_server
-build_lk
+# Usage: bash scripts/provision/livekit.sh [livekit-server] [lk]   (default: both)
+wanted=("$@")
+[[ ${#wanted[@]} -gt 0 ]] || wanted=(livekit-server lk)
+for name in "${wanted[@]}"; do
+  case "$name" in
+    livekit-server) build_livekit_server ;;
+    lk) build_lk ;;
+    *) die "livekit.sh: unknown argument: $name (livekit-server or lk)" ;;
+  esac
+done
 log "livekit binaries: done ($TALLY_BIN_DIR)"

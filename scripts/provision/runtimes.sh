@@ -13,6 +13,10 @@
 # Layout under TALLY_TOOLS_DIR (see lib.sh):
 #   runtimes/node-<version>-linux-<arch>/bin/{node,npm,npx}   lib/node_modules/npm, include/node
 #   runtimes/go-<version>-linux-<arch>/bin/go                 (a GOROOT)
+#   archives/<file as downloaded>                             the verified downloads, kept: an origin
+#                                                             serves them to the nodes that join it
+# Where from: TALLY_RUNTIME_ARCHIVES=DIR (install.sh --join puts the origin's copies there) takes
+# DIR/<file> when present, checked against the same pins; otherwise the registries.
 # Registries: NPM_CONFIG_REGISTRY / npm_config_registry, else `registry=` in ~/.npmrc or
 # /etc/npmrc, else https://registry.npmjs.org; GOPROXY (its first URL), else GOPROXY in Go's env
 # file, else https://proxy.golang.org.
@@ -67,6 +71,27 @@ fetch() {
   curl -fsSL --retry 3 --connect-timeout 20 -o "$2" "$1" || die "download failed: $1"
 }
 
+# fetch_pinned URL FILE SOURCE: FILE from TALLY_RUNTIME_ARCHIVES when it holds the same file name,
+# else from URL (of SOURCE, a registry). Prints where it came from. Either way the caller checks it
+# against the pin.
+fetch_pinned() {
+  local name="${1##*/}"
+  if [[ -n "${TALLY_RUNTIME_ARCHIVES:-}" && -f "$TALLY_RUNTIME_ARCHIVES/$name" ]]; then
+    cp "$TALLY_RUNTIME_ARCHIVES/$name" "$2"
+    printf 'the origin (%s)\n' "$name"
+  else
+    fetch "$1" "$2"
+    printf '%s\n' "$3"
+  fi
+}
+
+# keep_archive FILE NAME: the verified download, kept under archives/ for the nodes that join.
+keep_archive() {
+  mkdir -p "$TALLY_TOOLS_DIR/archives"
+  cp "$1" "$TALLY_TOOLS_DIR/archives/$2.tmp"
+  mv -f "$TALLY_TOOLS_DIR/archives/$2.tmp" "$TALLY_TOOLS_DIR/archives/$2"
+}
+
 # check_sha512_integrity FILE INTEGRITY: INTEGRITY is npm's "sha512-<base64>".
 check_sha512_integrity() {
   local want got
@@ -82,10 +107,15 @@ check_sha256() {
   [[ "$got" == "$2" ]] || die "sha256 mismatch for $(basename "$1"): expected $2, got $got; nothing was installed"
 }
 
-# installed DIR BIN PIN -> 0 (and says so) when DIR/bin/BIN exists and DIR/.pin records PIN.
+# installed DIR BIN PIN -> 0 when DIR/bin/BIN exists and DIR/.pin records PIN.
 installed() {
-  [[ -x "$1/bin/$2" && "$(cat "$1/.pin" 2>/dev/null)" == "$3" ]] || return 1
-  log "$3: present at $1"
+  [[ -x "$1/bin/$2" && "$(cat "$1/.pin" 2>/dev/null)" == "$3" ]]
+}
+
+# archived FILE... -> 0 when every verified download is kept under archives/.
+archived() {
+  local file
+  for file in "$@"; do [[ -f "$TALLY_TOOLS_DIR/archives/$file" ]] || return 1; done
 }
 
 # install_node: node-linux-<arch> and npm into TALLY_NODE_DIR (built in a scratch directory and
@@ -93,16 +123,29 @@ installed() {
 install_node() {
   supported_arch
   local integrity_var="NODE_PIN_INTEGRITY_$TALLY_NODE_ARCH" stamp="node $TALLY_NODE_VERSION npm $TALLY_NPM_VERSION"
-  if installed "$TALLY_NODE_DIR" node "$stamp"; then return 0; fi
-  local started=$SECONDS registry scratch
+  local pkg="node-linux-$TALLY_NODE_ARCH"
+  local node_tgz="$pkg-$TALLY_NODE_VERSION.tgz" npm_tgz="npm-$TALLY_NPM_VERSION.tgz"
+  local started=$SECONDS registry scratch from present=0
+  if installed "$TALLY_NODE_DIR" node "$stamp"; then
+    present=1
+    if archived "$node_tgz" "$npm_tgz"; then
+      log "$stamp: present at $TALLY_NODE_DIR"
+      return 0
+    fi
+  fi
   registry="$(npm_registry)"
   scratch="$(new_scratch)"
-  local pkg="node-linux-$TALLY_NODE_ARCH"
-  log "node: fetching $pkg@$TALLY_NODE_VERSION and npm@$TALLY_NPM_VERSION from $registry"
-  fetch "$registry$pkg/-/$pkg-$TALLY_NODE_VERSION.tgz" "$scratch/node.tgz"
-  fetch "${registry}npm/-/npm-$TALLY_NPM_VERSION.tgz" "$scratch/npm.tgz"
+  log "node: fetching $pkg@$TALLY_NODE_VERSION and npm@$TALLY_NPM_VERSION (${TALLY_RUNTIME_ARCHIVES:+copies from the origin, else }$registry)"
+  from="$(fetch_pinned "$registry$pkg/-/$node_tgz" "$scratch/node.tgz" "$registry")"
+  fetch_pinned "${registry}npm/-/$npm_tgz" "$scratch/npm.tgz" "$registry" >/dev/null
   check_sha512_integrity "$scratch/node.tgz" "${!integrity_var}"
   check_sha512_integrity "$scratch/npm.tgz" "$NPM_PIN_INTEGRITY"
+  keep_archive "$scratch/node.tgz" "$node_tgz"
+  keep_archive "$scratch/npm.tgz" "$npm_tgz"
+  if [[ "$present" == 1 ]]; then
+    log "$stamp: present at $TALLY_NODE_DIR; its verified downloads kept for joining nodes"
+    return 0
+  fi
   mkdir -p "$scratch/root/lib/node_modules/npm"
   tar -xzf "$scratch/node.tgz" -C "$scratch/root" --strip-components=1 --no-same-owner
   tar -xzf "$scratch/npm.tgz" -C "$scratch/root/lib/node_modules/npm" --strip-components=1 --no-same-owner
@@ -112,26 +155,39 @@ install_node() {
   chmod 755 "$scratch/root/bin/node" "$scratch/root/lib/node_modules/npm/bin/"*-cli.js
   [[ "$("$scratch/root/bin/node" --version)" == "v$TALLY_NODE_VERSION" ]] || die "$pkg does not run here"
   printf '%s\n' "$stamp" >"$scratch/root/.pin"
+  printf 'npm registry package %s@%s, sha512 pinned; from %s\n' "$pkg" "$TALLY_NODE_VERSION" "$from" >"$scratch/root/.source"
   replace_dir "$scratch/root" "$TALLY_NODE_DIR"
-  log "node: $TALLY_NODE_VERSION (npm $TALLY_NPM_VERSION) verified and installed in $((SECONDS - started))s at $TALLY_NODE_DIR"
+  log "node: $TALLY_NODE_VERSION (npm $TALLY_NPM_VERSION) from $from verified and installed in $((SECONDS - started))s at $TALLY_NODE_DIR"
 }
 
 install_go() {
   supported_arch
   local sha_var="GO_PIN_SHA256_$TALLY_GO_ARCH" stamp="go $TALLY_GO_VERSION"
-  if installed "$TALLY_GO_DIR" go "$stamp"; then return 0; fi
-  local started=$SECONDS proxy scratch
   local module="golang.org/toolchain@v0.0.1-go$TALLY_GO_VERSION.linux-$TALLY_GO_ARCH"
+  local zip="${module#*@}.zip"
+  local started=$SECONDS proxy scratch from
+  if installed "$TALLY_GO_DIR" go "$stamp"; then
+    if archived "$zip"; then
+      log "$stamp: present at $TALLY_GO_DIR"
+      return 0
+    fi
+  fi
   proxy="$(go_proxy)"
   scratch="$(new_scratch)"
-  log "go: fetching $module from $proxy"
-  fetch "$proxy/golang.org/toolchain/@v/${module#*@}.zip" "$scratch/go.zip"
+  log "go: fetching $module (${TALLY_RUNTIME_ARCHIVES:+a copy from the origin, else }$proxy)"
+  from="$(fetch_pinned "$proxy/golang.org/toolchain/@v/$zip" "$scratch/go.zip" "$proxy")"
   check_sha256 "$scratch/go.zip" "${!sha_var}"
+  keep_archive "$scratch/go.zip" "$zip"
+  if installed "$TALLY_GO_DIR" go "$stamp"; then
+    log "$stamp: present at $TALLY_GO_DIR; its verified download kept for joining nodes"
+    return 0
+  fi
   unzip -q "$scratch/go.zip" -d "$scratch"
   [[ "$("$scratch/$module/bin/go" env GOVERSION)" == "go$TALLY_GO_VERSION" ]] || die "$module does not run here"
   printf '%s\n' "$stamp" >"$scratch/$module/.pin"
+  printf 'Go module proxy module %s, sha256 pinned; from %s\n' "$module" "$from" >"$scratch/$module/.source"
   replace_dir "$scratch/$module" "$TALLY_GO_DIR"
-  log "go: $TALLY_GO_VERSION verified and installed in $((SECONDS - started))s at $TALLY_GO_DIR"
+  log "go: $TALLY_GO_VERSION from $from verified and installed in $((SECONDS - started))s at $TALLY_GO_DIR"
 }
 
 # new_scratch -> a fresh directory for downloads, removed when this script exits (also on failure).

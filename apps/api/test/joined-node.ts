@@ -78,9 +78,14 @@ export async function forward(host: string, port: number, to: number): Promise<S
 
 export type InstallResult = Readonly<{ code: number; output: string }>;
 
-/** ./install.sh ARGS inside the node's namespace, as root, the way an operator runs it there. */
-export async function installOnNode(ns: string, args: string[], env: Record<string, string> = {}): Promise<InstallResult> {
-  const checkout = await readableCheckout();
+/** ./install.sh ARGS inside the node's namespace, as root, the way an operator runs it there (from `checkout`, default this one). */
+export async function installOnNode(
+  ns: string,
+  args: string[],
+  env: Record<string, string> = {},
+  checkout?: string,
+): Promise<InstallResult> {
+  checkout ??= await readableCheckout();
   try {
     const { stdout, stderr } = await run(
       'ip',

@@ -12,6 +12,7 @@ export * from './ingresses.js';
 export * from './webhooks.js';
 export * from './workers.js';
 export * from './cluster.js';
+export * from './node-artifacts.js';
 export * from './cameras.js';
 export * from './hls.js';
 export * from './text.js';

@@ -25,6 +25,11 @@ export class JoinTokenStore {
     return token;
   }
 
+  /** Whether a token was issued and is neither spent nor expired; does not spend it. */
+  async isValid(token: string): Promise<boolean> {
+    return (await this.redis.exists(key(token))) === 1;
+  }
+
   /** What a live token is bound to, without spending it. */
   async peek(token: string): Promise<JoinTokenBinding | undefined> {
     return decode(await this.redis.get(key(token)));
