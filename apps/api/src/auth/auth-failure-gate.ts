@@ -10,8 +10,8 @@ export type GateRefusal = Readonly<{ limit: number; windowS: number; retryAfterS
 /**
  * The client groups (clientGroup) this process has refused for failed authentications, until their
  * window ends. Checked before a presented key is looked up, so a client over its budget costs at
- * most one Postgres query a second; a key in the in-process key cache still works from that address
- * at once, any other after at most a second.
+ * most one Postgres query a second for unknown keys; a valid key from that address still works (at
+ * once when cached, else after at most a second when an unknown key was just looked up).
  */
 @Injectable()
 export class AuthFailureGate {
@@ -41,6 +41,15 @@ export class AuthFailureGate {
     if (now - entry.lastLookup < LOOKUP_EVERY_MS) return false;
     entry.lastLookup = now;
     return true;
+  }
+
+  /**
+   * The key looked up for `group` was valid: the slot it took is given back, so only unknown keys
+   * are held to one lookup a second and the valid keys of an office behind one NAT keep working.
+   */
+  foundValid(group: string): void {
+    const entry = this.refused.get(group);
+    if (entry !== undefined) entry.lastLookup = 0;
   }
 
   get size(): number {

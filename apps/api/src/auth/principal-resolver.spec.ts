@@ -47,9 +47,13 @@ describe(PrincipalResolver.name, () => {
     const t = setup();
     t.gate.block('198.51.100.7', Date.now() + 60_000, 10, 60);
     t.gate.block('2001:db8:1:2::/64', Date.now() + 60_000, 10, 60);
-    // One lookup a second still goes through (a valid key from the same office); the rest are not looked up.
+    // Valid keys from the same office are looked up whenever they come; an unknown key takes the
+    // one lookup a second, and the next key within that second is not looked up.
     expect(await t.sut.ofRequest(t.request('Bearer tk_app'))).toEqual({ kind: 'app', appId: 'app_1', keyId: 'key_1' });
+    expect(await t.sut.ofRequest(t.request('Bearer tk_app'))).toEqual({ kind: 'app', appId: 'app_1', keyId: 'key_1' });
+    expect(await t.sut.ofRequest(t.request('Bearer tk_wrong'))).toBe('unknown');
     expect(await t.sut.ofRequest(t.request('Bearer tk_app2'))).toBe('throttled');
+    expect(await t.sut.ofRequest(t.request('Bearer tk_app'))).toBe('throttled');
     expect(await t.sut.ofRequest(t.request('Bearer tk_guess', '2001:db8:1:2:aaaa::9'))).toBe('unknown');
     expect(await t.sut.ofRequest(t.request('Bearer tk_guess', '2001:db8:1:2:bbbb::9'))).toBe('throttled');
     t.lookups.length = 0;

@@ -39,7 +39,7 @@ export class PrincipalResolver {
     return principal;
   }
 
-  /** A key this process has cached still works from a throttled client (one office behind one NAT); others are looked up at most once a second. */
+  /** Valid keys still work from a throttled client (one office behind one NAT); unknown keys from it are looked up at most once a second. */
   async resolve(header: string | undefined, clientIp: string): Promise<Principal | Unresolved> {
     const presented = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
     if (!presented) return 'missing';
@@ -48,8 +48,11 @@ export class PrincipalResolver {
     const hash = digest.toString('hex');
     const cached = this.keys.cached(hash);
     if (cached) return { kind: 'app', appId: cached.appId, keyId: cached.id };
-    if (!this.gate.mayLookUp(clientGroup(clientIp))) return 'throttled';
+    const group = clientGroup(clientIp);
+    if (!this.gate.mayLookUp(group)) return 'throttled';
     const key = await this.keys.findActive(hash);
-    return key ? { kind: 'app', appId: key.appId, keyId: key.id } : 'unknown';
+    if (!key) return 'unknown';
+    this.gate.foundValid(group);
+    return { kind: 'app', appId: key.appId, keyId: key.id };
   }
 }
