@@ -103,8 +103,9 @@ describe('disk in admission', () => {
       resource: 'node.disk',
       used: 0,
       retryAfterS: 30,
-      nodeId: sut.stack.nodeId,
     });
+    // Node ids are the operator's: an app key's refusal names the resource, not the node.
+    expect(refused.body.error).not.toHaveProperty('nodeId');
     const { limit, requested } = refused.body.error;
     // Free space moves a little between reads (the filesystem is also the egress scratch of nobody): within a MB.
     expect(Math.abs(limit - disk.admissibleMb)).toBeLessThanOrEqual(1);
