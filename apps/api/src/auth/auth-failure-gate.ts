@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 
 /** Client groups remembered at most: the oldest refusal is forgotten first (that client's next bad key costs one lookup again). */
 const MAX_GROUPS = 10_000;
-/** A refused client still gets one key looked up this often, so a valid key from its address (one office behind one NAT) gets through. */
+/** A refused client gets one unknown key looked up this often at most (a valid key found gives the slot back: foundValid). */
 const LOOKUP_EVERY_MS = 1_000;
 
 export type GateRefusal = Readonly<{ limit: number; windowS: number; retryAfterS: number }>;
