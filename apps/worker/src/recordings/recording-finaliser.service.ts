@@ -66,9 +66,11 @@ export class RecordingFinaliser {
     if (parts.some((p) => WRITING.includes(p.state))) return 'skipped';
     const written = recording.mode === 'passthrough' ? parts.map((p) => p.location) : [recording.location];
     if (this.staging.enabled && !(await exists(incoming)) && !(await exists(final))) {
-      const absent = await this.staging.fetch(written);
-      if (absent.length > 0 && !staged) {
-        await this.staging.request(recording.nodeId, recordingId, absent);
+      const absent = await this.staging.fetch(written).catch((error: unknown) => error as Error);
+      // The store is away: the node keeps its files and retries until it is back, then reports again.
+      if (absent instanceof Error) this.logger.warn(`cannot fetch the staged files of ${recordingId} yet: ${absent.message}`);
+      if (absent instanceof Error || (absent.length > 0 && !staged)) {
+        await this.staging.request(recording.nodeId, recordingId, absent instanceof Error ? written : absent);
         return 'waiting';
       }
     }
