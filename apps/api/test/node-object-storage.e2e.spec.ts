@@ -176,7 +176,7 @@ describe('a joined worker node without a shared recordings directory records int
       // The node was asked for the files and could not stage them: it keeps them, and the recording waits.
       await waitFor(
         'a staging attempt refused by the stopped store',
-        async () => (/staging \S+ failed/.test(readFileSync(join(workerHome, 'log', 'agent.log'), 'utf8')) ? true : undefined),
+        () => Promise.resolve(/staging \S+ failed/.test(readFileSync(join(workerHome, 'log', 'agent.log'), 'utf8')) ? true : undefined),
         180_000,
       );
       expect(onNode(appId).length).toBeGreaterThan(0);
