@@ -5,7 +5,7 @@ import { stageBackoffMs } from './staging-worker.js';
 
 const BASE = { REDIS_URL: 'redis://127.0.0.1:6379', TALLY_NODE_ID: 'w-1' };
 
-describe("the agent's object store", () => {
+describe('StagingStoreConfig', () => {
   it('is off without a bucket, and needs both keys with one', () => {
     expect(loadAgentConfig(BASE).objectStore).toBeUndefined();
     expect(() => loadAgentConfig({ ...BASE, TALLY_S3_BUCKET: 'b', TALLY_S3_ACCESS_KEY: 'k' })).toThrow(/TALLY_S3_SECRET_KEY/);
