@@ -73,12 +73,15 @@ install_join_deps() {
   install_runtime_deps
 }
 
+# The origin's object store, from the join answer's objectStore (kept on re-runs).
+S3_KEYS=(TALLY_S3_BUCKET TALLY_S3_ENDPOINT TALLY_S3_REGION TALLY_S3_FORCE_PATH_STYLE TALLY_S3_ACCESS_KEY TALLY_S3_SECRET_KEY)
+
 # exchange_join_token: fills CLUSTER from the origin, or from DIR/tally.env when this home
 # already joined as the same node.
 exchange_join_token() {
   if [[ -n "${OLD[TALLY_NODE_ROLE]:-}" && "${OLD[TALLY_NODE_ID]:-}" == "$JOIN_NAME" && -n "${OLD[REDIS_URL]:-}" ]]; then
     local key
-    for key in REDIS_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL; do CLUSTER[$key]="${OLD[$key]:-}"; done
+    for key in REDIS_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}"; do CLUSTER[$key]="${OLD[$key]:-}"; done
     CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
     log "    already joined as $JOIN_NAME ($ENV_FILE): keeping its settings, the token is not used"
     return 0
@@ -108,7 +111,10 @@ exchange_join_token() {
   done < <(node -e '
     const s = JSON.parse(require("fs").readFileSync(0, "utf8"));
     const out = { REDIS_URL: s.redisUrl, LIVEKIT_API_KEY: s.livekit.apiKey, LIVEKIT_API_SECRET: s.livekit.apiSecret,
-      TALLY_LIVEKIT_WEBHOOK_URL: s.livekit.webhookUrl, LIVEKIT_WS_URL: s.livekit.wsUrl };
+      TALLY_LIVEKIT_WEBHOOK_URL: s.livekit.webhookUrl, LIVEKIT_WS_URL: s.livekit.wsUrl, ORIGIN_RECORDINGS_DIR: s.recordingsDir };
+    const o = s.objectStore;
+    if (o) Object.assign(out, { TALLY_S3_BUCKET: o.bucket, TALLY_S3_ENDPOINT: o.endpoint, TALLY_S3_REGION: o.region,
+      TALLY_S3_FORCE_PATH_STYLE: String(o.forcePathStyle), TALLY_S3_ACCESS_KEY: o.accessKeyId, TALLY_S3_SECRET_KEY: o.secretAccessKey });
     for (const [k, v] of Object.entries(out)) if (typeof v === "string" && !/[\s"]/.test(v)) console.log(`${k}=${v}`);
   ' <<<"$response")
   [[ -n "${CLUSTER[REDIS_URL]:-}" && -n "${CLUSTER[LIVEKIT_API_SECRET]:-}" ]] || die "the origin's answer lacks the cluster settings: $response"
@@ -121,6 +127,19 @@ exchange_join_token() {
 # that directory mounted, writable by the media user (the agent and its egress run as it).
 resolve_recordings_dir() {
   RECORDINGS_DIR="${RECORDINGS_DIR_ARG:-${OLD[TALLY_RECORDINGS_DIR]:-}}"
+  if [[ -z "$RECORDINGS_DIR" && -n "${CLUSTER[TALLY_S3_BUCKET]:-}" && "${CLUSTER[ORIGIN_RECORDINGS_DIR]:-}" == /* ]]; then
+    # The origin keeps recordings in object storage: no shared mount. Egress writes where the origin
+    # asks (its recordings directory's path), here on this node, and the agent stages each finished
+    # file in the bucket for the origin (docs/adr/0033-nodes-stage-recordings-in-the-bucket.md).
+    RECORDINGS_DIR="${CLUSTER[ORIGIN_RECORDINGS_DIR]}"
+    log "    recordings directory: $RECORDINGS_DIR (this node's own; recordings are staged in the origin's bucket ${CLUSTER[TALLY_S3_BUCKET]})"
+    if ! dry; then
+      mkdir -p "$RECORDINGS_DIR"
+      chown "$AGENT_USER" "$RECORDINGS_DIR"
+      chmod 2770 "$RECORDINGS_DIR"
+    fi
+    return 0
+  fi
   if [[ -z "$RECORDINGS_DIR" ]]; then
     RECORDINGS_DIR="$HOME_DIR/recordings"
     warn "no --recordings-dir: ladders and recordings placed on this node go to $RECORDINGS_DIR, which the origin does not see; mount the origin's recordings directory and pass --recordings-dir (docs/cluster.md)"
@@ -161,8 +180,13 @@ TALLY_NODE_CPU_MILLICORES=${TALLY_NODE_CPU_MILLICORES:-${OLD[TALLY_NODE_CPU_MILL
 TALLY_NODE_RAM_MB=${TALLY_NODE_RAM_MB:-${OLD[TALLY_NODE_RAM_MB]:-}}
 TALLY_NODE_NIC_MBPS=${TALLY_NODE_NIC_MBPS:-${OLD[TALLY_NODE_NIC_MBPS]:-}}
 TALLY_NODE_NVENC_SESSIONS=${TALLY_NODE_NVENC_SESSIONS:-${OLD[TALLY_NODE_NVENC_SESSIONS]:-}}
-# The origin's recordings directory, mounted here: ladders are read and written there.
+# The origin's recordings directory, mounted here (ladders are read and written there), or, with the
+# origin's object store below, this node's own directory at the same path.
 TALLY_RECORDINGS_DIR=$RECORDINGS_DIR
+$(if [[ -n "${CLUSTER[TALLY_S3_BUCKET]:-}" ]]; then
+    echo "# The origin's object store: the agent stages what this node's egress writes there."
+    for key in "${S3_KEYS[@]}"; do echo "$key=${CLUSTER[$key]:-}"; done
+  fi)
 # Media workers the agent runs on demand (docs/workers.md): egress on worker and gpu nodes.
 TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
 TALLY_WORKERS_DIR=$HOME_DIR/workers

@@ -5,6 +5,7 @@ import { NodeId, NodeRole } from '@tally/contracts';
 import { z } from 'zod';
 import type { BudgetOverrides } from './budget.js';
 import type { MediaDir } from './probe/filesystems.js';
+import { objectStoreConfig, ObjectStoreEnvSchema, type StagingStoreConfig } from './staging/staging-config.js';
 import { WorkerEnvSchema, workersConfig, type WorkersConfig } from './runtime/workers-config.js';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -47,6 +48,7 @@ export const AgentEnvSchema = z.object({
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . - only')
     .optional(),
   ...WorkerEnvSchema.shape,
+  ...ObjectStoreEnvSchema.shape,
 });
 
 export type AgentConfig = Readonly<{
@@ -63,6 +65,8 @@ export type AgentConfig = Readonly<{
   mediaDirs: readonly MediaDir[];
   /** Set when the recordings filesystem is shared by several nodes (one ledger counter for all). */
   diskSharedName: string | undefined;
+  /** The origin's object store: what this node's egress wrote is staged there (docs/adr/0033). */
+  objectStore: StagingStoreConfig | undefined;
 }>;
 
 export class AgentConfigError extends Error {}
@@ -84,6 +88,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
   if (nodeId === undefined)
     throw new AgentConfigError(`invalid agent configuration:\n  TALLY_NODE_ID: unset and the hostname "${host}" is not a valid node id`);
   const workers = workersOrThrow(e);
+  const objectStore = objectStoreConfig(e);
+  if (objectStore instanceof Error) throw new AgentConfigError(`invalid agent configuration:\n  ${objectStore.message}`);
   return Object.freeze({
     redisUrl: e.REDIS_URL,
     nodeId,
@@ -107,6 +113,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
       { role: 'scratch', dir: workers.dir },
     ] satisfies MediaDir[]),
     diskSharedName: e.TALLY_DISK_SHARED_NAME,
+    objectStore,
   });
 }
 

@@ -10,6 +10,7 @@ import { agentLogger } from './logger.js';
 import { StatfsProbe } from './probe/filesystems.js';
 import { LinuxHostProbe } from './probe/host-probe.js';
 import { startWorkers } from './runtime/start-workers.js';
+import { startStagingWorker } from './staging/staging-worker.js';
 import { loadTranscodeConfig } from './transcode/transcode-config.js';
 import { startNodeTranscodes } from './transcode/transcode-worker.js';
 
@@ -41,6 +42,8 @@ try {
     log,
   });
   const transcodes = startNodeTranscodes(config, transcodeConfig, log);
+  // A node whose egress records stages the files for the origin when it has no shared recordings directory.
+  const staging = config.role === 'media' ? undefined : startStagingWorker({ ...config, recordingsDir: config.workers.recordingsDir, log });
   logger.info(`tally agent ${version}: node ${config.nodeId} (${config.role}) heartbeating every ${config.heartbeat.intervalS} s`);
   const subscriber = redis.duplicate();
   // The request to hand over is for this restart only.
@@ -62,7 +65,7 @@ try {
     logger.info(`${signal}: leaving the node pool`);
     (workers?.stop() ?? Promise.resolve())
       .catch((error: unknown) => logger.error({ err: error }, 'could not stop every media worker'))
-      .then(() => Promise.all([transcodes.close(), agent.shutdown()]))
+      .then(() => Promise.all([transcodes.close(), staging?.close(), agent.shutdown()]))
       .catch((error: unknown) => logger.error({ err: error }, 'could not remove the heartbeat; it will expire'))
       .finally(() => {
         redis.disconnect();
@@ -74,7 +77,7 @@ try {
   const handOver = (signal: NodeJS.Signals) => {
     logger.info(`${signal}: handing the media workers over to the next agent`);
     (workers?.handOver() ?? Promise.resolve())
-      .then(() => Promise.all([transcodes.close(), agent.stop()]))
+      .then(() => Promise.all([transcodes.close(), staging?.close(), agent.stop()]))
       .catch((error: unknown) => logger.error({ err: error }, 'could not hand over cleanly'))
       .finally(() => {
         redis.disconnect();

@@ -115,3 +115,30 @@ export function killService(home: string, name: string): void {
 export function removeHome(home: string): void {
   rmSync(home, { recursive: true, force: true });
 }
+
+/**
+ * ./install.sh ARGS as root on a host of its own filesystem view: in this network namespace but a
+ * mount namespace where each `binds` target shows its source instead (a node that does not mount
+ * the origin's directory at that path). The services it starts stay in that view.
+ */
+export async function installWithPrivateMounts(
+  binds: ReadonlyArray<Readonly<{ source: string; target: string }>>,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<InstallResult> {
+  const checkout = await readableCheckout();
+  const mounts = binds.map((_, i) => `mount --bind "\${${2 * i + 1}}" "\${${2 * i + 2}}" &&`).join(' ');
+  const script = `${mounts} shift ${2 * binds.length} && exec "$@"`;
+  const command = ['env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'bash', join(checkout, 'install.sh'), ...args];
+  try {
+    const { stdout, stderr } = await run(
+      'unshare',
+      ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', ...binds.flatMap((b) => [b.source, b.target]), ...command],
+      { cwd: checkout, maxBuffer: 16 * 1024 * 1024 },
+    );
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}

@@ -43,6 +43,23 @@ export const JoinNodeBody = z
   .meta({ id: 'JoinNodeBody' });
 export type JoinNodeBody = z.infer<typeof JoinNodeBody>;
 
+/**
+ * The origin's object store, handed to worker and GPU nodes so their agent stages what its egress
+ * wrote there (docs/adr/0033-nodes-stage-recordings-in-the-bucket.md).
+ */
+export const ObjectStoreSettings = z
+  .object({
+    /** Unset for AWS S3 itself. */
+    endpoint: z.string().optional(),
+    bucket: z.string(),
+    region: z.string(),
+    forcePathStyle: z.boolean(),
+    accessKeyId: z.string(),
+    secretAccessKey: z.string(),
+  })
+  .meta({ id: 'ObjectStoreSettings' });
+export type ObjectStoreSettings = z.infer<typeof ObjectStoreSettings>;
+
 /** What a joining node needs to become part of the pool; secrets, so the installer writes them with mode 600. */
 export const ClusterSettings = z
   .object({
@@ -62,6 +79,13 @@ export const ClusterSettings = z
       /** Where livekit-server on the node sends its webhooks: the origin's API. */
       webhookUrl: z.string(),
     }),
+    /**
+     * Where egress writes recordings on every node: the origin's recordings directory. A node without
+     * that directory mounted keeps its own recordings directory at this path.
+     */
+    recordingsDir: z.string().optional(),
+    /** Set when the origin keeps recordings in object storage and the node runs egress (`worker`, `gpu`). */
+    objectStore: ObjectStoreSettings.optional(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

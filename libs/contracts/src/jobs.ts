@@ -8,7 +8,8 @@ import { WorkerExitReport } from './workers.js';
  *
  * One queue is a family built per key rather than a fixed name, because what it isolates is only
  * known at run time: transcodes per node, `transcodeQueueOf(nodeId)`, consumed only by that node's
- * agent, which runs the ladders admission placed on its node. Every other queue is one fixed name
+ * agent, which runs the ladders admission placed on its node, and `recordingNodeQueueOf(nodeId)`,
+ * where the worker asks a node's agent for the files its egress wrote. Every other queue is one fixed name
  * the Nest processes register with `@nestjs/bullmq`.
  *
  * Webhook deliveries are no BullMQ jobs: the worker claims them straight from PostgreSQL
@@ -19,6 +20,8 @@ export const QUEUES = {
   recordings: 'tally-recordings',
   transcodes: 'tally-transcodes',
   transcodeNode: 'tally-transcode-node',
+  /** A family: `recordingNodeQueueOf(nodeId)`, the recording files a node's agent is asked to stage. */
+  recordingNode: 'tally-recording-node',
   /** The disk watermark check alone: every few seconds, never behind a long sweep or a join. */
   disk: 'tally-disk',
   /** Usage metering's sweep: copies usage from rows, closes lost intervals, rolls hours up. */
@@ -26,7 +29,7 @@ export const QUEUES = {
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-/** The queues with one fixed name (the other is a family, above). */
+/** The queues with one fixed name (the others are families, above). */
 export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering] as const;
 export type StaticQueueName = (typeof STATIC_QUEUES)[number];
 
@@ -65,6 +68,31 @@ export const LadderReport = z.discriminatedUnion('outcome', [
 ]);
 export type LadderReport = z.infer<typeof LadderReport>;
 
+/**
+ * Asks a node's agent to put what its egress wrote (`locations`, relative to the recordings
+ * directory) into the bucket's staging area, where the worker fetches them to finalise the recording.
+ */
+export const StageRecording = z.object({
+  recordingId: z.string(),
+  // `<appId>/<file>`: no segment may start with a dot, so nothing leaves the incoming area.
+  locations: z.array(z.string().regex(/^[A-Za-z0-9_-]+\/[A-Za-z0-9_-][A-Za-z0-9_.-]*$/, 'an <appId>/<file> location')).min(1),
+});
+export type StageRecording = z.infer<typeof StageRecording>;
+
+/** Where a staged file waits in the bucket for the worker to finalise it: beside, never among, recordings. */
+export function stagingKey(location: string): string {
+  return `incoming/${location}`;
+}
+
+/** The agent's answer: which locations are in the staging area (verified), and which it has no file for. */
+export const RecordingStaged = z.object({
+  recordingId: z.string(),
+  nodeId: z.string(),
+  staged: z.array(z.string()),
+  missing: z.array(z.string()),
+});
+export type RecordingStaged = z.infer<typeof RecordingStaged>;
+
 export const JOBS = {
   /** Every reconciler in turn (repeatable, and on demand through POST /v1/reconcile). */
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
@@ -75,7 +103,8 @@ export const JOBS = {
     queue: QUEUES.recordings,
     name: 'recording.finalise',
     consumer: 'worker',
-    payload: z.object({ recordingId: z.string() }),
+    /** `staged`: the recording's node has staged what it had in the bucket; finalise from that, ask no more. */
+    payload: z.object({ recordingId: z.string(), staged: z.boolean().optional() }),
   },
   /** Uploads a complete local recording to object storage and verifies it (job id = `<recordingId>.upload`). */
   uploadRecording: {
@@ -84,6 +113,8 @@ export const JOBS = {
     consumer: 'worker',
     payload: z.object({ recordingId: z.string() }),
   },
+  /** An agent staged a recording's files in the bucket (or has none): the worker finalises it. */
+  reportStaged: { queue: QUEUES.maintenance, name: 'recording.staged', consumer: 'worker', payload: RecordingStaged },
   /** An agent's report on a ladder it runs: started, ready with its renditions, or failed. */
   reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', consumer: 'worker', payload: LadderReport },
   /** Fails over ladders whose node left the pool or whose agent never took them (repeatable). */
@@ -94,6 +125,8 @@ export const JOBS = {
   sweepUsage: { queue: QUEUES.metering, name: 'usage.sweep', consumer: 'worker', payload: z.object({}) },
   /** Runs a ladder, on the queue of the node it was admitted on (job id = `<recordingId>.<attempt>`). */
   runLadder: { queue: QUEUES.transcodeNode, name: 'ladder.run', consumer: 'agent', payload: LadderRun },
+  /** Stages a recording's files from a node without the origin's recordings directory (job id = recording id). */
+  stageRecording: { queue: QUEUES.recordingNode, name: 'recording.stage', consumer: 'agent', payload: StageRecording },
 } as const satisfies Record<string, Readonly<{ queue: QueueName; name: string; consumer: JobConsumer; payload: z.ZodType }>>;
 export type JobKey = keyof typeof JOBS;
 export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['payload']>;
@@ -101,6 +134,11 @@ export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['payload']>;
 /** A node's ladder queue: only that node's agent consumes it. */
 export function transcodeQueueOf(nodeId: string): string {
   return `${QUEUES.transcodeNode}.${nodeId}`;
+}
+
+/** A node's recording-staging queue: only that node's agent consumes it. */
+export function recordingNodeQueueOf(nodeId: string): string {
+  return `${QUEUES.recordingNode}.${nodeId}`;
 }
 
 /**

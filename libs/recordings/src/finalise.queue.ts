@@ -20,6 +20,20 @@ export class FinaliseQueue {
   }
 
   /**
+   * Queues the recording's finalisation once a node staged its files in the bucket: a job of its own
+   * (`<recordingId>.staged`, gone once run), since the first finalisation, which asked for them, is done.
+   */
+  async enqueueAfterStaging(recordingId: string): Promise<void> {
+    await this.queue.add(JOBS.finaliseRecording.name, JOBS.finaliseRecording.payload.parse({ recordingId, staged: true }), {
+      jobId: `${recordingId}.staged`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 5_000 },
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+  }
+
+  /**
    * Queues the recording's upload to object storage: five attempts 2, 4, 8 and 16 s apart; once they
    * are spent the job is gone, so the sweep that finds the recording still local queues it again.
    */

@@ -13,3 +13,4 @@ export * from './recording-file-store.js';
 export * from './recording-objects.js';
 export * from './recording-removal.js';
 export * from './recording-stopper.js';
+export * from './staging.queue.js';

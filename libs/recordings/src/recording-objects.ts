@@ -1,4 +1,6 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Config } from '@tally/config';
 
@@ -9,7 +11,7 @@ const PART_BYTES = 256 * 1024 ** 2;
 type Sdk = typeof import('@aws-sdk/client-s3');
 
 /**
- * The adapter in front of the recordings bucket: put a file, read an object's size, delete one.
+ * The adapter in front of the recordings bucket: put a file, fetch one, read an object's size, delete one.
  * The SDK is loaded on first use (it is ~30 MB of idle memory); Tally retries on its own schedule,
  * so the SDK makes one attempt per call, and a server that does not answer fails the call.
  */
@@ -55,6 +57,14 @@ export class RecordingObjects {
       if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
       throw error;
     }
+  }
+
+  /** Writes the object `key` to `path` (created or replaced). */
+  async get(key: string, path: string): Promise<void> {
+    const { sdk, client } = await this.open();
+    const object = await client.send(new sdk.GetObjectCommand({ Bucket: this.s3.bucket, Key: key }));
+    if (!object.Body) throw new Error(`the object ${key} has no body`);
+    await pipeline(object.Body as Readable, createWriteStream(path));
   }
 
   /** Deleting an object that is not there succeeds. */

@@ -9,6 +9,7 @@ import { WebhookOutbox } from '@tally/webhooks';
 import { FinaliseQueue } from './finalise.queue.js';
 import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
 import { LadderQueue } from './ladder/ladder.queue.js';
+import { StagingQueue } from './staging.queue.js';
 import { PassthroughEgresses } from './passthrough-egresses.js';
 import { RecordingFileStore } from './recording-file-store.js';
 import { RecordingLifecycle } from './recording-lifecycle.js';
@@ -49,6 +50,7 @@ export const RECORDING_PROVIDERS: Provider[] = [
   },
   // Per-node queues, opened at run time over the connection options BullModule.forRoot was given.
   { provide: LadderQueue, useFactory: (bull: QueueOptions) => new LadderQueue(bull.connection), inject: [getSharedConfigToken()] },
+  { provide: StagingQueue, useFactory: (bull: QueueOptions) => new StagingQueue(bull.connection), inject: [getSharedConfigToken()] },
   {
     provide: LadderLifecycle,
     useFactory: (prisma: PrismaService, admitter: Admitter, ledger: CapacityLedger, outbox: WebhookOutbox, queue: LadderQueue) =>

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { JOBS, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
+import { JOBS, recordingNodeQueueOf, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
 
 /** The Redis ACL user of a joined node. */
 export function nodeRedisUser(nodeId: string): string {
@@ -44,7 +44,7 @@ const COMMANDS = [
 
 const bull = (queue: string) => `~bull:${queue}:*`;
 
-/** What the node's agent touches: its own heartbeat, worker report, ladder queue and wake channel. */
+/** What the node's agent touches: its own heartbeat, worker report, ladder and staging queues and wake channel. */
 function agentGrants(nodeId: string): string[] {
   return [
     `~tally:{nodes}:hb:${nodeId}`,
@@ -59,7 +59,8 @@ function agentGrants(nodeId: string): string[] {
     `%R~tally:{nodes}:demand:${nodeId}:*`,
     `%R~tally:{nodes}:work:${nodeId}:*`,
     bull(transcodeQueueOf(nodeId)),
-    // Producer only: ladder reports and media-worker exits, consumed by the origin's worker.
+    bull(recordingNodeQueueOf(nodeId)),
+    // Producer only: ladder reports, media-worker exits and staged recordings, consumed by the origin's worker.
     bull(JOBS.reportLadder.queue),
     bull(JOBS.workerExited.queue),
     `&tally:{nodes}:wake:${nodeId}`,

@@ -8,18 +8,21 @@ import { PrismaService } from '@tally/db';
 import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
+import { NodeStaging } from './node-staging.service.js';
 import { PassthroughJoiner } from './passthrough-joiner.js';
 import { RecordingUploader } from './recording-uploader.service.js';
 
 /** A passthrough egress in one of these states may still write its file. */
 const WRITING = ['starting', 'active', 'ending'];
 
-export type FinaliseOutcome = 'completed' | 'failed' | 'skipped';
+export type FinaliseOutcome = 'completed' | 'failed' | 'skipped' | 'waiting';
 
 /**
  * Turns an egress's finished output into a complete recording: probe it (a file with no audio or
  * video is a failed recording), checksum it, and move it from the incoming area into the app's
  * directory; with object storage on, queue its upload. Safe to run again after a crash at any step.
+ * With object storage on, files egress wrote on a node without this directory are staged by that
+ * node in the bucket and fetched here first (NodeStaging).
  */
 @Injectable()
 export class RecordingFinaliser {
@@ -33,13 +36,15 @@ export class RecordingFinaliser {
     private readonly ladders: LadderLifecycle,
     private readonly clock: Clock,
     private readonly uploader: RecordingUploader,
+    private readonly staging: NodeStaging,
     @Inject(CONFIG) config: Config,
   ) {
     this.files = new RecordingFiles(config.recordings.dir);
     this.joiner = new PassthroughJoiner(this.files);
   }
 
-  async finalise(recordingId: string): Promise<FinaliseOutcome> {
+  /** `staged`: the recording's node has staged what it had; what is still absent is absent. */
+  async finalise(recordingId: string, staged = false): Promise<FinaliseOutcome> {
     const recording = await this.prisma.recording.findUnique({ where: { id: recordingId } });
     if (!recording || recording.status !== 'ending') return 'skipped';
 
@@ -59,6 +64,16 @@ export class RecordingFinaliser {
     const final = this.files.finalPath(recording.location);
     const parts = recording.mode === 'passthrough' ? await this.prisma.recordingEgress.findMany({ where: { recordingId } }) : [];
     if (parts.some((p) => WRITING.includes(p.state))) return 'skipped';
+    const written = recording.mode === 'passthrough' ? parts.map((p) => p.location) : [recording.location];
+    if (this.staging.enabled && !(await exists(incoming)) && !(await exists(final))) {
+      const absent = await this.staging.fetch(written).catch((error: unknown) => error as Error);
+      // The store is away: the node keeps its files and retries until it is back, then reports again.
+      if (absent instanceof Error) this.logger.warn(`cannot fetch the staged files of ${recordingId} yet: ${absent.message}`);
+      if (absent instanceof Error || (absent.length > 0 && !staged)) {
+        await this.staging.request(recording.nodeId, recordingId, absent instanceof Error ? written : absent);
+        return 'waiting';
+      }
+    }
     // A passthrough recording's tracks are joined into the incoming file first (unless a run before a crash did).
     if (recording.mode === 'passthrough' && !(await exists(incoming)) && !(await exists(final))) {
       const app = await this.prisma.app.findUnique({ where: { id: recording.appId } });
@@ -84,6 +99,7 @@ export class RecordingFinaliser {
     });
     if (!done) return 'skipped';
     await this.joiner.removeParts(parts);
+    await this.staging.removeStaged(written);
     this.logger.log(`recording ${recordingId} complete: ${sizeBytes} bytes, ${probe.durationS ?? '?'} s`);
     await this.ladderIfWanted(recordingId);
     // With object storage on, the checked file goes to the bucket next (the recording is complete meanwhile).

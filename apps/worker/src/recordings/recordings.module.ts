@@ -5,6 +5,7 @@ import { HlsReconciler } from './hls-reconciler.service.js';
 import { HlsSessionsRepository } from './hls-sessions.repository.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
+import { NodeStaging } from './node-staging.service.js';
 import { RecordingLimitsRepository } from './recording-limits.repository.js';
 import { RecordingLimits } from './recording-limits.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
@@ -19,6 +20,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     ...RECORDING_PROVIDERS,
     RecordingFinaliser,
     RecordingUploader,
+    NodeStaging,
     RecordingsProcessor,
     TranscodesProcessor,
     EgressReconciler,
@@ -31,6 +33,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     RecordingLimits,
   ],
   exports: [
+    NodeStaging,
     RecordingLimits,
     RecordingUploader,
     HlsReconciler,

@@ -24,8 +24,8 @@ export class RecordingsProcessor extends WorkerHost implements JobConsumerHost {
   }
 
   @HandlesJob('finaliseRecording')
-  finaliseRecording({ recordingId }: JobPayload<'finaliseRecording'>): Promise<unknown> {
-    return this.finaliser.finalise(recordingId);
+  finaliseRecording({ recordingId, staged }: JobPayload<'finaliseRecording'>): Promise<unknown> {
+    return this.finaliser.finalise(recordingId, staged === true);
   }
 
   @HandlesJob('uploadRecording')

@@ -1,0 +1,77 @@
+import { createReadStream } from 'node:fs';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { StagingStoreConfig } from './staging-config.js';
+
+/** One PUT carries up to 5 GiB; a larger file goes up in parts of this size. */
+const SINGLE_PUT_MAX_BYTES = 4 * 1024 ** 3;
+const PART_BYTES = 256 * 1024 ** 2;
+
+type Sdk = typeof import('@aws-sdk/client-s3');
+
+/**
+ * The agent's adapter in front of the bucket: put a file, read an object's size. The SDK is loaded
+ * on first use (a node that never stages pays nothing) and makes one attempt per call: the staging
+ * job's retries are the schedule.
+ */
+export class StagingBucket {
+  private sdk: Promise<Sdk> | undefined;
+  private client: S3Client | undefined;
+
+  constructor(private readonly s3: StagingStoreConfig) {}
+
+  /** Uploads the file at `path` (`sizeBytes` long) as `key`. */
+  async put(key: string, path: string, sizeBytes: number): Promise<void> {
+    const { sdk, client } = await this.open();
+    const Bucket = this.s3.bucket;
+    if (sizeBytes <= SINGLE_PUT_MAX_BYTES) {
+      await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentLength: sizeBytes }));
+      return;
+    }
+    const { UploadId } = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket, Key: key }));
+    try {
+      const parts: { ETag: string | undefined; PartNumber: number }[] = [];
+      for (let start = 0, PartNumber = 1; start < sizeBytes; start += PART_BYTES, PartNumber += 1) {
+        const end = Math.min(start + PART_BYTES, sizeBytes);
+        const Body = createReadStream(path, { start, end: end - 1 });
+        const { ETag } = await client.send(
+          new sdk.UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body, ContentLength: end - start }),
+        );
+        parts.push({ ETag, PartNumber });
+      }
+      await client.send(new sdk.CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+    } catch (error) {
+      await client.send(new sdk.AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The object's size in bytes, or undefined when there is no such object. */
+  async sizeOf(key: string): Promise<number | undefined> {
+    const { sdk, client } = await this.open();
+    try {
+      const head = await client.send(new sdk.HeadObjectCommand({ Bucket: this.s3.bucket, Key: key }));
+      return Number(head.ContentLength ?? 0);
+    } catch (error) {
+      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.client?.destroy();
+    this.client = undefined;
+  }
+
+  private async open(): Promise<{ sdk: Sdk; client: S3Client }> {
+    const sdk = await (this.sdk ??= import('@aws-sdk/client-s3'));
+    this.client ??= new sdk.S3Client({
+      region: this.s3.region,
+      ...(this.s3.endpoint ? { endpoint: this.s3.endpoint } : {}),
+      forcePathStyle: this.s3.forcePathStyle,
+      credentials: { accessKeyId: this.s3.accessKey, secretAccessKey: this.s3.secretKey },
+      maxAttempts: 1,
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+    });
+    return { sdk, client: this.client };
+  }
+}
