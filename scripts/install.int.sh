@@ -383,10 +383,12 @@ media_cli() { REDISCLI_AUTH="$media_password" redis-cli -h 127.0.0.1 -p "$redis_
 refused_for_media() { REDISCLI_AUTH="$full_password" redis-cli -h 127.0.0.1 -p "$redis_port" ACL LOG 128 | grep -cxF tally-origin-media || true; }
 check "ACL LOG: nothing refused to tally-origin-media" test "$(refused_for_media)" == 0
 check "the media user reaches Redis" test "$(media_cli PING)" == PONG
+set -f # the commands' words are not globs
 for command in FLUSHALL "CONFIG GET requirepass" "CONFIG SET appendonly no" "ACL LIST" "KEYS *" "GET tally:{cap}:policy:x"; do
   # shellcheck disable=SC2086 # the command's words
   check "the media user is refused $command (NOPERM)" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli $command)"
 done
+set +f
 check "the media user cannot add to the maintenance queue" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli LPUSH bull:tally-maintenance:wait x)"
 
 # 7. --stop stops exactly this home's processes and frees the ports.
