@@ -24,7 +24,8 @@ export class NodeReportQueues {
       concurrency: 4,
     });
     worker.on('failed', onFailed);
-    worker.on('error', () => undefined);
+    // Connection errors: BullMQ reconnects on its own; the failed handler reports jobs.
+    worker.on('error', (error) => onFailed(undefined, error));
     return { close: () => worker.close() } satisfies NodeReportConsumer;
   }
 
