@@ -26,6 +26,7 @@ const allEntries = {
   agent: 'apps/agent/src/main.ts',
   'agent-leave': 'apps/agent/src/leave.ts',
   migrate: 'libs/db/src/migrate/cli.ts',
+  'redis-acl': 'apps/api/src/cluster/redis-acl.cli.ts',
 };
 // `node scripts/build.mjs agent agent-leave` builds only those (a joined node runs only the agent).
 const wanted = process.argv.slice(2);

@@ -317,6 +317,19 @@ check "egress.yaml: livekit-server through its Redis" egress_yaml_has "\"address
 check "egress.yaml: admission from the capacity model" egress_yaml_has '"track_composite_cpu_cost": [0-9.e-]+,'
 check "egress.yaml: no status port" bash -c '! grep -q health_port "$1"' _ "$egress_yaml"
 
+# The origin's agent, egress, ingress and livekit-server run on the media user, not the full one.
+media_url="$(env_value TALLY_MEDIA_REDIS_URL)"
+media_password="${media_url#redis://tally-origin-media:}" media_password="${media_password%@*}"
+full_password="$(sed -n 's|^REDIS_URL=redis://:\([^@]*\)@.*|\1|p' "$home/tally.env")"
+check "tally.env: TALLY_MEDIA_REDIS_URL on the tally-origin-media user" \
+  bash -c '[[ "$1" =~ ^redis://tally-origin-media:[A-Za-z0-9]+@127\.0\.0\.1:$2$ ]]' _ "$media_url" "$redis_port"
+check "agent.env: REDIS_URL is the media user's" grep -qxF "REDIS_URL=$media_url" "$home/agent.env"
+check "livekit.yaml: redis user tally-origin-media" yaml_has '^  username: tally-origin-media$'
+for file in agent.env livekit.yaml "$(realpath --relative-to="$home" "$egress_yaml")"; do
+  check "$file does not hold the full Redis password" bash -c '! grep -qF "$1" "$2"' _ "$full_password" "$home/$file"
+done
+check "egress.yaml: the media user" egress_yaml_has '"username": "tally-origin-media"'
+
 # 3. The admin key works.
 response="$(admin -w '\n%{http_code}' -X POST "$base/v1/apps" -H 'Content-Type: application/json' -d '{"name":"x"}')"
 [[ "${response##*$'\n'}" == 201 ]] || fail "POST /v1/apps answered: $response"
@@ -345,6 +358,7 @@ check "admin key unchanged" test "$(cat "$home/admin.key")" == "$admin_key"
 check "LiveKit secret unchanged" test "$(env_value LIVEKIT_API_SECRET)" == "$lk_secret"
 check "TALLY_SECRETS_KEY unchanged" test "$(env_value TALLY_SECRETS_KEY)" == "$secrets_key"
 check "DATABASE_URL unchanged" test "$(env_value DATABASE_URL)" == "$db_url"
+check "TALLY_MEDIA_REDIS_URL unchanged" test "$(env_value TALLY_MEDIA_REDIS_URL)" == "$media_url"
 check "the app is still there" app_listed
 check "postgres kept running (unchanged config)" test "$(pid_of postgres)" == "$pg_pid"
 check "api was restarted" test "$(pid_of api)" != "$api_pid"
@@ -362,6 +376,20 @@ kill -TERM "$egress_before"
 egress_replaced() { local pid; pid="$(egress_pid)" && [[ -n "$pid" && "$pid" != "$egress_before" ]] && egress_reported_ready; }
 check "egress restarted by the agent after it exited by itself" eventually 45 egress_replaced
 check "the agent reports the exit" eventually 15 egress_exit_reported
+
+# The media user ran livekit-server, the agent and egress through all of the above without a
+# refused command, key or channel; it can do nothing administrative.
+media_cli() { REDISCLI_AUTH="$media_password" redis-cli -h 127.0.0.1 -p "$redis_port" --user tally-origin-media "$@" 2>&1; }
+refused_for_media() { REDISCLI_AUTH="$full_password" redis-cli -h 127.0.0.1 -p "$redis_port" ACL LOG 128 | grep -cxF tally-origin-media || true; }
+check "ACL LOG: nothing refused to tally-origin-media" test "$(refused_for_media)" == 0
+check "the media user reaches Redis" test "$(media_cli PING)" == PONG
+set -f # the commands' words are not globs
+for command in FLUSHALL "CONFIG GET requirepass" "CONFIG SET appendonly no" "ACL LIST" "KEYS *" "GET tally:{cap}:policy:x"; do
+  # shellcheck disable=SC2086 # the command's words
+  check "the media user is refused $command (NOPERM)" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli $command)"
+done
+set +f
+check "the media user cannot add to the maintenance queue" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli LPUSH bull:tally-maintenance:wait x)"
 
 # 7. --stop stops exactly this home's processes and frees the ports.
 mapfile -t pids < <(home_pids)

@@ -30,7 +30,7 @@ TUNABLE_DEFAULT+=([TALLY_DISK_STOP_FREE_PERCENT]=2 [TALLY_DISK_STOP_FREE_MIN_MB]
 TUNABLE_DEFAULT+=([TALLY_METERING_RETENTION_MONTHS]=13)
 TUNABLE_KEYS=()
 # Everything else install.sh writes into tally.env.
-MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
+MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL TALLY_MEDIA_REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
   TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT
   TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
@@ -46,6 +46,7 @@ OFFLINE=0
 PG_BIN=""
 DB_PASSWORD=""
 REDIS_PASSWORD=""
+MEDIA_REDIS_PASSWORD="" # the origin's agent, egress, ingress and livekit-server (user tally-origin-media)
 LIVEKIT_API_KEY=""
 LIVEKIT_API_SECRET=""
 SECRETS_KEY=""
@@ -213,6 +214,11 @@ resolve_secrets() {
   else
     REDIS_PASSWORD="$(random_secret 16)"
   fi
+  if [[ "${OLD[TALLY_MEDIA_REDIS_URL]:-}" =~ ^redis://tally-origin-media:([A-Za-z0-9]+)@ ]]; then
+    MEDIA_REDIS_PASSWORD="${BASH_REMATCH[1]}"
+  else
+    MEDIA_REDIS_PASSWORD="$(random_secret 16)"
+  fi
   LIVEKIT_API_KEY="${OLD[LIVEKIT_API_KEY]:-}"
   [[ "$LIVEKIT_API_KEY" =~ ^[A-Za-z0-9_]{3,}$ ]] || LIVEKIT_API_KEY="tally$(random_secret 6)"
   LIVEKIT_API_SECRET="${OLD[LIVEKIT_API_SECRET]:-}"
@@ -310,6 +316,9 @@ TALLY_PORT=${PORT[api]}
 TALLY_PUBLIC_URL=${TALLY_PUBLIC_URL:-http://$host:${PORT[api]}}
 DATABASE_URL=postgresql://tally:$DB_PASSWORD@127.0.0.1:${PORT[pg]}/tally
 REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:${PORT[redis]}
+# The origin's agent, egress, ingress and livekit-server: a Redis user with a joined node's grants
+# (docs/adr/0025-per-node-credentials.md); the api and worker above keep the full one.
+TALLY_MEDIA_REDIS_URL=$(media_redis_url)
 LIVEKIT_URL=http://127.0.0.1:${PORT[livekit]}
 LIVEKIT_PUBLIC_URL=${LIVEKIT_PUBLIC_URL:-ws://$host:${PORT[livekit]}}
 LIVEKIT_API_KEY=$LIVEKIT_API_KEY
@@ -370,7 +379,8 @@ EOF
   cat <<EOF
 redis:
   address: 127.0.0.1:${PORT[redis]}
-  password: $REDIS_PASSWORD
+  username: tally-origin-media
+  password: $MEDIA_REDIS_PASSWORD
 # Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
 room:
   auto_create: false
@@ -398,7 +408,27 @@ appendfsync everysec
 daemonize no
 supervised no
 logfile ""
+# The origin's agent, egress, ingress and livekit-server (TALLY_MEDIA_REDIS_URL): a joined node's
+# grants, from apps/api/src/cluster/node-grants.ts; the default user above is the api's and worker's.
 EOF
+  origin_media_acl_line
+}
+
+media_redis_url() {
+  echo "redis://tally-origin-media:$MEDIA_REDIS_PASSWORD@127.0.0.1:${PORT[redis]}"
+}
+
+# origin_media_acl_line: the redis.conf `user` line of tally-origin-media (dist/redis-acl.js prints
+# it from the same rules the API gives joined nodes; the password only as its SHA-256). Its agent
+# grants name this node: TALLY_NODE_ID when set in tally.env, else the hostname, as the agent does.
+origin_media_acl_line() {
+  local node="${OLD[TALLY_NODE_ID]:-$(hostname)}" sha
+  sha="$(printf '%s' "$MEDIA_REDIS_PASSWORD" | sha256sum | cut -d' ' -f1)"
+  if [[ ! -f "$TALLY_REPO/dist/redis-acl.js" ]] && dry; then
+    echo "# user tally-origin-media (node $node): written by the real run, once dist/ is built"
+    return 0
+  fi
+  node "$TALLY_REPO/dist/redis-acl.js" "$node" "$sha" || die "dist/redis-acl.js could not print the origin's Redis user (node id \"$node\")"
 }
 
 # ensure_admin_key: DIR/admin.key (root:tally 0640: the api reads it, nothing else does) is
@@ -430,13 +460,14 @@ ensure_admin_key() {
 
 # The agent's variables (apps/agent/src/config.ts, runtime/workers-config.ts,
 # transcode/transcode-config.ts): what DIR/agent.env carries over from tally.env. The database URL,
-# TALLY_SECRETS_KEY and the metrics token stay out of the media user's reach.
+# TALLY_SECRETS_KEY, the metrics token and the full Redis password stay out of the media user's reach.
 AGENT_ENV_KEYS='REDIS_URL|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
 
 agent_env_content() {
   echo "# The node agent's environment, written by install.sh from tally.env (re-running it rewrites this"
   echo "# file: edit tally.env). Only what the agent reads; readable by the media user."
-  grep -E "^($AGENT_ENV_KEYS)=" <(tally_env_content) || true
+  # The agent (and the egress and ingress it runs) on the origin's media user, not the full one.
+  grep -E "^($AGENT_ENV_KEYS)=" <(tally_env_content) | sed "s|^REDIS_URL=.*|REDIS_URL=$(media_redis_url)|" || true
 }
 
 # install_tool_binary NAME [SRC]: copies a provisioned binary (livekit-server, egress; SRC, default

@@ -7,16 +7,20 @@ import {
   JOBS,
   type JoinedNodeRole,
   type JoinTokenView,
+  newId,
   type NodeHeartbeat,
   type NodeList,
+  nodeReportQueueOf,
+  type WorkerExitReport,
 } from '@tally/contracts';
+import { createPrismaClient } from '@tally/db';
 import { NodeRegistry } from '@tally/nodes';
 import { type Child, startAppProcess, startEgress, startLivekit, TEST_NODE_BUDGET, type TestLivekit, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DirectFileOutput, EgressClient, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiHarness, startApiHarness } from './api-harness.js';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 
 /** Each joined node's own Redis user (docs/adr/0025): what it may do, and that removal revokes it at once. */
 describe('joined nodes credentials', () => {
@@ -141,8 +145,8 @@ describe('joined nodes credentials', () => {
     children.push(agent);
     await waitFor(`node ${nodeName} listed`, async () => ((await listed(nodeName)) ? true : undefined), 30_000);
 
-    // A ladder report, as the agent sends them, is accepted on the shared reports queue.
-    const reports = new Queue(JOBS.reportLadder.queue, { connection: connect(node.localRedisUrl) });
+    // Its report queue, where the agent sends ladder reports and worker exits, is open to it.
+    const reports = new Queue(nodeReportQueueOf(nodeName), { connection: connect(node.localRedisUrl) });
     await reports.waitUntilReady();
     await expect(reports.getJobCounts('wait')).resolves.toBeDefined();
     await reports.close();
@@ -165,6 +169,9 @@ describe('joined nodes credentials', () => {
       'the capacity pool': () => redis.hset('tally:{cap}:pool', 'ramMb', '0'),
       "an app's limits": () => redis.get('tally:{cap}:policy:app_x'),
       'the recordings queue': () => redis.lpush('bull:tally-recordings:wait', 'x'),
+      'the maintenance queue': () => redis.lpush('bull:tally-maintenance:wait', 'x'),
+      'the transcodes queue': () => redis.lpush('bull:tally-transcodes:wait', 'x'),
+      "another node's report queue": () => redis.lpush(`bull:tally-node-report.${other}:wait`, 'x'),
       "another node's ladder queue": () => redis.lpush(`bull:tally-transcode-node.${other}:wait`, 'x'),
       "another node's wake channel": () => redis.publish(`tally:{nodes}:wake:${other}`, 'egress'),
       'join tokens': () => redis.set('tally:join:x', '1'),
@@ -207,6 +214,95 @@ describe('joined nodes credentials', () => {
     await egresses.stopEgress(info.egressId).catch(() => undefined);
     await origin.deleteRoom(room);
     expect(await deniedFor(`tally-node-${nodeName}`)).toEqual([]);
+  });
+
+  it('a node reports only on its own queue: the shared queues refuse it, and a report naming another node changes nothing', async () => {
+    const nodeName = name('reporter');
+    const node = await joined('worker', nodeName);
+    const victim = name('victim');
+    const registry = new NodeRegistry(admin);
+    await registry.heartbeat(heartbeatOf(nodeName), 600);
+    await registry.heartbeat(heartbeatOf(victim), 600);
+    const prisma = createPrismaClient(sut.stack.config.databaseUrl);
+    const worker = await startAppProcess('worker', sut.stack.env, pathJoin(tmpdir(), `tally-worker-${nodeName}.log`));
+    children.push(worker);
+    try {
+      // The victim's recording: being written, and its ladder running.
+      const { app, client } = await createTenant(sut.admin, 'reports');
+      const stream = await createStream(client, app.id);
+      const seeded = (status: 'active' | 'complete', ladder: boolean) =>
+        prisma.recording.create({
+          data: {
+            id: newId('rec'),
+            appId: app.id,
+            streamId: stream.id,
+            mode: 'track_composite',
+            status,
+            reason: 'seeded',
+            nodeId: victim,
+            storage: 'local',
+            location: `${app.id}/seeded.mp4`,
+            ...(ladder ? { ladderStatus: 'running', ladderEncoder: 'x264', ladderNodeId: victim, ladderAttempt: 1 } : {}),
+          },
+        });
+      const writing = await seeded('active', false);
+      const laddered = await seeded('complete', true);
+      const exit = (nodeId: string): WorkerExitReport => ({
+        nodeId,
+        kind: 'egress',
+        workerId: 'forged',
+        reason: 'forged exit',
+        at: new Date(Date.now() + 60_000).toISOString(),
+      });
+
+      const redis = connect(node.localRedisUrl);
+      for (const shared of ['tally-maintenance', 'tally-transcodes']) {
+        const queue = new Queue(shared, { connection: redis });
+        await expect(queue.add(JOBS.workerExited.name, exit(victim)), shared).rejects.toThrow(/NOPERM/);
+        await queue.close();
+      }
+
+      const own = new Queue(nodeReportQueueOf(nodeName), { connection: connect(node.localRedisUrl) });
+      const jobs = [
+        await own.add(JOBS.workerExited.name, exit(victim)),
+        await own.add(JOBS.reportLadder.name, { outcome: 'failed', recordingId: laddered.id, attempt: 1, nodeId: victim, error: 'forged' }),
+        // Naming itself: accepted, and about a ladder that is not its own, ignored.
+        await own.add(JOBS.reportLadder.name, {
+          outcome: 'failed',
+          recordingId: laddered.id,
+          attempt: 1,
+          nodeId: nodeName,
+          error: 'forged',
+        }),
+        // Its own exit, as its agent reports them: runs.
+        await own.add(JOBS.workerExited.name, exit(nodeName)),
+      ];
+      const settled = await waitFor(
+        'the reports to be handled',
+        async () => {
+          const states = await Promise.all(jobs.map(async (job) => (await own.getJob(job.id ?? ''))?.getState()));
+          return states.every((s) => s === 'completed' || s === 'failed') ? states : undefined;
+        },
+        60_000,
+      );
+      expect(settled).toEqual(['failed', 'failed', 'completed', 'completed']);
+      const refused = await own.getJob(jobs[0]?.id ?? '');
+      expect(refused?.failedReason).toBe(`a report on node ${nodeName}'s queue names node ${victim}`);
+      expect((await own.getJob(jobs[3]?.id ?? ''))?.returnvalue).toEqual({ recordingsFailed: 0 });
+      await own.close();
+
+      const after = await prisma.recording.findMany({ where: { id: { in: [writing.id, laddered.id] } } });
+      expect(after.map((r) => r.error ?? '')).not.toContainEqual(expect.stringContaining('forged'));
+      expect(after.find((r) => r.id === laddered.id)).toMatchObject({ ladderStatus: 'running', ladderError: null });
+      const denied = await deniedFor(`tally-node-${nodeName}`);
+      for (const shared of ['tally-maintenance', 'tally-transcodes'])
+        expect(
+          denied.some((d) => d.startsWith(`key bull:${shared}:`)),
+          shared,
+        ).toBe(true);
+    } finally {
+      await prisma.$disconnect();
+    }
   });
 
   it('removing a node revokes its Redis user at once: its agent is cut off and its password no longer authenticates', async () => {

@@ -10,6 +10,8 @@ import { DiskWritersRepository } from './disk/disk-writers.repository.js';
 import { IngressesWorkerModule } from './ingresses/ingresses.module.js';
 import { MaintenanceProcessor } from './jobs/maintenance.processor.js';
 import { MeteringWorkerModule } from './metering/metering.module.js';
+import { NodeReportQueues } from './node-reports/node-report-queues.js';
+import { NodeReportsProcessor } from './node-reports/node-reports.processor.js';
 import { Sweep } from './jobs/sweep.service.js';
 import { RecordingsWorkerModule } from './recordings/recordings.module.js';
 import { ReconcileRepository } from './reconcile/reconcile.repository.js';
@@ -53,6 +55,8 @@ export class WorkerModule {
         RedisLossDetector,
         Sweep,
         MaintenanceProcessor,
+        NodeReportQueues,
+        NodeReportsProcessor,
         DiskStats,
         DiskWritersRepository,
         DiskWatermarkCheck,

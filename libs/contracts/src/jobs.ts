@@ -6,11 +6,14 @@ import { WorkerExitReport } from './workers.js';
  * The registry of every BullMQ queue and job name: producers and processors (API, worker, agent)
  * take their names from here and nowhere else. Job names are unique across queues.
  *
- * One queue is a family built per key rather than a fixed name, because what it isolates is only
- * known at run time: transcodes per node, `transcodeQueueOf(nodeId)`, consumed only by that node's
- * agent, which runs the ladders admission placed on its node, and `recordingNodeQueueOf(nodeId)`,
- * where the worker asks a node's agent for the files its egress wrote. Every other queue is one fixed name
- * the Nest processes register with `@nestjs/bullmq`.
+ * Three queues are families built per node rather than fixed names, because what they isolate is
+ * only known at run time: transcodes, `transcodeQueueOf(nodeId)`, consumed only by that node's
+ * agent, which runs the ladders admission placed on its node; recording staging,
+ * `recordingNodeQueueOf(nodeId)`, where the worker asks a node's agent for the files its egress
+ * wrote; and node reports, `nodeReportQueueOf(nodeId)`, the only queue a node's agent produces to,
+ * consumed by the worker, which takes the reporting node from the queue's name (a node's Redis user
+ * can write no other node's queue, docs/adr/0025-per-node-credentials.md). Every other queue is one
+ * fixed name the Nest processes register with `@nestjs/bullmq`.
  *
  * Webhook deliveries are no BullMQ jobs: the worker claims them straight from PostgreSQL
  * (docs/adr/0019-webhook-deliveries-claimed-from-postgres.md); see WEBHOOK_DELIVERIES_QUEUE below.
@@ -22,6 +25,7 @@ export const QUEUES = {
   transcodeNode: 'tally-transcode-node',
   /** A family: `recordingNodeQueueOf(nodeId)`, the recording files a node's agent is asked to stage. */
   recordingNode: 'tally-recording-node',
+  nodeReport: 'tally-node-report',
   /** The disk watermark check alone: every few seconds, never behind a long sweep or a join. */
   disk: 'tally-disk',
   /** Usage metering's sweep: copies usage from rows, closes lost intervals, rolls hours up. */
@@ -97,7 +101,7 @@ export const JOBS = {
   /** Every reconciler in turn (repeatable, and on demand through POST /v1/reconcile). */
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
-  workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
+  workerExited: { queue: QUEUES.nodeReport, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
   finaliseRecording: {
     queue: QUEUES.recordings,
@@ -114,9 +118,9 @@ export const JOBS = {
     payload: z.object({ recordingId: z.string() }),
   },
   /** An agent staged a recording's files in the bucket (or has none): the worker finalises it. */
-  reportStaged: { queue: QUEUES.maintenance, name: 'recording.staged', consumer: 'worker', payload: RecordingStaged },
+  reportStaged: { queue: QUEUES.nodeReport, name: 'recording.staged', consumer: 'worker', payload: RecordingStaged },
   /** An agent's report on a ladder it runs: started, ready with its renditions, or failed. */
-  reportLadder: { queue: QUEUES.transcodes, name: 'ladder.report', consumer: 'worker', payload: LadderReport },
+  reportLadder: { queue: QUEUES.nodeReport, name: 'ladder.report', consumer: 'worker', payload: LadderReport },
   /** Fails over ladders whose node left the pool or whose agent never took them (repeatable). */
   sweepLadders: { queue: QUEUES.transcodes, name: 'ladders.sweep', consumer: 'worker', payload: z.object({}) },
   /** Compares each media filesystem with its watermarks and stops the writers on a full one (repeatable). */
@@ -139,6 +143,14 @@ export function transcodeQueueOf(nodeId: string): string {
 /** A node's recording-staging queue: only that node's agent consumes it. */
 export function recordingNodeQueueOf(nodeId: string): string {
   return `${QUEUES.recordingNode}.${nodeId}`;
+}
+
+/**
+ * A node's report queue: its agent's ladder reports and media-worker exits. The worker consumes
+ * one per node and refuses a report naming any node but the queue's.
+ */
+export function nodeReportQueueOf(nodeId: string): string {
+  return `${QUEUES.nodeReport}.${nodeId}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { CapacityLedger, loadCapacityModel } from '@tally/admission';
-import { JOBS, WORKER_KINDS, type WorkerExitReport, type WorkerKind } from '@tally/contracts';
+import { JOBS, nodeReportQueueOf, WORKER_KINDS, type WorkerExitReport, type WorkerKind } from '@tally/contracts';
 import { NodeRegistry, NodeWorkers, toNodeBudget, WORKER_KEYS } from '@tally/nodes';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -36,7 +36,7 @@ export function workerDriver(config: WorkersConfig): WorkerDriver | undefined {
 /**
  * Runs the node's egress and ingress workers on demand (config.runtime docker or native). Egress
  * is needed while the ledger counts egress work on the node or a dispatcher demands it; ingress
- * while the node has ingresses. Unexpected exits go to the worker as `worker.exited` jobs.
+ * while the node has ingresses. Unexpected exits go to the worker as `worker.exited` jobs on the node's report queue.
  */
 export async function startWorkers(
   options: Readonly<{ nodeId: string; config: WorkersConfig; redis: Redis; subscriber: Redis; log: (line: string) => void }>,
@@ -48,7 +48,7 @@ export async function startWorkers(
   const ledger = new CapacityLedger(redis);
   const registry = new NodeRegistry(redis);
   const workers = new NodeWorkers(redis);
-  const maintenance = new Queue(JOBS.workerExited.queue, { connection: redis });
+  const reports = new Queue(nodeReportQueueOf(nodeId), { connection: redis });
 
   const spec = async (kind: WorkerKind) => {
     const node = await registry.get(nodeId);
@@ -71,7 +71,7 @@ export async function startWorkers(
     report: (list) => workers.report(list, 10),
     onUnexpectedExit: async (report: WorkerExitReport) => {
       const payload = JOBS.workerExited.payload.parse(report);
-      await maintenance.add(JOBS.workerExited.name, payload, {
+      await reports.add(JOBS.workerExited.name, payload, {
         jobId: `${payload.nodeId}.${payload.kind}.${payload.workerId}.${Date.parse(payload.at)}`,
         attempts: 10,
         backoff: { type: 'exponential', delay: 1_000 },
@@ -108,14 +108,14 @@ export async function startWorkers(
       clearInterval(timer);
       await subscriber.unsubscribe();
       await supervisor.release();
-      await maintenance.close();
+      await reports.close();
     },
     async stop() {
       clearInterval(timer);
       await subscriber.unsubscribe();
       await supervisor.stopAll();
       await workers.clear(nodeId);
-      await maintenance.close();
+      await reports.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { JOBS, recordingNodeQueueOf, type RecordingStaged, stagingKey } from '@tally/contracts';
+import { JOBS, nodeReportQueueOf, recordingNodeQueueOf, type RecordingStaged, stagingKey } from '@tally/contracts';
 import { type Job, Queue, Worker } from 'bullmq';
 import { StagingBucket } from './staging-bucket.js';
 import type { StagingStoreConfig } from './staging-config.js';
@@ -28,7 +28,7 @@ export function startStagingWorker(deps: StagingDeps): RunningStaging {
   const { nodeId, recordingsDir, log } = deps;
   const connection = { url: deps.redisUrl, maxRetriesPerRequest: null };
   const bucket = deps.objectStore ? new StagingBucket(deps.objectStore) : undefined;
-  const reports = new Queue(JOBS.reportStaged.queue, { connection });
+  const reports = new Queue(nodeReportQueueOf(nodeId), { connection });
 
   const stageOne = async (location: string): Promise<'staged' | 'missing'> => {
     const path = join(recordingsDir, '.incoming', location);

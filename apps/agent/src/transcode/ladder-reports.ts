@@ -1,12 +1,12 @@
-import { JOBS, type LadderReport } from '@tally/contracts';
+import { JOBS, type LadderReport, nodeReportQueueOf } from '@tally/contracts';
 import { Queue } from 'bullmq';
 
-/** The adapter in front of the worker's transcodes queue, where agents report their ladders. */
+/** The adapter in front of the node's report queue, where its agent reports its ladders to the worker. */
 export class LadderReports {
   private readonly queue: Queue;
 
-  constructor(redisUrl: string) {
-    this.queue = new Queue(JOBS.reportLadder.queue, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+  constructor(redisUrl: string, nodeId: string) {
+    this.queue = new Queue(nodeReportQueueOf(nodeId), { connection: { url: redisUrl, maxRetriesPerRequest: null } });
   }
 
   /** One job per attempt and outcome, so a repeated report is applied once. */

@@ -21,7 +21,7 @@ export type RunningTranscodes = Readonly<{ close(): Promise<void> }>;
  */
 export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscodes {
   const { nodeId, config, ffmpeg, log } = deps;
-  const reports = new LadderReports(deps.redisUrl);
+  const reports = new LadderReports(deps.redisUrl, nodeId);
 
   const handle = async (job: Job): Promise<void> => {
     if (job.name !== JOBS.runLadder.name) throw new Error(`unknown job ${job.name}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeAclRules, nodeAclSetUser } from './node-grants.js';
+import { nodeAclRules, nodeAclSetUser, originMediaAclRules, originMediaUserLine } from './node-grants.js';
 
 describe(nodeAclRules.name, () => {
   it('gives every role its own agent keys and nothing administrative', () => {
@@ -12,6 +12,14 @@ describe(nodeAclRules.name, () => {
     }
   });
 
+  it('lets a node produce only to its own report queue, never to the shared queues the worker consumes', () => {
+    for (const role of ['media', 'worker', 'gpu'] as const) {
+      const sut = nodeAclRules('n1', role);
+      expect(sut).toContain('~bull:tally-node-report.n1:*');
+      expect(sut.filter((rule) => rule.startsWith('~bull:'))).toEqual(['~bull:tally-transcode-node.n1:*', '~bull:tally-node-report.n1:*']);
+    }
+  });
+
   it('opens every channel only to livekit-server (media), and ingress channels only on worker nodes', () => {
     expect(nodeAclRules('n1', 'media')).toContain('&*');
     expect(nodeAclRules('n1', 'worker')).not.toContain('&*');
@@ -21,5 +29,15 @@ describe(nodeAclRules.name, () => {
 
   it('sets the password only as its SHA-256', () => {
     expect(nodeAclSetUser('n1', 'gpu', 'ab'.repeat(32)).slice(0, 4)).toEqual(['tally-node-n1', 'reset', 'on', `#${'ab'.repeat(32)}`]);
+  });
+});
+
+describe(originMediaAclRules.name, () => {
+  it("gives the origin's media processes a media node's grants under their own name, the password only as its SHA-256", () => {
+    const sut = originMediaUserLine('origin-1', 'cd'.repeat(32));
+    expect(sut.startsWith(`user tally-origin-media reset on #${'cd'.repeat(32)} resetkeys resetchannels -@all `)).toBe(true);
+    expect(originMediaAclRules('origin-1').slice(2)).toEqual(nodeAclRules('origin-1', 'media').slice(2));
+    expect(sut).not.toContain('~*');
+    expect(sut).toContain('~bull:tally-node-report.origin-1:*');
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { JOBS, recordingNodeQueueOf, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
+import { nodeReportQueueOf, recordingNodeQueueOf, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
 
 /** The Redis ACL user of a joined node. */
 export function nodeRedisUser(nodeId: string): string {
@@ -44,7 +44,7 @@ const COMMANDS = [
 
 const bull = (queue: string) => `~bull:${queue}:*`;
 
-/** What the node's agent touches: its own heartbeat, worker report, ladder and staging queues and wake channel. */
+/** What the node's agent touches: its own heartbeat, worker report, ladder, staging and report queues and wake channel. */
 function agentGrants(nodeId: string): string[] {
   return [
     `~tally:{nodes}:hb:${nodeId}`,
@@ -60,9 +60,9 @@ function agentGrants(nodeId: string): string[] {
     `%R~tally:{nodes}:work:${nodeId}:*`,
     bull(transcodeQueueOf(nodeId)),
     bull(recordingNodeQueueOf(nodeId)),
-    // Producer only: ladder reports, media-worker exits and staged recordings, consumed by the origin's worker.
-    bull(JOBS.reportLadder.queue),
-    bull(JOBS.workerExited.queue),
+    // Its ladder reports, media-worker exits and staged recordings: its own queue only, so the origin's
+    // worker knows which node reports from the queue's name. No shared queue (transcodes, maintenance).
+    bull(nodeReportQueueOf(nodeId)),
     `&tally:{nodes}:wake:${nodeId}`,
   ];
 }
@@ -119,4 +119,21 @@ export function nodeAclRules(nodeId: string, role: JoinedNodeRole): string[] {
 /** ACL SETUSER arguments: enabled, only this password (given as its SHA-256), the role's rules. */
 export function nodeAclSetUser(nodeId: string, role: JoinedNodeRole, passwordSha256: string): string[] {
   return [nodeRedisUser(nodeId), 'reset', 'on', `#${passwordSha256}`, ...nodeAclRules(nodeId, role)];
+}
+
+/**
+ * The Redis user of the origin's own agent, egress, ingress and livekit-server: a joined media
+ * node's grants (the agent's keys, livekit-server's stores and channels). Its own name, so removing a node of the origin's name through
+ * the API never touches it. The origin's API and worker keep the full user.
+ */
+export const ORIGIN_MEDIA_REDIS_USER = 'tally-origin-media';
+
+export function originMediaAclRules(nodeId: string): string[] {
+  // A media node's: livekit-server's every channel covers the psrpc channels of egress and ingress.
+  return nodeAclRules(nodeId, 'media');
+}
+
+/** The redis.conf `user` line install.sh writes for it (the password given as its SHA-256). */
+export function originMediaUserLine(nodeId: string, passwordSha256: string): string {
+  return ['user', ORIGIN_MEDIA_REDIS_USER, 'reset', 'on', `#${passwordSha256}`, ...originMediaAclRules(nodeId)].join(' ');
 }

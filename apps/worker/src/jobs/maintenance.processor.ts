@@ -5,8 +5,6 @@ import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
 import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
 import type { Job, Queue } from 'bullmq';
 import { Clock } from '../clock.js';
-import { NodeStaging } from '../recordings/node-staging.service.js';
-import { WorkerExits } from '../recordings/worker-exits.service.js';
 import type { SweepReport } from './repair-counter.js';
 import { RedisLossDetector } from '../reconcile/redis-loss.js';
 import { keepScheduled, upsertSchedule } from './kept-schedule.js';
@@ -25,8 +23,6 @@ export class MaintenanceProcessor extends WorkerHost implements JobConsumerHost,
 
   constructor(
     private readonly sweep: Sweep,
-    private readonly workerExits: WorkerExits,
-    private readonly staging: NodeStaging,
     private readonly clock: Clock,
     private readonly redisLoss: RedisLossDetector,
     @InjectQueue(QUEUES.maintenance) private readonly queue: Queue,
@@ -56,16 +52,6 @@ export class MaintenanceProcessor extends WorkerHost implements JobConsumerHost,
   @HandlesJob('reconcileStreams')
   reconcileStreams(_payload: JobPayload<'reconcileStreams'>): Promise<SweepReport> {
     return this.sweep.run(this.clock.now());
-  }
-
-  @HandlesJob('workerExited')
-  workerExited(payload: JobPayload<'workerExited'>): Promise<unknown> {
-    return this.workerExits.handle(payload);
-  }
-
-  @HandlesJob('reportStaged')
-  reportStaged(payload: JobPayload<'reportStaged'>): Promise<unknown> {
-    return this.staging.applyReport(payload);
   }
 
   @OnWorkerEvent('failed')

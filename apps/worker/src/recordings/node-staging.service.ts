@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { type RecordingStaged, stagingKey } from '@tally/contracts';
+import { PrismaService } from '@tally/db';
 import { FinaliseQueue, RecordingFiles, RecordingObjects, StagingQueue } from '@tally/recordings';
 
 /**
@@ -21,6 +22,7 @@ export class NodeStaging implements OnModuleDestroy {
   constructor(
     private readonly queue: StagingQueue,
     private readonly finalise: FinaliseQueue,
+    private readonly prisma: PrismaService,
     @Inject(CONFIG) config: Config,
   ) {
     this.files = new RecordingFiles(config.recordings.dir);
@@ -71,6 +73,12 @@ export class NodeStaging implements OnModuleDestroy {
 
   /** The node staged what it had: the recording is finalised from the bucket. */
   async applyReport(report: RecordingStaged): Promise<void> {
+    // The reporting node is the queue's (checked by the consumer); only the recording's own node speaks for its files.
+    const recording = await this.prisma.recording.findUnique({ where: { id: report.recordingId }, select: { nodeId: true } });
+    if (recording?.nodeId !== report.nodeId) {
+      this.logger.warn(`node ${report.nodeId} reported staging recording ${report.recordingId}, which is not its own: ignored`);
+      return;
+    }
     if (report.missing.length > 0) this.logger.warn(`node ${report.nodeId} has no file for ${report.missing.join(', ')}`);
     await this.finalise.enqueueAfterStaging(report.recordingId);
   }

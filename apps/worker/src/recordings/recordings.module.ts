@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
+import { LadderLifecycle, RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { HlsSessionsRepository } from './hls-sessions.repository.js';
@@ -43,6 +43,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     NodeDepartures,
     RecordingLifecycle,
     RecordingStopper,
+    LadderLifecycle,
   ],
 })
 export class RecordingsWorkerModule {}

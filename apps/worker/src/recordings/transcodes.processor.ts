@@ -8,7 +8,7 @@ import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
 import type { Job, Queue } from 'bullmq';
 import { keepScheduled, upsertSchedule } from '../jobs/kept-schedule.js';
 
-/** Consumes the agents' ladder reports (each moves a ladder and its reservation along) and sweeps stuck ladders. */
+/** Sweeps stuck ladders (the agents' reports arrive on their nodes' report queues, NodeReportsProcessor). */
 @Processor(QUEUES.transcodes, { concurrency: 4 })
 export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly consumes = QUEUES.transcodes;
@@ -36,11 +36,6 @@ export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, 
 
   process(job: Job): Promise<unknown> {
     return runJob(this, job);
-  }
-
-  @HandlesJob('reportLadder')
-  reportLadder(report: JobPayload<'reportLadder'>): Promise<unknown> {
-    return this.ladders.apply(report);
   }
 
   @HandlesJob('sweepLadders')

@@ -54,10 +54,11 @@ export class LadderLifecycle {
       : { ok: false, reason: 'refused', refusal: outcome.refusal };
   }
 
-  /** Applies an agent's report; reports of an older attempt than the row's are ignored. */
+  /** Applies an agent's report; reports of an older attempt than the row's, or from another node than the ladder's, are ignored. */
   async apply(report: LadderReport): Promise<void> {
     const recording = await this.prisma.recording.findUnique({ where: { id: report.recordingId } });
-    if (!recording || recording.ladderAttempt !== report.attempt) return;
+    // A report from another node than the one running the ladder changes nothing.
+    if (!recording || recording.ladderAttempt !== report.attempt || (recording.ladderNodeId ?? '') !== report.nodeId) return;
     switch (report.outcome) {
       case 'started':
         await this.transition(recording, ['queued'], { ladderStatus: 'running' });

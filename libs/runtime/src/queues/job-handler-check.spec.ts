@@ -21,7 +21,7 @@ describe(assertOneHandlerPerJob.name, () => {
         complete.filter((h) => h.job !== 'workerExited'),
       );
     expect(sut).toThrow(JobHandlerError);
-    expect(sut).toThrow('job worker.exited (tally-maintenance) has no handler');
+    expect(sut).toThrow('job worker.exited (tally-node-report) has no handler');
   });
 
   it('refuses to start when a job has two handlers, naming both', () => {
