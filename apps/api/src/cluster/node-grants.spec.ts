@@ -12,11 +12,15 @@ describe(nodeAclRules.name, () => {
     }
   });
 
-  it('lets a node produce only to its own report queue, never to the shared queues the worker consumes', () => {
+  it('gives a node only its own queues (ladders, staging, reports), never the shared queues the worker consumes', () => {
     for (const role of ['media', 'worker', 'gpu'] as const) {
       const sut = nodeAclRules('n1', role);
       expect(sut).toContain('~bull:tally-node-report.n1:*');
-      expect(sut.filter((rule) => rule.startsWith('~bull:'))).toEqual(['~bull:tally-transcode-node.n1:*', '~bull:tally-node-report.n1:*']);
+      expect(sut.filter((rule) => rule.startsWith('~bull:'))).toEqual([
+        '~bull:tally-transcode-node.n1:*',
+        '~bull:tally-recording-node.n1:*',
+        '~bull:tally-node-report.n1:*',
+      ]);
     }
   });
 
