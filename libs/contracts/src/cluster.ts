@@ -62,6 +62,23 @@ export const ClusterSettings = z
       /** Where livekit-server on the node sends its webhooks: the origin's API. */
       webhookUrl: z.string(),
     }),
+    /**
+     * Where a `worker` or `gpu` node puts the recordings it makes: the origin's S3 bucket (the store
+     * `install.sh --object-store` runs on the origin, or the one it was given), with the origin's key
+     * scoped to that bucket (docs/adr/0032). `null` when recordings stay on the origin's disk, and
+     * for `media` nodes, which record nothing.
+     */
+    objectStore: z
+      .object({
+        /** `null`: AWS. */
+        endpoint: z.string().nullable(),
+        bucket: z.string(),
+        region: z.string(),
+        accessKey: z.string(),
+        secretKey: z.string(),
+        forcePathStyle: z.boolean(),
+      })
+      .nullable(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

@@ -52,7 +52,15 @@ export class ClusterService {
       role: body.role,
       redisUrl: redisUrl.toString(),
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
+      objectStore: body.role === 'media' ? null : this.objectStore(),
     };
+  }
+
+  private objectStore(): ClusterSettings['objectStore'] {
+    const s3 = this.config.recordings.s3;
+    if (!s3) return null;
+    const { bucket, region, accessKey, secretKey, forcePathStyle } = s3;
+    return { endpoint: this.config.cluster.s3Endpoint ?? s3.endpoint ?? null, bucket, region, accessKey, secretKey, forcePathStyle };
   }
 
   private clusterRedisUrl(): string {
