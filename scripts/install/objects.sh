@@ -214,6 +214,7 @@ object_store_ready() {
 # same probe an external bucket gets.
 start_object_store() {
   [[ "$OBJECT_STORE" == bundled ]] || return 0
+  S3[endpoint]="$(object_store_endpoint)"
   service_start object-store
   if dry; then
     log "    would create the account $OBJECT_STORE_ACCOUNT (role user) and the bucket $OBJECT_STORE_BUCKET it owns, unless present"
