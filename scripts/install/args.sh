@@ -24,7 +24,8 @@ a host's own Node or Go is neither needed nor touched), system packages and Live
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
 of its own under DIR, livekit-server, the node agent, LiveKit egress (recordings), the API and
 the worker, each service as a system user of its own (tally-postgres, tally-redis,
-tally-livekit, tally-media for the agent and its workers, tally for the API and the worker).
+tally-livekit, tally-media for the agent and its workers, tally for the API and the worker;
+tally-objects for the object store of --object-store).
 Re-running keeps every secret, the data and the chosen ports; it restarts the agent, API and
 worker (picking up new code).
 

@@ -175,7 +175,7 @@ object_store_listen_args() {
   for ip in 127.0.0.1 "$NODE_IP" "$CLUSTER_BIND"; do
     [[ -n "$ip" && "$seen" != *" $ip "* ]] || continue
     seen+="$ip "
-    printf -- '--port\n%s:%s\n' "$ip" "${PORT[object-store]}"
+    printf -- '--port\n%s:%s\n' "$ip" "${PORT[object-store]:-}"
   done
 }
 
