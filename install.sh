@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts Tally on this host (Debian 12 / Ubuntu, as root); idempotent.
 #   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
+#                [--object-store | --s3-endpoint URL --s3-bucket B]
 #   ./install.sh --stop --home DIR
 #   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N];  ./install.sh --leave
 # ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
@@ -16,6 +17,8 @@ source "$here/scripts/install/args.sh"     # command line
 source "$here/scripts/install/host.sh"     # preflight, provision, npm, service users, sysctl
 # shellcheck source=scripts/install/config.sh
 source "$here/scripts/install/config.sh"   # tally.env, livekit.yaml, admin.key, ports, node IP
+# shellcheck source=scripts/install/objects.sh
+source "$here/scripts/install/objects.sh"  # where recordings go: local disk, --object-store, --s3-*
 # shellcheck source=scripts/install/features.sh
 source "$here/scripts/install/features.sh" # run-time dirs, ingress, the final feature checks
 # shellcheck source=scripts/install/stun.sh
@@ -68,6 +71,7 @@ main() {
 
   step "system packages and LiveKit binaries"
   provision_host
+  provision_object_store
 
   step "node dependencies and Prisma client"
   install_node_deps
@@ -80,6 +84,7 @@ main() {
   select_service_mode
   resolve_agent_user
   select_pg_bin
+  resolve_object_store
   resolve_ports
   resolve_network
   resolve_stun
@@ -95,6 +100,11 @@ main() {
 
   step "Redis"
   start_redis
+
+  if [[ "$OBJECT_STORE" == bundled ]]; then
+    step "object store (versitygw): the bucket and its scoped key"
+    start_object_store
+  fi
 
   step "database migrations"
   migrate_db

@@ -48,10 +48,14 @@ export default defineConfig({
         plugins: [swcPlugin()],
         test: {
           // The platform ./install.sh installed, driven through its public surface only:
-          // scripts/acceptance.sh installs it, runs these, upgrades it and runs them again.
+          // scripts/acceptance.sh installs it, runs these, upgrades it and runs them again; the
+          // object-store spec runs only on its --object-store install (TALLY_ACCEPTANCE_OBJECT_STORE=1).
           name: 'acceptance',
-          include: ['test/acceptance/**/*.acceptance.spec.ts'],
-          exclude,
+          include:
+            process.env['TALLY_ACCEPTANCE_OBJECT_STORE'] === '1'
+              ? ['test/acceptance/object-store.acceptance.spec.ts']
+              : ['test/acceptance/**/*.acceptance.spec.ts'],
+          exclude: [...exclude, ...(process.env['TALLY_ACCEPTANCE_OBJECT_STORE'] === '1' ? [] : ['**/object-store.acceptance.spec.ts'])],
           fileParallelism: false,
           testTimeout: 300_000,
           hookTimeout: 120_000,

@@ -2,7 +2,9 @@
 # The acceptance suite: installs Tally with ./install.sh exactly as the README tells a user to,
 # drives the installed platform through its public surface only (test/acceptance: HTTP API, real
 # LiveKit clients, ffmpeg, Chromium, schemathesis), then runs ./install.sh again on the same home
-# (an upgrade) and the same suite again.
+# (an upgrade) and the same suite again; then once more with --object-store (recordings go to the
+# object store install.sh runs on the node) and the object-store spec, and a last time without the
+# flag, which must keep the store's data and keys.
 #
 # The install lives in a network namespace this script creates, with one veth address as the
 # node's media address (WebRTC clients ignore loopback candidates); nothing routes out of it, and
@@ -68,20 +70,25 @@ in_ns() { nsenter --net="/run/netns/$ns" "$@"; }
 # install LABEL: the README's install command for an offline host, with this namespace's address
 # (also the cluster address joined nodes reach).
 run_install() {
-  local start=$SECONDS out="$home.install.$1.log"
-  if ! in_ns ./install.sh --home "$home" --node-ip "$node_ip" --cluster-bind "$node_ip" --offline --no-systemd >"$out" 2>&1; then
+  local label="$1" start=$SECONDS out="$home.install.$1.log"
+  shift
+  if ! in_ns ./install.sh --home "$home" --node-ip "$node_ip" --cluster-bind "$node_ip" --offline --no-systemd "$@" >"$out" 2>&1; then
     cat "$out" >&2
-    fail "./install.sh ($1) exited non-zero"
+    fail "./install.sh ($label) exited non-zero"
   fi
-  say "./install.sh ($1) took $((SECONDS - start))s"
+  say "./install.sh ($label) took $((SECONDS - start))s"
   rm -f "$out"
 }
 
+# suite LABEL [vitest args]: the acceptance project (with TALLY_ACCEPTANCE_OBJECT_STORE=1, only the
+# object-store spec; without, every other spec).
 suite() {
-  local label="$1" start=$SECONDS
+  local label="$1" start=$SECONDS object_store=0
   shift
-  in_ns env TALLY_ACCEPTANCE_HOME="$home" TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
-    PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project acceptance "$@" || fail "the acceptance suite failed ($label install)"
+  [[ "$label" != object-store ]] || object_store=1
+  # --passWithNoTests: a run filtered to the object-store spec leaves the first two with none.
+  in_ns env TALLY_ACCEPTANCE_OBJECT_STORE="$object_store" TALLY_ACCEPTANCE_HOME="$home" TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
+    PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project acceptance --passWithNoTests "$@" || fail "the acceptance suite failed ($label install)"
   say "acceptance suite on the $label install passed in $((SECONDS - start))s"
 }
 
@@ -97,7 +104,37 @@ printf '%s\n' TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 TALLY_NODE_CPU_MILLICORES=80
 chmod 600 "$home/tally.env"
 
 say "home $home, namespace $ns, media address $node_ip"
+# What --object-store keeps across re-runs: the keys (tally.env's and the root key) and the objects.
+object_store_keys() {
+  grep -E '^TALLY_(S3_[A-Z_]+|OBJECT_STORE[A-Z_]*)=' "$home/tally.env"
+  cat "$home/object-store.env"
+}
+stored_objects() { (cd "$home/object-store/data" && find tally-recordings -type f | sort); }
+
 run_install first
 suite first "$@"
 run_install upgrade
 suite upgraded "$@"
+if [[ $# -eq 0 || "$*" == *object-store* ]]; then
+  run_install object-store --object-store
+  suite object-store
+  keys="$(object_store_keys)" objects="$(stored_objects)"
+  [[ -n "$objects" ]] || fail "the bucket on disk holds no recordings"
+  # An existing bucket given with a key it refuses: install.sh stops before writing tally.env,
+  # naming the call that failed and the server's answer.
+  env_before="$(cat "$home/tally.env")"
+  if refused="$(in_ns env TALLY_S3_ACCESS_KEY=tally-origin TALLY_S3_SECRET_KEY=not-the-key ./install.sh --home "$home" \
+    --node-ip "$node_ip" --cluster-bind "$node_ip" --offline --no-systemd --s3-bucket tally-recordings \
+    --s3-endpoint "http://$node_ip:$(sed -n 's/^TALLY_OBJECT_STORE_PORT=//p' "$home/tally.env")" 2>&1)"; then
+    fail "./install.sh --s3-* with a wrong key exited 0"
+  fi
+  [[ "$refused" == *"ERROR: recordings cannot be stored in s3://tally-recordings"*"PUT s3://tally-recordings/"*"SignatureDoesNotMatch (HTTP 403)"* ]] ||
+    fail "./install.sh --s3-* with a wrong key did not say what failed: $(tail -n 3 <<<"$refused")"
+  [[ "$(cat "$home/tally.env")" == "$env_before" ]] || fail "./install.sh --s3-* with a wrong key changed tally.env"
+  say "./install.sh --s3-* with a wrong key stopped, naming the refused PUT"
+  run_install object-store-rerun
+  [[ "$(object_store_keys)" == "$keys" ]] || fail "a re-run of ./install.sh changed the object store's keys"
+  lost="$(comm -23 <(printf '%s\n' "$objects") <(stored_objects))"
+  [[ -z "$lost" ]] || fail "a re-run of ./install.sh lost objects: $lost"
+  say "a re-run kept the object store's keys and its $(wc -l <<<"$objects") objects"
+fi

@@ -46,7 +46,7 @@ fi
 bash "$TALLY_PROVISION_DIR/egress.sh" "${skip_apt_arg[@]}"
 bash "$TALLY_PROVISION_DIR/ingress.sh" "${skip_apt_arg[@]}"
 if [[ "$platform_only" == 0 ]]; then
-  # The object store the tests run (./install.sh does not bundle one: docs/recordings.md).
+  # The object store the tests run (./install.sh builds it only for --object-store: scripts/install/objects.sh).
   bash "$TALLY_PROVISION_DIR/object-store.sh"
   bash "$TALLY_PROVISION_DIR/images.sh"
   bash "$TALLY_PROVISION_DIR/schemathesis.sh"

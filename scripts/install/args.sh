@@ -8,7 +8,10 @@ TALLY_USAGE="Usage:
                [--rtc-tcp-port N] [--rtc-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
                [--ingress-udp-port N]
-               [--domain NAME [--tls internal]] [--dry-run]
+               [--domain NAME [--tls internal]]
+               [--object-store [--object-store-port N] |
+                --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
+                [--s3-credentials-file F]] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
                [--recordings-dir DIR] [--home DIR] [--node-ip IP] [--offline] [--no-provision]
@@ -21,7 +24,8 @@ a host's own Node or Go is neither needed nor touched), system packages and Live
 binaries (scripts/provision.sh), npm dependencies, a PostgreSQL cluster and a Redis instance
 of its own under DIR, livekit-server, the node agent, LiveKit egress (recordings), the API and
 the worker, each service as a system user of its own (tally-postgres, tally-redis,
-tally-livekit, tally-media for the agent and its workers, tally for the API and the worker).
+tally-livekit, tally-media for the agent and its workers, tally for the API and the worker;
+tally-objects for the object store of --object-store).
 Re-running keeps every secret, the data and the chosen ports; it restarts the agent, API and
 worker (picking up new code).
 
@@ -55,6 +59,21 @@ Options:
                       LiveKit ingress (RTMP / WHIP in, relay on localhost; defaults 1935, 8085,
                       7892, 7885 UDP);
                       also \$TALLY_INGRESS_RTMP_PORT ... \$TALLY_INGRESS_UDP_PORT
+  --object-store      recordings go to an S3 object store on this host: versitygw (built from the Go
+                      module proxy), run as the system user tally-objects with its data in
+                      DIR/object-store, listening on 127.0.0.1, the node IP and the --cluster-bind
+                      address (port 7070, --object-store-port N; its admin API on 127.0.0.1, 7071);
+                      the bucket tally-recordings and a key that reaches that bucket only go into
+                      tally.env; the store's root key stays in DIR/object-store.env (root and
+                      tally-objects only). Remembered; docs/recordings.md
+  --s3-endpoint URL, --s3-bucket B
+                      recordings go to an existing S3-compatible bucket (empty URL: AWS); the keys
+                      come from \$TALLY_S3_ACCESS_KEY and \$TALLY_S3_SECRET_KEY or from
+                      --s3-credentials-file F (lines TALLY_S3_ACCESS_KEY=... TALLY_S3_SECRET_KEY=...);
+                      --s3-region R (default us-east-1), --s3-path-style false for virtual-host
+                      URLs (default true). Checked by writing, reading back and deleting a probe
+                      object before tally.env is written. Remembered.
+                      Without --object-store or --s3-*, recordings stay on local disk.
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
   --cluster-bind IP   (origin) Redis also listens on IP, an address of this host, with its
@@ -99,6 +118,8 @@ DOMAIN_ARG=""
 TLS_ARG=""
 INSECURE_HTTP=0
 DO_PROVISION=1
+OBJECT_STORE_ARG=0 # --object-store
+S3_ENDPOINT_ARG="" S3_ENDPOINT_GIVEN=0 S3_BUCKET_ARG="" S3_REGION_ARG="" S3_PATH_STYLE_ARG="" S3_CREDENTIALS_FILE_ARG=""
 # Explicit ports (flag or environment); empty = not given.
 declare -A PORT_ARG=(
   [api]="${TALLY_PORT:-}"
@@ -112,6 +133,8 @@ declare -A PORT_ARG=(
   [ingress-whip]="${TALLY_INGRESS_WHIP_PORT:-}"
   [ingress-relay]="${TALLY_INGRESS_RELAY_PORT:-}"
   [ingress-udp]="${TALLY_INGRESS_UDP_PORT:-}"
+  [object-store]="${TALLY_OBJECT_STORE_PORT:-}"
+  [object-store-admin]="${TALLY_OBJECT_STORE_ADMIN_PORT:-}"
 )
 
 parse_args() {
@@ -166,6 +189,28 @@ parse_args() {
         shift
         ;;
       --insecure-http) INSECURE_HTTP=1 ;;
+      --object-store) OBJECT_STORE_ARG=1 ;;
+      --object-store-port)
+        need_value "$@"
+        PORT_ARG[object-store]="$2"
+        shift
+        ;;
+      --s3-endpoint)
+        # An empty URL (AWS) is a value too.
+        [[ $# -ge 2 && "$2" != --* ]] || die "--s3-endpoint needs a value (see --help)"
+        S3_ENDPOINT_ARG="$2" S3_ENDPOINT_GIVEN=1
+        shift
+        ;;
+      --s3-bucket | --s3-region | --s3-path-style | --s3-credentials-file)
+        need_value "$@"
+        case "$1" in
+          --s3-bucket) S3_BUCKET_ARG="$2" ;;
+          --s3-region) S3_REGION_ARG="$2" ;;
+          --s3-path-style) S3_PATH_STYLE_ARG="$2" ;;
+          --s3-credentials-file) S3_CREDENTIALS_FILE_ARG="$2" ;;
+        esac
+        shift
+        ;;
       --no-provision) DO_PROVISION=0 ;;
       --leave) ACTION=leave ;;
       -h | --help)
@@ -199,6 +244,7 @@ parse_args() {
   if [[ -n "$CLUSTER_BIND_ARG" ]] && ! is_ipv4 "$CLUSTER_BIND_ARG"; then
     die "--cluster-bind must be an IPv4 address, got: $CLUSTER_BIND_ARG"
   fi
+  check_object_store_args
   if [[ "$ACTION" == join ]]; then
     [[ -n "$JOIN_TOKEN" ]] || die "--join needs --token (POST /v1/nodes/join-tokens on the origin gives one)"
     [[ "$JOIN_ROLE" =~ ^(media|worker|gpu)$ ]] || die "--role must be media, worker or gpu, got: $JOIN_ROLE"
@@ -208,6 +254,24 @@ parse_args() {
       [[ "$RECORDINGS_DIR_ARG" == /* && "$RECORDINGS_DIR_ARG" != *[[:space:]\'\"\\\$\`]* ]] ||
         die "--recordings-dir must be an absolute path without spaces or quotes, got: $RECORDINGS_DIR_ARG"
     fi
+  fi
+}
+
+# check_object_store_args: --object-store and --s3-* exclude each other; --s3-* needs a bucket.
+check_object_store_args() {
+  local s3_given=0
+  [[ "$S3_ENDPOINT_GIVEN$S3_BUCKET_ARG$S3_REGION_ARG$S3_PATH_STYLE_ARG$S3_CREDENTIALS_FILE_ARG" == 0 ]] || s3_given=1
+  if [[ "$OBJECT_STORE_ARG" == 1 || "$s3_given" == 1 ]] && [[ "$ACTION" != install ]]; then
+    die "--object-store and --s3-* configure an origin install; a joined node gets its object store from the origin"
+  fi
+  [[ "$OBJECT_STORE_ARG" == 0 || "$s3_given" == 0 ]] || die "--object-store (a store on this host) and --s3-* (an existing one) exclude each other"
+  if [[ "$s3_given" == 1 ]]; then
+    [[ -n "$S3_BUCKET_ARG" ]] || die "--s3-endpoint needs --s3-bucket B"
+    [[ "$S3_BUCKET_ARG" =~ ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$ ]] || die "--s3-bucket must be an S3 bucket name (3-63 of a-z 0-9 . -), got: $S3_BUCKET_ARG"
+    [[ -z "$S3_ENDPOINT_ARG" || "$S3_ENDPOINT_ARG" =~ ^https?://[^[:space:]\'\"]+$ ]] || die "--s3-endpoint must be an http(s):// URL, got: $S3_ENDPOINT_ARG"
+    [[ -z "$S3_PATH_STYLE_ARG" || "$S3_PATH_STYLE_ARG" =~ ^(true|false)$ ]] || die "--s3-path-style must be true or false, got: $S3_PATH_STYLE_ARG"
+    [[ -z "$S3_REGION_ARG" || "$S3_REGION_ARG" =~ ^[a-z0-9-]+$ ]] || die "--s3-region must be letters, digits and -, got: $S3_REGION_ARG"
+    [[ -z "$S3_CREDENTIALS_FILE_ARG" || -r "$S3_CREDENTIALS_FILE_ARG" ]] || dry || die "--s3-credentials-file $S3_CREDENTIALS_FILE_ARG cannot be read"
   fi
 }
 

@@ -333,6 +333,7 @@ TALLY_WORKERS_DIR=$HOME_DIR/workers
 TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 EOF
   feature_env_lines
+  object_store_env_lines
   if [[ -n "$CLUSTER_BIND" ]]; then
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
     echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"
@@ -510,5 +511,6 @@ write_config() {
   install_tool_binary egress
   # ... and DIR/bin/ingress (TALLY_INGRESS_BIN) for RTMP / WHIP; it execs itself per session.
   install_tool_binary ingress
+  write_object_store_config
   publish_artifacts
 }

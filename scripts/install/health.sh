@@ -52,6 +52,7 @@ print_summary() {
 [install]   Media:      livekit ws://$NODE_IP:${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, udp ${PORT[rtc-udp]} (open these in the firewall)
 [install]   Ingest:     RTMP tcp ${PORT[ingress-rtmp]}, WHIP tcp ${PORT[ingress-whip]} + udp ${PORT[ingress-udp]} (ingress, run by the agent on demand)
 [install]   Files:      recordings in $(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$HOME_DIR/tally.env"), live HLS in $(sed -n 's/^TALLY_HLS_DIR=//p' "$HOME_DIR/tally.env")
+[install]   Recordings: $(object_store_summary)
 $(runtimes_summary | sed 's/^/[install]   Runtime:    /')
 [install]   Stop:       ./install.sh --stop --home $HOME_DIR
 $(print_step_times)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starting and stopping Tally's services (postgres redis livekit agent api worker), either as
+# Starting and stopping Tally's services (postgres redis object-store livekit agent api worker), either as
 # systemd units (deploy/systemd/tally-*.service rendered into /etc/systemd/system) or as
 # supervised background processes (scripts/install/supervise.sh; pid files in DIR/run,
 # logs in DIR/log). Source it; do not execute it.
@@ -105,6 +105,14 @@ service_spec() {
       SPEC_CMD=(env "NODE_COMPILE_CACHE=$HOME_DIR/cache/agent" "$NODE_BIN" --max-semi-space-size=2 dist/agent.js)
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$(agent_env_file)" SPEC_ALWAYS_RESTART=1
       SPEC_USER="${AGENT_USER:-$TALLY_MEDIA_USER}"
+      ;;
+    object-store)
+      # versitygw (scripts/install/objects.sh): the root key comes from its env file, not argv.
+      # shellcheck disable=SC2046 # one word per line
+      SPEC_CMD=("$HOME_DIR/bin/versitygw" $(object_store_listen_args) --admin-port "127.0.0.1:${PORT[object-store-admin]:-}"
+        --iam-dir "$HOME_DIR/object-store/iam" posix "$HOME_DIR/object-store/data")
+      SPEC_ENV_FILE="$(object_store_env_file)" SPEC_USER="$TALLY_OBJECTS_USER"
+      SPEC_CONFIG=("$(object_store_env_file)" "$HOME_DIR/bin/versitygw")
       ;;
     caddy)
       # Started as root only to hand Caddy's user the one capability it needs (ports 443/80).
@@ -224,6 +232,8 @@ render_unit() {
     [NODE_BIN]="$NODE_BIN" [PG_BIN]="$PG_BIN" [PG_PORT]="${PORT[pg]:-}"
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
     [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"
+    [OBJECTS_USER]="$TALLY_OBJECTS_USER" [OBJECT_STORE_ENV]="$(object_store_env_file)"
+    [OBJECT_STORE_ARGS]="$([[ "$OBJECT_STORE" != bundled ]] || object_store_listen_args | paste -sd' ') --admin-port 127.0.0.1:${PORT[object-store-admin]:-}"
   )
   for key in "${!values[@]}"; do text="${text//@"$key"@/${values[$key]}}"; done
   if [[ "$text" =~ @[A-Z_]+@ ]]; then die "unit template $template: unknown placeholder ${BASH_REMATCH[0]}"; fi

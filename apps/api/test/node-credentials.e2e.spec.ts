@@ -33,7 +33,15 @@ describe('joined nodes credentials', () => {
 
   beforeAll(async () => {
     // Joined nodes are handed this address; the test reaches the same Redis on the stack's port.
-    sut = await startApiHarness({ TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379' });
+    // Recordings go to a bucket (the origin's address for its own services, the cluster address for nodes).
+    sut = await startApiHarness({
+      TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379',
+      TALLY_S3_BUCKET: 'tally-recordings',
+      TALLY_S3_ENDPOINT: 'http://10.9.0.2:7070',
+      TALLY_S3_ACCESS_KEY: 'tally-origin',
+      TALLY_S3_SECRET_KEY: 'scoped-secret',
+      TALLY_CLUSTER_S3_ENDPOINT: 'http://10.9.0.1:7070',
+    });
     redisPort = new URL(sut.stack.env['REDIS_URL'] ?? '').port;
     admin = new Redis(sut.stack.env['REDIS_URL'] ?? '', { maxRetriesPerRequest: 1 });
   });
@@ -97,6 +105,20 @@ describe('joined nodes credentials', () => {
   };
   const listed = async (nodeId: string) => (await sut.admin.get<NodeList>('/v1/nodes')).body.items.some((n) => n.nodeId === nodeId);
   const refusal = (response: { body: unknown }) => JSON.stringify((response.body as ErrorBody).error);
+
+  it('worker and gpu nodes are handed the bucket, its scoped key and the cluster address of the store; media nodes none', async () => {
+    const bucket = {
+      endpoint: 'http://10.9.0.1:7070',
+      bucket: 'tally-recordings',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      accessKeyId: 'tally-origin',
+      secretAccessKey: 'scoped-secret',
+    };
+    expect((await joined('worker', name('s3-worker'))).objectStore).toEqual(bucket);
+    expect((await joined('gpu', name('s3-gpu'))).objectStore).toEqual(bucket);
+    expect((await joined('media', name('s3-media'))).objectStore).toBeNull();
+  });
 
   it('a join token joins only the role and name it was made for, and a wrong token learns nothing about names', async () => {
     const nodeName = name('bound');

@@ -51,8 +51,11 @@ export type Config = Readonly<{
   }>;
   /** Delivered or dead webhook events (with their deliveries) and applied LiveKit events are deleted after this. */
   eventRetentionMs: number;
-  /** Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes) and how long a join token lives. */
-  cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number }>;
+  /**
+   * Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes), how long a join
+   * token lives, and where they reach the object store (unset: `recordings.s3.endpoint`).
+   */
+  cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number; s3Endpoint: string | undefined }>;
   /**
    * A camera that sends no frame for `idleTimeoutS` is disconnected. A viewer's reservation is a lease
    * the serving API process renews every third of `viewerLeaseS`; if that process dies, it lapses.
@@ -161,7 +164,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowCidrs: Object.freeze(e.TALLY_WEBHOOK_ALLOW_CIDRS),
     }),
     eventRetentionMs: Math.round(e.TALLY_EVENT_RETENTION_DAYS * 86_400_000),
-    cluster: Object.freeze({ redisUrl: e.TALLY_CLUSTER_REDIS_URL, joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S }),
+    cluster: Object.freeze({
+      redisUrl: e.TALLY_CLUSTER_REDIS_URL,
+      joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S,
+      s3Endpoint: e.TALLY_CLUSTER_S3_ENDPOINT,
+    }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
     apps: Object.freeze({ retentionS: e.TALLY_APP_RETENTION_S }),

@@ -84,8 +84,13 @@ export const ClusterSettings = z
      * that directory mounted keeps its own recordings directory at this path.
      */
     recordingsDir: z.string().optional(),
-    /** Set when the origin keeps recordings in object storage and the node runs egress (`worker`, `gpu`). */
-    objectStore: ObjectStoreSettings.optional(),
+    /**
+     * Where a `worker` or `gpu` node stages the recordings it makes: the origin's S3 bucket (the store
+     * `install.sh --object-store` runs on the origin, or the one it was given), with the origin's key
+     * scoped to that bucket (docs/adr/0032, docs/adr/0033). `null` when recordings stay on the
+     * origin's disk, and for `media` nodes, which record nothing.
+     */
+    objectStore: ObjectStoreSettings.nullable(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

@@ -53,23 +53,22 @@ export class ClusterService {
       redisUrl: redisUrl.toString(),
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
-      ...(body.role === 'media' ? {} : this.objectStore()),
+      objectStore: body.role === 'media' ? null : this.objectStore(),
     };
   }
 
-  /** With object storage on, a node that records stages its files in the bucket (docs/adr/0033). */
-  private objectStore(): Pick<ClusterSettings, 'objectStore'> {
+  /** With object storage on, a node that records stages its files in the bucket (docs/adr/0033), reached at the cluster's endpoint. */
+  private objectStore(): ClusterSettings['objectStore'] {
     const s3 = this.config.recordings.s3;
-    if (!s3) return {};
+    if (!s3) return null;
+    const endpoint = this.config.cluster.s3Endpoint ?? s3.endpoint;
     return {
-      objectStore: {
-        ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
-        bucket: s3.bucket,
-        region: s3.region,
-        forcePathStyle: s3.forcePathStyle,
-        accessKeyId: s3.accessKey,
-        secretAccessKey: s3.secretKey,
-      },
+      ...(endpoint === undefined ? {} : { endpoint }),
+      bucket: s3.bucket,
+      region: s3.region,
+      forcePathStyle: s3.forcePathStyle,
+      accessKeyId: s3.accessKey,
+      secretAccessKey: s3.secretKey,
     };
   }
 
