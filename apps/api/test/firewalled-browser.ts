@@ -31,12 +31,13 @@ export type SelectedPath = Readonly<{
 export type FirewalledBrowser = Readonly<{ browser: Browser; stop(): Promise<void> }>;
 
 /**
- * Debian's Chromium inside a client namespace, trusting `caFile` the way a user's browser trusts
- * a CA (its NSS database, as Chromium reads it on Linux), and resolving `hosts` without DNS.
+ * Debian's Chromium inside a client namespace, trusting `caFile` (when given) the way a user's
+ * browser trusts a CA (its NSS database, as Chromium reads it on Linux), and resolving `hosts`
+ * without DNS. Chromium verifies a TURN server's TLS certificate like a web server's.
  */
 export async function launchFirewalledChromium(
   ns: ClientNamespace,
-  caFile: string,
+  caFile: string | undefined,
   hosts: Readonly<Record<string, string>>,
 ): Promise<FirewalledBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium fonts-liberation`);
@@ -44,7 +45,7 @@ export async function launchFirewalledChromium(
   const nssdb = `sql:${join(home, '.pki', 'nssdb')}`;
   mkdirSync(join(home, '.pki', 'nssdb'), { recursive: true });
   await run('certutil', ['-d', nssdb, '-N', '--empty-password']);
-  await run('certutil', ['-d', nssdb, '-A', '-t', 'C,,', '-n', 'tally-test-ca', '-i', caFile]);
+  if (caFile !== undefined) await run('certutil', ['-d', nssdb, '-A', '-t', 'C,,', '-n', 'tally-test-ca', '-i', caFile]);
   const wrapper = join(home, 'chromium-in-namespace');
   writeFileSync(wrapper, `#!/bin/sh\nexec nsenter --net=/run/netns/${ns.name} ${CHROMIUM} "$@"\n`);
   chmodSync(wrapper, 0o755);
@@ -91,7 +92,8 @@ window.RTCPeerConnection = class extends NativePeerConnection {
 window.tally = {
   room: undefined,
   async join(url, token, publish) {
-    const room = new LivekitClient.Room({ adaptiveStream: false, dynacast: false });
+    // One video layer, like the other tests' publishers: what is under test is the path, not simulcast.
+    const room = new LivekitClient.Room({ adaptiveStream: false, dynacast: false, publishDefaults: { simulcast: false } });
     window.tally.room = room;
     room.on(LivekitClient.RoomEvent.TrackSubscribed, (track) => {
       if (track.kind !== 'video') return;

@@ -32,10 +32,11 @@ describe('a client behind a firewall that drops UDP', () => {
   let worker: Child;
   let ns: ClientNamespace;
   let chromium: FirewalledBrowser;
+  let nodeIp: string;
   const pages: Page[] = [];
 
   beforeAll(async () => {
-    const nodeIp = mediaNodeIp();
+    nodeIp = mediaNodeIp();
     const certificate = await issueTestCertificate(TURN_DOMAIN);
     harness = await startApiHarness(
       {},
@@ -132,4 +133,17 @@ describe('a client behind a firewall that drops UDP', () => {
     expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
     expect(complete.durationS).toBeGreaterThan(2);
   }, 300_000);
+
+  it('gets no media path when the client does not trust the TURN server certificate', async () => {
+    const { app, client } = await createTenant(harness.admin, 'untrusting');
+    const stream = await createStream(client, app.id);
+    const host = (await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' }))
+      .body;
+    const untrusting = await launchFirewalledChromium(ns, undefined, { [TURN_DOMAIN]: nodeIp });
+    try {
+      await expect(joinFromPage(untrusting.browser, host.url, host.token, true)).rejects.toThrow(/could not establish pc connection/);
+    } finally {
+      await untrusting.stop();
+    }
+  }, 120_000);
 });
