@@ -1,9 +1,10 @@
 // bench:latency — glass-to-glass latency, read from a clock drawn into the published video's pixels.
 import { join } from 'node:path';
 import type { RecordingView } from '@tally/contracts';
-import { waitFor } from '@tally/testing';
+import { issueTestCertificate, mediaNodeIp, startClientNamespace, waitFor } from '@tally/testing';
 import { launchChromium } from '../../apps/dashboard/test/browser.js';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { launchFirewalledChromium, openBlankPage } from '../../apps/api/test/firewalled-browser.js';
 import { benchArgs } from '../lib/args.js';
 import { lineChartSvg, writePng } from '../lib/plot.js';
 import { progress } from '../lib/progress.js';
@@ -27,15 +28,25 @@ const args = benchArgs({ duration: 30, warmup: 5 });
 const log = (m: string) => progress('latency', m);
 
 const CONFIGS = [
-  { name: 'defaults (simulcast, VP8)', simulcast: true, codec: 'vp8', record: false },
-  { name: 'simulcast off', simulcast: false, codec: 'vp8', record: false },
-  { name: 'H.264', simulcast: true, codec: 'h264', record: false },
-  { name: 'recording running', simulcast: true, codec: 'vp8', record: true },
+  { name: 'defaults (simulcast, VP8)', simulcast: true, codec: 'vp8', record: false, turn: false },
+  { name: 'simulcast off', simulcast: false, codec: 'vp8', record: false, turn: false },
+  { name: 'H.264', simulcast: true, codec: 'h264', record: false, turn: false },
+  { name: 'recording running', simulcast: true, codec: 'vp8', record: true, turn: false },
+  // Both clients behind a firewall that drops UDP and passes only TCP 443 and signalling.
+  { name: 'TURN/TLS (UDP blocked)', simulcast: true, codec: 'vp8', record: false, turn: true },
 ] as const;
 
-log('starting Postgres, Redis, livekit-server, agent, egress and the API');
-const bench = await startBenchStack({ egress: true });
+/** livekit-server announces TURN over TLS as `turns:<domain>:443` (docs/adr/0039-turn.md). */
+const TURN_DOMAIN = 'turn.tally.test';
+const certificate = await issueTestCertificate(TURN_DOMAIN);
+log('starting Postgres, Redis, livekit-server (with TURN), agent, egress and the API');
+const bench = await startBenchStack({
+  egress: true,
+  turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: 443 },
+});
 const browser = await launchChromium();
+const firewalled = await startClientNamespace({ tcpPorts: [443, bench.stack.livekit.port] });
+const turnBrowser = await launchFirewalledChromium(firewalled, certificate.caFile, { [TURN_DOMAIN]: mediaNodeIp() });
 try {
   const { app, client } = await createTenant(bench.admin, 'bench-latency', { maxStreams: 20 });
   type Row = Readonly<{ config: string; results: SubscriberResults; recording?: string }>;
@@ -43,8 +54,9 @@ try {
   for (const config of CONFIGS) {
     log(`${config.name}: ${args.warmup} s warm-up, ${args.duration} s measured`);
     const stream = await createStream(client, app.id, config.name);
-    const publisher = await browser.newPage();
-    const subscriber = await browser.newPage();
+    const [publisher, subscriber] = config.turn
+      ? [await openBlankPage(turnBrowser.browser), await openBlankPage(turnBrowser.browser)]
+      : [await browser.newPage(), await browser.newPage()];
     try {
       await Promise.all([preparePage(publisher), preparePage(subscriber)]);
       const pub = await streamToken(client, app.id, stream.id, 'clock', 'publisher');
@@ -110,5 +122,7 @@ try {
   process.stdout.write(`## Glass-to-glass latency\n\n${table}\n\nPlot: ${png}\nJSON: ${file}\n`);
 } finally {
   await browser.close();
+  await turnBrowser.stop();
+  await firewalled.stop();
   await bench.stop();
 }

@@ -150,14 +150,20 @@ type PageApi = {
 };
 // Functions passed to page.evaluate run in the page: they may reference nothing of this module.
 
-/** A page of `browser` joined to a LiveKit room with a token, publishing its (fake) camera and microphone or viewing. */
-export async function joinFromPage(browser: Browser, url: string, token: string, publish: boolean): Promise<Page> {
+/** An empty page on a secure origin, allowed the camera, the microphone and the media server's private address. */
+export async function openBlankPage(browser: Browser): Promise<Page> {
   const context = await browser.newContext();
   // A page of one origin reaching a media server on a private address: what an app's users grant on a LAN.
   await context.grantPermissions(['camera', 'microphone', 'local-network-access'], { origin: PAGE_URL });
   const page = await context.newPage();
   await page.route(PAGE_URL, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body></body></html>' }));
   await page.goto(PAGE_URL);
+  return page;
+}
+
+/** A page of `browser` joined to a LiveKit room with a token, publishing its (fake) camera and microphone or viewing. */
+export async function joinFromPage(browser: Browser, url: string, token: string, publish: boolean): Promise<Page> {
+  const page = await openBlankPage(browser);
   await page.addScriptTag({ content: PAGE_SCRIPT });
   await page.addScriptTag({ path: LIVEKIT_CLIENT });
   await page.evaluate(([u, t, p]) => (globalThis as unknown as PageApi).tally.join(u, t, p), [url, token, publish] as const);
