@@ -27,8 +27,8 @@ export async function startClientNamespace(firewall: Firewall = {}): Promise<Cli
   const n = created++;
   const name = `tally-client-${process.pid}-${n}`;
   const outside = `tc${process.pid % 10_000}x${n}`;
-  // Apart from the media subnets of npm test (10.231.0.0/24) and bench/run.sh (10.232.0.0/24).
-  const subnet = `10.233.${n % 250}`;
+  // A range no other test network uses (npm test 10.231, bench 10.232, joined nodes 10.233, installs 10.234-235).
+  const subnet = `10.236.${n % 250}`;
   const inNs = (command: string, ...args: string[]) => run('nsenter', [`--net=/run/netns/${name}`, command, ...args]);
   await run('ip', ['netns', 'add', name]);
   try {
