@@ -125,6 +125,7 @@ main() {
   end_step
   if dry; then
     log "dry run finished: nothing was changed"
+    print_ports_summary
     return 0
   fi
   log "done in $((SECONDS - started))s"

@@ -61,6 +61,7 @@ free_port redis_port
 free_port lk_port
 free_port rtc_tcp_port
 free_port rtc_udp_port
+free_port turn_udp_port
 free_port egress_template_port
 free_port ingress_rtmp_port
 free_port ingress_whip_port
@@ -71,6 +72,7 @@ ingress_ports=(--ingress-rtmp-port "$ingress_rtmp_port" --ingress-whip-port "$in
 tcp_ports=("$api_port" "$pg_port" "$redis_port" "$lk_port" "$rtc_tcp_port")
 install_args=(--home "$home" --port "$api_port" --pg-port "$pg_port" --redis-port "$redis_port"
   --livekit-port "$lk_port" --rtc-tcp-port "$rtc_tcp_port" --rtc-udp-port "$rtc_udp_port"
+  --turn-udp-port "$turn_udp_port"
   --egress-template-port "$egress_template_port" "${ingress_ports[@]}" --offline --no-systemd)
 base="http://127.0.0.1:$api_port"
 
@@ -289,6 +291,7 @@ check "LIVEKIT_API_SECRET has >= 32 characters" test "$(env_value LIVEKIT_API_SE
 check "TALLY_SECRETS_KEY is 64 hex characters" grep -qE '^TALLY_SECRETS_KEY=[0-9a-f]{64}$' "$home/tally.env"
 check "livekit.yaml: one UDP mux port" yaml_has "^  udp_port: $rtc_udp_port\$"
 check "livekit.yaml: rtc.tcp_port" yaml_has "^  tcp_port: $rtc_tcp_port\$"
+check "livekit.yaml: TURN over UDP" yaml_has "^  udp_port: $turn_udp_port\$"
 check "livekit.yaml: offline (use_external_ip false)" yaml_has '^  use_external_ip: false$'
 check "livekit.yaml: local STUN only" yaml_has '^    - 127\.0\.0\.1:3478$'
 check "livekit.yaml: webhook to the api" yaml_has "^    - http://127\.0\.0\.1:$api_port/webhooks/livekit\$"
@@ -306,6 +309,7 @@ check "redis.conf: appendonly" grep -q '^appendonly yes$' "$home/redis/redis.con
 check "postgres cluster under DIR/postgres" test -f "$home/postgres/data/PG_VERSION"
 for port in "${tcp_ports[@]}"; do listening "$port" || fail "nothing listens on tcp $port"; done
 check "livekit listens on its UDP mux port" udp_listening "$rtc_udp_port"
+check "livekit's TURN server listens on its UDP port" udp_listening "$turn_udp_port"
 check "no egress runs before something needs one" test -z "$(egress_pid)"
 check "the agent reports its native worker runtime" eventually 15 workers_native
 demand_egress

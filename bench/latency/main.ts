@@ -1,9 +1,10 @@
 // bench:latency — glass-to-glass latency, read from a clock drawn into the published video's pixels.
 import { join } from 'node:path';
 import type { RecordingView } from '@tally/contracts';
-import { waitFor } from '@tally/testing';
+import { issueTestCertificate, mediaNodeIp, startClientNamespace, waitFor } from '@tally/testing';
 import { launchChromium } from '../../apps/dashboard/test/browser.js';
 import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { launchFirewalledChromium, openBlankPage } from '../../apps/api/test/firewalled-browser.js';
 import { benchArgs } from '../lib/args.js';
 import { lineChartSvg, writePng } from '../lib/plot.js';
 import { progress } from '../lib/progress.js';
@@ -27,24 +28,35 @@ const args = benchArgs({ duration: 30, warmup: 5 });
 const log = (m: string) => progress('latency', m);
 
 const CONFIGS = [
-  { name: 'defaults (simulcast, VP8)', simulcast: true, codec: 'vp8', record: false },
-  { name: 'simulcast off', simulcast: false, codec: 'vp8', record: false },
-  { name: 'H.264', simulcast: true, codec: 'h264', record: false },
-  { name: 'recording running', simulcast: true, codec: 'vp8', record: true },
+  { name: 'defaults (simulcast, VP8)', simulcast: true, codec: 'vp8', record: false, turn: false },
+  { name: 'simulcast off', simulcast: false, codec: 'vp8', record: false, turn: false },
+  { name: 'H.264', simulcast: true, codec: 'h264', record: false, turn: false },
+  { name: 'recording running', simulcast: true, codec: 'vp8', record: true, turn: false },
+  // Both clients behind a firewall that drops UDP and passes only TCP 443 and signalling.
+  { name: 'TURN/TLS (UDP blocked)', simulcast: true, codec: 'vp8', record: false, turn: true },
 ] as const;
 
-log('starting Postgres, Redis, livekit-server, agent, egress and the API');
-const bench = await startBenchStack({ egress: true });
+/** livekit-server announces TURN over TLS as `turns:<domain>:443` (docs/adr/0039-turn.md). */
+const TURN_DOMAIN = 'turn.tally.test';
+const certificate = await issueTestCertificate(TURN_DOMAIN);
+log('starting Postgres, Redis, livekit-server (with TURN), agent, egress and the API');
+const bench = await startBenchStack({
+  egress: true,
+  turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: 443 },
+});
 const browser = await launchChromium();
+const firewalled = await startClientNamespace({ tcpPorts: [443, bench.stack.livekit.port] });
+const turnBrowser = await launchFirewalledChromium(firewalled, certificate.caFile, { [TURN_DOMAIN]: mediaNodeIp() });
 try {
   const { app, client } = await createTenant(bench.admin, 'bench-latency', { maxStreams: 20 });
-  type Row = Readonly<{ config: string; results: SubscriberResults; recording?: string }>;
+  type Row = Readonly<{ config: string; results: SubscriberResults; note?: string }>;
   const rows: Row[] = [];
   for (const config of CONFIGS) {
     log(`${config.name}: ${args.warmup} s warm-up, ${args.duration} s measured`);
     const stream = await createStream(client, app.id, config.name);
-    const publisher = await browser.newPage();
-    const subscriber = await browser.newPage();
+    const [publisher, subscriber] = config.turn
+      ? [await openBlankPage(turnBrowser.browser), await openBlankPage(turnBrowser.browser)]
+      : [await browser.newPage(), await browser.newPage()];
     try {
       await Promise.all([preparePage(publisher), preparePage(subscriber)]);
       const pub = await streamToken(client, app.id, stream.id, 'clock', 'publisher');
@@ -65,7 +77,10 @@ try {
       if (recording) {
         const status = (await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}`)).body.status;
         await client.post(`/v1/apps/${app.id}/recordings/${recording.id}/stop`);
-        rows.push({ config: config.name, results, recording: `${recording.mode}, ${status} while measured` });
+        rows.push({ config: config.name, results, note: `${recording.mode}, ${status} while measured` });
+      } else if (config.turn) {
+        // Frames decoded at all prove the relay: the firewall lets nothing else through.
+        rows.push({ config: config.name, results, note: 'both clients: UDP dropped, TCP only to 443 and signalling' });
       } else {
         rows.push({ config: config.name, results });
       }
@@ -80,7 +95,7 @@ try {
 
   const table = markdownTable(
     ['configuration', 'codec received', 'resolution', 'frames', 'p50 ms', 'p95 ms', 'min ms', 'max ms', 'bad decodes', 'note'],
-    rows.map(({ config, results: r, recording }) => [
+    rows.map(({ config, results: r, note }) => [
       config,
       r.codec ?? '–',
       `${r.width}x${r.height}`,
@@ -90,7 +105,7 @@ try {
       fixed(r.latencies.length ? Math.min(...r.latencies) : undefined),
       fixed(r.latencies.length ? Math.max(...r.latencies) : undefined),
       r.bad,
-      recording ?? '',
+      note ?? '',
     ]),
   );
   const cdf = rows.map(({ config, results: r }) => {
@@ -110,5 +125,7 @@ try {
   process.stdout.write(`## Glass-to-glass latency\n\n${table}\n\nPlot: ${png}\nJSON: ${file}\n`);
 } finally {
   await browser.close();
+  await turnBrowser.stop();
+  await firewalled.stop();
   await bench.stop();
 }

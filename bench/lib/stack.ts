@@ -37,7 +37,7 @@ export const BENCH_RATE_LIMITS = {
  * as a separate process: the same services npm test starts, reused so a benchmark measures them.
  */
 export async function startBenchStack(
-  options: Pick<StackOptions, 'egress' | 'ingress' | 'env' | 'livekitPrometheusPort' | 'nodeBudget'> & {
+  options: Pick<StackOptions, 'egress' | 'ingress' | 'env' | 'livekitPrometheusPort' | 'nodeBudget' | 'turn'> & {
     /** Only for the API process (NODE_OPTIONS for a CPU profile, say). */
     apiEnv?: Record<string, string>;
   } = {},

@@ -5,7 +5,7 @@
 TALLY_USAGE="Usage:
   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline|--online] [--no-systemd]
                [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
-               [--rtc-tcp-port N] [--rtc-udp-port N] [--egress-template-port N]
+               [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
                [--ingress-udp-port N]
                [--domain NAME [--tls internal]]
@@ -49,11 +49,13 @@ Options:
   --no-systemd        run services as supervised background processes even under systemd
   --no-sysctl         leave the kernel UDP buffer sizes alone
   --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N,
+  --turn-udp-port N (livekit-server's TURN relay over UDP),
   --egress-template-port N (egress web template, localhost)
-                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP, 7980; a taken
+                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP, 3478 UDP, 7980; a taken
                       default port is replaced by a free one; a taken explicit one is an error).
                       Also: \$TALLY_PG_PORT \$TALLY_REDIS_PORT \$TALLY_LIVEKIT_PORT
-                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_EGRESS_TEMPLATE_PORT
+                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_TURN_UDP_PORT
+                      \$TALLY_EGRESS_TEMPLATE_PORT
                       (egress and ingress open no status port: the agent supervises them)
   --ingress-rtmp-port N, --ingress-whip-port N, --ingress-relay-port N, --ingress-udp-port N
                       LiveKit ingress (RTMP / WHIP in, relay on localhost; defaults 1935, 8085,
@@ -128,6 +130,7 @@ declare -A PORT_ARG=(
   [livekit]="${TALLY_LIVEKIT_PORT:-}"
   [rtc-tcp]="${TALLY_RTC_TCP_PORT:-}"
   [rtc-udp]="${TALLY_RTC_UDP_PORT:-}"
+  [turn-udp]="${TALLY_TURN_UDP_PORT:-}"
   [egress-template]="${TALLY_EGRESS_TEMPLATE_PORT:-}"
   [ingress-rtmp]="${TALLY_INGRESS_RTMP_PORT:-}"
   [ingress-whip]="${TALLY_INGRESS_WHIP_PORT:-}"
@@ -147,7 +150,7 @@ parse_args() {
         shift
         ;;
       --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
-      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --egress-template-port | \
+      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --turn-udp-port | --egress-template-port | \
         --ingress-rtmp-port | --ingress-whip-port | --ingress-relay-port | --ingress-udp-port)
         need_value "$@"
         key="${1#--}"            # --rtc-udp-port -> rtc-udp-port (--egress-template-port likewise)

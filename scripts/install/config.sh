@@ -10,13 +10,13 @@ declare -A OLD=()          # KEY=VALUE lines of an existing DIR/tally.env
 declare -a OLD_EXTRA=()    # its lines this script does not manage (kept verbatim)
 declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp egress-template)
 declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882
-  [egress-template]=7980)
+  [turn-udp]=3478 [egress-template]=7980)
 declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS_PORT
   [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT
-  [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
+  [turn-udp]=TALLY_TURN_UDP_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
-  [egress-template]=agent) # egress runs under the agent
-PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp egress-template)
+  [turn-udp]=livekit [egress-template]=agent) # egress runs under the agent
+PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp turn-udp egress-template)
 # The ingress ports (scripts/install/features.sh) join these arrays.
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
@@ -143,7 +143,7 @@ resolve_ports() {
     done
     PORT[$key]="$want"
   done
-  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, egress template ${PORT[egress-template]}"
+  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, turn udp ${PORT[turn-udp]}, egress template ${PORT[egress-template]}"
   log_ingress_ports
 }
 
@@ -352,6 +352,7 @@ TALLY_REDIS_PORT=${PORT[redis]}
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
+TALLY_TURN_UDP_PORT=${PORT[turn-udp]}
 TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
 TALLY_CLUSTER_BIND=$CLUSTER_BIND
 EOF
@@ -376,6 +377,7 @@ rtc:
   node_ip: $NODE_IP
 EOF
   livekit_stun_yaml
+  livekit_turn_yaml
   livekit_ingress_yaml
   cat <<EOF
 redis:
@@ -393,6 +395,19 @@ webhook:
     - http://127.0.0.1:${PORT[api]}/webhooks/livekit
 logging:
   level: info
+EOF
+}
+
+# livekit_turn_yaml: livekit-server's built-in TURN server over UDP, for clients whose network
+# lets UDP out but not to the media port (docs/adr/0039-turn.md).
+livekit_turn_yaml() {
+  cat <<EOF
+turn:
+  enabled: true
+  udp_port: ${PORT[turn-udp]}
+  # A relay may reach only this server's own media address (private on a LAN).
+  allow_restricted_peer_cidrs:
+    - $NODE_IP/32
 EOF
 }
 

@@ -39,6 +39,31 @@ wait_healthy() {
   log "    worker: running"
 }
 
+# print_ports_summary: every port this install listens on, what it is for, and which to open.
+print_ports_summary() {
+  local api_line lk_line
+  if [[ -n "$DOMAIN" ]]; then
+    api_line="tcp $HTTPS_PORT, $HTTP_PORT      Caddy: HTTPS API, dashboard and LiveKit signalling; $HTTP_PORT for ACME and redirects"
+    lk_line="(API ${PORT[api]} and LiveKit signalling ${PORT[livekit]} listen on 127.0.0.1 behind Caddy)"
+  else
+    api_line="tcp ${PORT[api]}           API and dashboard (plain HTTP)"
+    lk_line="tcp ${PORT[livekit]}           LiveKit signalling (WebSocket)"
+  fi
+  cat <<EOF
+[install]   Ports to open in the firewall:
+[install]     $api_line
+[install]     $lk_line
+[install]     udp ${PORT[rtc-udp]}           media (WebRTC; every participant on this one port)
+[install]     tcp ${PORT[rtc-tcp]}           media over TCP, for clients whose UDP cannot reach udp ${PORT[rtc-udp]}
+[install]     udp ${PORT[turn-udp]}           TURN relay over UDP, for clients that may send UDP only to well-known ports
+[install]     tcp ${PORT[ingress-rtmp]}, ${PORT[ingress-whip]}, udp ${PORT[ingress-udp]}  ingest: RTMP, WHIP and WHIP's media
+$([[ "$OBJECT_STORE" != bundled ]] || echo "[install]     tcp ${PORT[object-store]}           object store (recording downloads follow signed links to it; nodes stage recordings in it)")
+[install]   Local only: postgres ${PORT[pg]}, redis ${PORT[redis]}$([[ -z "$CLUSTER_BIND" ]] || echo " (also on $CLUSTER_BIND for joining nodes)"), egress template ${PORT[egress-template]}, ingress relay ${PORT[ingress-relay]}
+[install]   TURN/TLS:   off. Clients behind networks that pass only TCP 443 need TURN over TLS on
+[install]               port 443 of an address Caddy does not hold (docs/adr/0039-turn.md).
+EOF
+}
+
 print_summary() {
   local local_url="http://127.0.0.1:${PORT[api]}" public_url
   public_url="$(sed -n 's/^TALLY_PUBLIC_URL=//p' "$HOME_DIR/tally.env" 2>/dev/null || true)"
@@ -49,10 +74,10 @@ print_summary() {
 [install]   Config:     $HOME_DIR/tally.env, $HOME_DIR/livekit.yaml
 [install]   Egress:     run by the agent on demand (GET /v1/nodes/{id}/workers; logs in $HOME_DIR/workers/egress)
 [install]   Logs:       $(if [[ "$SERVICE_MODE" == systemd ]]; then echo "journalctl -u 'tally-*'"; else echo "$HOME_DIR/log/*.log"; fi)
-[install]   Media:      livekit ws://$NODE_IP:${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, udp ${PORT[rtc-udp]} (open these in the firewall)
-[install]   Ingest:     RTMP tcp ${PORT[ingress-rtmp]}, WHIP tcp ${PORT[ingress-whip]} + udp ${PORT[ingress-udp]} (ingress, run by the agent on demand)
+[install]   Media:      livekit $(sed -n 's/^LIVEKIT_PUBLIC_URL=//p' "$HOME_DIR/tally.env" 2>/dev/null || true)
 [install]   Files:      recordings in $(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$HOME_DIR/tally.env"), live HLS in $(sed -n 's/^TALLY_HLS_DIR=//p' "$HOME_DIR/tally.env")
 [install]   Recordings: $(object_store_summary)
+$(print_ports_summary)
 $(runtimes_summary | sed 's/^/[install]   Runtime:    /')
 [install]   Stop:       ./install.sh --stop --home $HOME_DIR
 $(print_step_times)

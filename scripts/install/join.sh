@@ -199,6 +199,7 @@ TALLY_STUN_SERVERS=$STUN_SERVERS
 TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
+TALLY_TURN_UDP_PORT=${PORT[turn-udp]}
 TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
 EOF
 }
@@ -218,6 +219,7 @@ rtc:
   node_ip: $NODE_IP
 EOF
   livekit_stun_yaml
+  livekit_turn_yaml
   cat <<EOF
 redis:
   address: $address

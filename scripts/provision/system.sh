@@ -26,6 +26,7 @@ TALLY_APT_PACKAGES=(
   portaudio19-dev
   libasound2-dev
   chromium fonts-liberation # the dashboard's browser tests (playwright-core drives Debian's Chromium)
+  iptables libnss3-tools openssl # turn-tls.e2e: a client's firewall, the test CA its Chromium trusts
   docker.io busybox-static debootstrap # the docker worker runtime: a real dockerd, images built with no registry
   caddy                                # install.sh --domain's TLS proxy (scripts/install/tls.sh)
 )

@@ -22,6 +22,7 @@ export async function startApiHarness(
     objectStore?: boolean;
     workers?: 'native' | 'docker';
     nodeBudget?: StackOptions['nodeBudget'];
+    turn?: StackOptions['turn'];
   } = {},
 ): Promise<ApiHarness> {
   const stack = await startStack({
@@ -31,6 +32,7 @@ export async function startApiHarness(
     ...(options.ingress ? { ingress: true } : {}),
     ...(options.objectStore ? { objectStore: true } : {}),
     ...(options.workers ? { workers: options.workers } : {}),
+    ...(options.turn ? { turn: options.turn } : {}),
   });
   const app = await startApi(stack.config, { logger: false });
   const anonymous = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`);

@@ -10,6 +10,12 @@ export type TestLivekit = Readonly<{
   url: string;
   /** Where clients connect */
   wsUrl: string;
+  /** The same signalling URL on the node IP: what a client in another network namespace dials. */
+  nodeWsUrl: string;
+  /** The signalling port (a firewall in front of a client must let it through). */
+  port: number;
+  /** ICE over TCP (a client that reaches it needs no TURN). */
+  tcpPort: number;
   apiKey: string;
   apiSecret: string;
   nodeIp: string;
@@ -25,7 +31,15 @@ export type LivekitOptions = Readonly<{
   ingress?: Readonly<{ rtmpPort: number; whipPort: number }>;
   /** Serve livekit-server's Prometheus metrics on this port (bench/load samples them). */
   prometheusPort?: number;
+  /** Run livekit-server's built-in TURN server, as install.sh does. */
+  turn?: TestTurn;
 }>;
+
+/**
+ * livekit-server's built-in TURN: over TLS with this certificate (clients are always told
+ * `turns:<domain>:443`, whatever tls_port is, so the test listens on 443), and over UDP on a free port.
+ */
+export type TestTurn = Readonly<{ domain: string; certFile: string; keyFile: string; tlsPort: number }>;
 
 /**
  * A real livekit-server on free ports. STUN points at a local address so no
@@ -45,6 +59,7 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     `  node_ip: ${options.nodeIp}`,
     '  use_external_ip: false',
     '  stun_servers: ["127.0.0.1:3478"]',
+    ...(options.turn ? await turnConfig(options.turn, options.nodeIp) : []),
     'redis:',
     `  address: ${redis.hostname}:${redis.port}`,
     ...(redis.username === '' ? [] : [`  username: ${decodeURIComponent(redis.username)}`]),
@@ -86,6 +101,9 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
   return {
     url,
     wsUrl: `ws://127.0.0.1:${port}`,
+    nodeWsUrl: `ws://${options.nodeIp}:${port}`,
+    port,
+    tcpPort,
     apiKey,
     apiSecret,
     nodeIp: options.nodeIp,
@@ -96,4 +114,18 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
       if (!died) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function turnConfig(turn: TestTurn, nodeIp: string): Promise<string[]> {
+  return [
+    'turn:',
+    '  enabled: true',
+    `  domain: ${turn.domain}`,
+    `  tls_port: ${turn.tlsPort}`,
+    `  udp_port: ${await freePort()}`,
+    `  cert_file: ${turn.certFile}`,
+    `  key_file: ${turn.keyFile}`,
+    // The relay forwards to this server's own ICE address, which is private here.
+    `  allow_restricted_peer_cidrs: ["${nodeIp}/32"]`,
+  ];
 }

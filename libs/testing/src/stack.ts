@@ -10,7 +10,7 @@ import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
 import { startEgress, type TestEgress } from './egress.js';
 import { type IngressPorts, ingressPorts, startIngress, type TestIngress } from './ingress.js';
-import { startLivekit, type TestLivekit } from './livekit.js';
+import { startLivekit, type TestLivekit, type TestTurn } from './livekit.js';
 import { startObjectStore, type TestObjectStore } from './object-store.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
@@ -58,6 +58,8 @@ export type StackOptions = Readonly<{
   livekitPrometheusPort?: number;
   /** The agent's budget instead of TEST_NODE_BUDGET (a benchmark that holds thousands of streams at once). */
   nodeBudget?: Readonly<Record<keyof typeof TEST_NODE_BUDGET, string>>;
+  /** Run livekit-server's TURN server; tokens then carry the signalling URL on the node IP, for clients in their own namespaces. */
+  turn?: TestTurn;
 }>;
 
 /**
@@ -77,6 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
     ...(ports === undefined ? {} : { ingress: ports }),
     ...(options.livekitPrometheusPort === undefined ? {} : { prometheusPort: options.livekitPrometheusPort }),
+    ...(options.turn === undefined ? {} : { turn: options.turn }),
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
@@ -90,7 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     DATABASE_URL: databaseUrl,
     REDIS_URL: redis.url,
     LIVEKIT_URL: livekit.url,
-    LIVEKIT_PUBLIC_URL: livekit.wsUrl,
+    LIVEKIT_PUBLIC_URL: options.turn ? livekit.nodeWsUrl : livekit.wsUrl,
     LIVEKIT_API_KEY: livekit.apiKey,
     LIVEKIT_API_SECRET: livekit.apiSecret,
     TALLY_SECRETS_KEY: randomBytes(32).toString('hex'),

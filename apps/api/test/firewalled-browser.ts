@@ -1,0 +1,184 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import type { ClientNamespace } from '@tally/testing';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+const run = promisify(execFile);
+const CHROMIUM = process.env['TALLY_CHROMIUM'] ?? '/usr/bin/chromium';
+// The UMD build (global LivekitClient) beside the package's main entry; it is not in its exports map.
+const LIVEKIT_CLIENT = join(dirname(createRequire(import.meta.url).resolve('livekit-client')), 'livekit-client.umd.js');
+/** A secure origin (getUserMedia needs one) that Playwright answers itself: the page needs no network. */
+const PAGE_URL = 'http://localhost/';
+
+/** The ICE path a peer connection of the page settled on (its selected candidate pair). */
+export type SelectedPath = Readonly<{
+  candidateType: string;
+  /** For a relay candidate: how the client reaches its TURN server (udp, tcp or tls). */
+  relayProtocol: string | null;
+  /** The TURN server URL the relay candidate came from. */
+  url: string | null;
+  remote: string;
+  bytesSent: number;
+  bytesReceived: number;
+  /** The ICE servers LiveKit handed the client (its join response). */
+  iceServers: string[];
+}>;
+
+export type FirewalledBrowser = Readonly<{ browser: Browser; stop(): Promise<void> }>;
+
+/**
+ * Debian's Chromium inside a client namespace, trusting `caFile` (when given) the way a user's
+ * browser trusts a CA (its NSS database, as Chromium reads it on Linux), and resolving `hosts`
+ * without DNS. Chromium verifies a TURN server's TLS certificate like a web server's.
+ */
+export async function launchFirewalledChromium(
+  ns: ClientNamespace,
+  caFile: string | undefined,
+  hosts: Readonly<Record<string, string>>,
+): Promise<FirewalledBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium fonts-liberation`);
+  const home = mkdtempSync(join(tmpdir(), 'tally-chromium-home-'));
+  const nssdb = `sql:${join(home, '.pki', 'nssdb')}`;
+  mkdirSync(join(home, '.pki', 'nssdb'), { recursive: true });
+  await run('certutil', ['-d', nssdb, '-N', '--empty-password']);
+  if (caFile !== undefined) await run('certutil', ['-d', nssdb, '-A', '-t', 'C,,', '-n', 'tally-test-ca', '-i', caFile]);
+  const wrapper = join(home, 'chromium-in-namespace');
+  writeFileSync(wrapper, `#!/bin/sh\nexec nsenter --net=/run/netns/${ns.name} ${CHROMIUM} "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  const rules = Object.entries(hosts)
+    .map(([name, ip]) => `MAP ${name} ${ip}`)
+    .join(',');
+  const browser = await chromium.launch({
+    executablePath: wrapper,
+    headless: true,
+    env: { ...process.env, HOME: home },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      '--autoplay-policy=no-user-gesture-required',
+      `--host-resolver-rules=${rules}`,
+    ],
+  });
+  return {
+    browser,
+    async stop() {
+      await browser.close().catch(() => undefined);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Records every RTCPeerConnection the page makes, and joins with livekit-client. */
+const PAGE_SCRIPT = `
+const connections = [];
+const NativePeerConnection = window.RTCPeerConnection;
+window.RTCPeerConnection = class extends NativePeerConnection {
+  constructor(config, ...rest) {
+    super(config, ...rest);
+    connections.push(this);
+  }
+};
+window.tally = {
+  room: undefined,
+  async join(url, token, publish) {
+    // One video layer, like the other tests' publishers: what is under test is the path, not simulcast.
+    const room = new LivekitClient.Room({ adaptiveStream: false, dynacast: false, publishDefaults: { simulcast: false } });
+    window.tally.room = room;
+    room.on(LivekitClient.RoomEvent.TrackSubscribed, (track) => {
+      if (track.kind !== 'video') return;
+      const video = track.attach();
+      video.id = 'remote-video';
+      video.muted = true;
+      document.body.appendChild(video);
+    });
+    await room.connect(url, token, { autoSubscribe: !publish });
+    if (publish) await room.localParticipant.enableCameraAndMicrophone();
+  },
+  subscribedKinds() {
+    const kinds = [];
+    for (const p of window.tally.room.remoteParticipants.values())
+      for (const pub of p.trackPublications.values()) if (pub.track) kinds.push(pub.kind);
+    return kinds.sort();
+  },
+  async leave() {
+    await window.tally.room.disconnect();
+  },
+  async paths() {
+    const out = [];
+    for (const pc of connections) {
+      const iceServers = (pc.getConfiguration().iceServers || []).flatMap((s) => [].concat(s.urls));
+      const stats = await pc.getStats();
+      let pairId;
+      stats.forEach((s) => { if (s.type === 'transport' && s.selectedCandidatePairId) pairId = s.selectedCandidatePairId; });
+      const pair = pairId && stats.get(pairId);
+      if (!pair || pair.state !== 'succeeded') continue;
+      const local = stats.get(pair.localCandidateId);
+      const remote = stats.get(pair.remoteCandidateId);
+      out.push({
+        candidateType: local.candidateType,
+        relayProtocol: local.relayProtocol || null,
+        url: local.url || null,
+        remote: remote.address + ':' + remote.port,
+        bytesSent: pair.bytesSent,
+        bytesReceived: pair.bytesReceived,
+        iceServers,
+      });
+    }
+    return out;
+  },
+};
+`;
+
+type PageApi = {
+  tally: {
+    join(url: string, token: string, publish: boolean): Promise<void>;
+    subscribedKinds(): string[];
+    leave(): Promise<void>;
+    paths(): Promise<SelectedPath[]>;
+  };
+};
+// Functions passed to page.evaluate run in the page: they may reference nothing of this module.
+
+/** An empty page on a secure origin, allowed the camera, the microphone and the media server's private address. */
+export async function openBlankPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext();
+  // A page of one origin reaching a media server on a private address: what an app's users grant on a LAN.
+  await context.grantPermissions(['camera', 'microphone', 'local-network-access'], { origin: PAGE_URL });
+  const page = await context.newPage();
+  await page.route(PAGE_URL, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body></body></html>' }));
+  await page.goto(PAGE_URL);
+  return page;
+}
+
+/** A page of `browser` joined to a LiveKit room with a token, publishing its (fake) camera and microphone or viewing. */
+export async function joinFromPage(browser: Browser, url: string, token: string, publish: boolean): Promise<Page> {
+  const page = await openBlankPage(browser);
+  await page.addScriptTag({ content: PAGE_SCRIPT });
+  await page.addScriptTag({ path: LIVEKIT_CLIENT });
+  await page.evaluate(([u, t, p]) => (globalThis as unknown as PageApi).tally.join(u, t, p), [url, token, publish] as const);
+  return page;
+}
+
+export function selectedPaths(page: Page): Promise<SelectedPath[]> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.paths());
+}
+
+export function subscribedKinds(page: Page): Promise<string[]> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.subscribedKinds());
+}
+
+export async function leave(page: Page): Promise<void> {
+  await page.evaluate(() => (globalThis as unknown as PageApi).tally.leave());
+  await page.context().close();
+}

@@ -1,0 +1,149 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import {
+  type Child,
+  type ClientNamespace,
+  issueTestCertificate,
+  mediaNodeIp,
+  startAppProcess,
+  startClientNamespace,
+  waitFor,
+} from '@tally/testing';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
+import {
+  type FirewalledBrowser,
+  joinFromPage,
+  launchFirewalledChromium,
+  leave,
+  selectedPaths,
+  subscribedKinds,
+} from './firewalled-browser.js';
+import { recordingIn } from './recording-client.js';
+
+const TURN_DOMAIN = 'turn.tally.test';
+/** livekit-server tells clients `turns:<domain>:443` whatever its tls_port: TURN over TLS is reachable on 443 or not at all. */
+const TURN_TLS_PORT = 443;
+
+describe('a client behind a firewall that drops UDP', () => {
+  let harness: ApiHarness;
+  let worker: Child;
+  let ns: ClientNamespace;
+  let chromium: FirewalledBrowser;
+  let nodeIp: string;
+  const pages: Page[] = [];
+
+  beforeAll(async () => {
+    nodeIp = mediaNodeIp();
+    const certificate = await issueTestCertificate(TURN_DOMAIN);
+    harness = await startApiHarness(
+      {},
+      { egress: true, turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: TURN_TLS_PORT } },
+    );
+    worker = await startAppProcess('worker', harness.stack.env, join(tmpdir(), `tally-worker-turn-${Date.now()}.log`));
+    // Web ports only: UDP dropped both ways, TCP only to TURN/TLS and to signalling (behind Caddy on 443 when installed).
+    ns = await startClientNamespace({ tcpPorts: [TURN_TLS_PORT, harness.stack.livekit.port] });
+    chromium = await launchFirewalledChromium(ns, certificate.caFile, { [TURN_DOMAIN]: nodeIp });
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const page of pages)
+      await page
+        .context()
+        .close()
+        .catch(() => undefined);
+    await chromium?.stop();
+    await ns?.stop();
+    await worker?.stop();
+    await harness?.stop();
+  });
+
+  it('publishes and subscribes with Tally tokens through TURN over TLS, and its recording completes', async () => {
+    const { app, client } = await createTenant(harness.admin, 'behind-a-firewall');
+    const stream = await createStream(client, app.id, 'hotel wifi');
+    const base = `/v1/apps/${app.id}/streams/${stream.id}`;
+    const host = (await client.post<StreamToken>(`${base}/tokens`, { identity: 'host', role: 'publisher' })).body;
+    const fan = (await client.post<StreamToken>(`${base}/tokens`, { identity: 'fan', role: 'viewer' })).body;
+
+    const publisher = await joinFromPage(chromium.browser, host.url, host.token, true);
+    pages.push(publisher);
+    await waitFor(
+      'the stream to be live with its publisher',
+      async () => {
+        const s = (await client.get<StreamView>(base)).body;
+        return s.status === 'live' && s.publishers === 1 ? s : undefined;
+      },
+      60_000,
+    );
+    const viewer = await joinFromPage(chromium.browser, fan.url, fan.token, false);
+    pages.push(viewer);
+    expect(
+      await waitFor(
+        'the viewer to receive audio and video',
+        async () => {
+          const kinds = await subscribedKinds(viewer);
+          return kinds.length === 2 ? kinds : undefined;
+        },
+        60_000,
+      ),
+    ).toEqual(['audio', 'video']);
+    const size = await viewer.waitForFunction(
+      () => {
+        const video = (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { readyState: number; videoWidth: number; videoHeight: number } | null };
+          }
+        ).document.querySelector('#remote-video');
+        return video && video.readyState >= 2 && video.videoWidth > 0 ? { width: video.videoWidth, height: video.videoHeight } : false;
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(await size.jsonValue()).toMatchObject({ width: expect.any(Number) as number });
+
+    for (const [who, page] of [
+      ['publisher', publisher],
+      ['viewer', viewer],
+    ] as const) {
+      const paths = await waitFor(
+        `the ${who}'s media path`,
+        async () => {
+          const found = await selectedPaths(page);
+          return found.some((p) => p.bytesReceived > 0 && p.bytesSent > 0) ? found : undefined;
+        },
+        30_000,
+      );
+      for (const path of paths)
+        console.log(
+          `[turn-tls] ${who}: candidate ${path.candidateType}, relay protocol ${path.relayProtocol}, via ${path.url} to ${path.remote}`,
+        );
+      expect(paths[0]?.iceServers).toContain(`turns:${TURN_DOMAIN}:443?transport=tcp`);
+      expect(paths.map((p) => [p.candidateType, p.relayProtocol])).toEqual(paths.map(() => ['relay', 'tls']));
+    }
+
+    const started = await client.post<RecordingView>(`${base}/recordings`, {});
+    expect(started.status).toBe(201);
+    await recordingIn(client, app.id, started.body.id, ['active']);
+    await new Promise((r) => setTimeout(r, 5_000));
+    await leave(publisher);
+    const complete = await recordingIn(client, app.id, started.body.id, ['complete', 'failed']);
+    expect(complete).toMatchObject({ status: 'complete', error: null });
+    expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
+    expect(complete.durationS).toBeGreaterThan(2);
+  }, 300_000);
+
+  it('gets no media path when the client does not trust the TURN server certificate', async () => {
+    const { app, client } = await createTenant(harness.admin, 'untrusting');
+    const stream = await createStream(client, app.id);
+    const host = (await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'host', role: 'publisher' }))
+      .body;
+    const untrusting = await launchFirewalledChromium(ns, undefined, { [TURN_DOMAIN]: nodeIp });
+    try {
+      await expect(joinFromPage(untrusting.browser, host.url, host.token, true)).rejects.toThrow(/could not establish pc connection/);
+    } finally {
+      await untrusting.stop();
+    }
+  }, 120_000);
+});
