@@ -5,9 +5,9 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { Config } from '@tally/config';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './app.module.js';
-import { AuthGuard } from './auth/auth.guard.js';
+import { AuthGuard } from './pipeline/auth.guard.js';
 import { CapacityController } from './capacity/capacity.controller.js';
-import { registerDirectRoutes } from './common/direct-routes.js';
+import { registerDirectRoutes } from './pipeline/direct-routes.js';
 import { registerRequestLog } from './common/request-log.js';
 import { registerStaticFiles } from './common/static-files.js';
 import { registerWebSockets } from './common/web-sockets.js';

@@ -5,7 +5,7 @@ import type { Camera } from '@tally/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
-import { hashKey } from '../auth/key-hash.js';
+import { hashKey } from '../tenancy/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { limitIncomingMessages } from '../common/message-limit.js';

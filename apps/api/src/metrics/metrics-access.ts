@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import type { FastifyRequest } from 'fastify';
-import { sameSecret } from '../auth/key-hash.js';
+import { sameSecret } from '../tenancy/key-hash.js';
 import { DomainError } from '../common/domain-error.js';
 
 export type MetricsAccess = 'allowed' | 'unauthorized' | 'forbidden';
