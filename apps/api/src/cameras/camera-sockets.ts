@@ -10,7 +10,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { limitIncomingMessages } from '../common/message-limit.js';
 import { sendError } from '../common/http-error.filter.js';
-import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
+import { CameraFrameMetrics } from './camera-frames.metrics.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraPresence } from './camera-presence.js';

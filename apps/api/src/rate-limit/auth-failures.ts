@@ -4,7 +4,7 @@ import { RedisConnection } from '@tally/runtime';
 import { AuthFailureGate } from '../tenancy/auth-failure-gate.js';
 import { clientGroup } from '../tenancy/client-group.js';
 import { RateLimitedError } from '../common/domain-error.js';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { LeasedCounter } from './leased-counter.js';
 import { RedisLeases } from './redis-leases.js';
 

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PrincipalResolver } from '../tenancy/principal-resolver.js';
 import { RateLimitedError } from '../common/domain-error.js';
 import { sendError } from '../common/http-error.filter.js';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { AppRateLimits } from './app-rates.js';
 import { type Count, LeasedCounter } from './leased-counter.js';
 import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from '../routes/rate-limit-class.js';
