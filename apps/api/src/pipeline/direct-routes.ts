@@ -7,6 +7,7 @@ import {
   ROUTE_ARGS_METADATA,
 } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { DiscoveryService } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Access } from '../routes/access.js';
@@ -17,7 +18,15 @@ import { sendError } from '../common/http-error.filter.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 
 type Arg = Readonly<{ from: 'params' | 'body' | 'query'; pipe: ZodPipe<z.ZodType> }>;
-type Direct = Readonly<{ controller: Type; method: string; access: Access; args: readonly Arg[]; status: number; idempotent: boolean }>;
+type Direct = Readonly<{
+  controller: Type;
+  instance: object;
+  method: string;
+  access: Access;
+  args: readonly Arg[];
+  status: number;
+  idempotent: boolean;
+}>;
 
 const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
   [RouteParamtypes.PARAM]: 'params',
@@ -25,19 +34,20 @@ const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
   [RouteParamtypes.QUERY]: 'query',
 };
 
+/** What serving a route directly needs of the API's guard (AuthGuard). */
+export type DirectGuard = Pick<AuthGuard, 'authorize'>;
+
 /**
- * Replaces the handler Nest registers for each `@DirectRoute()` of `controllers` (an onRoute hook:
- * call before Nest registers its routes, in `app.init()`). `instanceOf` gives Nest's instance of a
- * controller; `guard` is the API's global guard.
+ * Replaces the handler Nest registers for each `@DirectRoute()` of every controller Nest's discovery
+ * finds (an onRoute hook: call after the application is created and before Nest registers its
+ * routes, in `app.init()`). `guard` is the API's global guard.
  */
-export function registerDirectRoutes(
-  fastify: FastifyInstance,
-  controllers: readonly Type[],
-  instanceOf: (controller: Type) => object,
-  guard: AuthGuard,
-): void {
+export function registerDirectRoutes(fastify: FastifyInstance, discovery: DiscoveryService, guard: DirectGuard): void {
   const byRoute = new Map<string, Direct>();
-  for (const controller of controllers) {
+  for (const wrapper of discovery.getControllers()) {
+    const controller = wrapper.metatype as Type | null;
+    const instance = wrapper.instance as object | undefined;
+    if (!controller || !instance) continue;
     const prototype = controller.prototype as Record<string, unknown>;
     for (const method of Object.getOwnPropertyNames(prototype)) {
       const handler = prototype[method];
@@ -56,6 +66,7 @@ export function registerDirectRoutes(
         (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (verb === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
       byRoute.set(`${verb} ${path}`, {
         controller,
+        instance,
         method,
         access,
         args: argsOf(controller, method),
@@ -67,7 +78,7 @@ export function registerDirectRoutes(
   fastify.addHook('onRoute', (route) => {
     const direct = [route.method].flat().length === 1 ? byRoute.get(`${String(route.method)} ${route.url}`) : undefined;
     if (!direct) return;
-    const instance = instanceOf(direct.controller) as Record<string, (...args: unknown[]) => unknown>;
+    const instance = direct.instance as Record<string, (...args: unknown[]) => unknown>;
     const access = direct.access;
     const viaNest = route.handler;
     route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
