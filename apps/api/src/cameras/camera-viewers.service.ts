@@ -3,6 +3,7 @@ import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { newId } from '@tally/contracts';
 import type { Camera } from '@tally/db';
+import { bearerToken } from '../tenancy/bearer.js';
 import { hashKey, sameSecret } from '../tenancy/key-hash.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
@@ -117,6 +118,6 @@ export class CameraViewersService implements OnModuleInit, OnModuleDestroy {
 
 /** `Authorization: Bearer x`, else `?token=x` / `?key=x` for clients that cannot set headers. */
 export function presentedCredential(authorization: string | undefined, query: URLSearchParams, param: 'token' | 'key'): string | undefined {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  const bearer = bearerToken(authorization);
   return bearer ?? query.get(param) ?? undefined;
 }
