@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import type { Config } from '@tally/config';
 import { AppWebhooksModule } from './app-webhooks/app-webhooks.module.js';
 import { AppsModule } from './apps/apps.module.js';
-import { AuthGuard } from './auth/auth.guard.js';
+import { AuthGuard } from './pipeline/auth.guard.js';
 import { CamerasModule } from './cameras/cameras.module.js';
 import { CapacityModule } from './capacity/capacity.module.js';
 import { ClusterModule } from './cluster/cluster.module.js';
@@ -14,7 +14,7 @@ import { HlsModule } from './hls/hls.module.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { IngressesModule } from './ingresses/ingresses.module.js';
 import { InfraModule } from './infra/infra.module.js';
-import { TenancyModule } from './infra/tenancy.module.js';
+import { TenancyModule } from './tenancy/tenancy.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { MeteringModule } from './metering/metering.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -56,7 +56,7 @@ export class ApiModule {
       controllers: [OpenApiController],
       providers: [
         AuthGuard,
-        // The same instance guards Nest's routes and the routes served straight by Fastify (common/direct-routes.ts).
+        // The same instance guards Nest's routes and the routes served straight by Fastify (pipeline/direct-routes.ts).
         { provide: APP_GUARD, useExisting: AuthGuard },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
       ],

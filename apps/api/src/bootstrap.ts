@@ -1,19 +1,17 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { NestFactory } from '@nestjs/core';
+import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@tally/config';
 import { Logger } from 'nestjs-pino';
 import { ApiModule } from './app.module.js';
-import { AuthGuard } from './auth/auth.guard.js';
-import { CapacityController } from './capacity/capacity.controller.js';
-import { registerDirectRoutes } from './common/direct-routes.js';
+import { AuthGuard } from './pipeline/auth.guard.js';
+import { registerDirectRoutes } from './pipeline/direct-routes.js';
 import { registerRequestLog } from './common/request-log.js';
 import { registerStaticFiles } from './common/static-files.js';
 import { registerWebSockets } from './common/web-sockets.js';
 import { CameraSockets } from './cameras/camera-sockets.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
-import { StreamsController } from './streams/streams.controller.js';
 import { ApiRateLimiter } from './rate-limit/rate-limiter.js';
 
 /** The production bootstrap; tests start the API through this same function. */
@@ -58,12 +56,7 @@ export async function createApi(config: Config, options: { logger?: false } = {}
   registerRequestLog(adapter.getInstance());
   app.get(CameraSockets).register(adapter.getInstance());
   // Before app.init(), where Nest registers its routes: the hot routes marked @DirectRoute().
-  registerDirectRoutes(
-    adapter.getInstance(),
-    [StreamsController, CapacityController],
-    (controller) => app.get(controller),
-    app.get(AuthGuard),
-  );
+  registerDirectRoutes(adapter.getInstance(), app.get(DiscoveryService), app.get(AuthGuard));
   await app.init();
   return app;
 }

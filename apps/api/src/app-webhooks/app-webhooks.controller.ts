@@ -13,7 +13,7 @@ import {
 import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppWebhooksService } from './app-webhooks.service.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type DeliveryScope = z.infer<typeof WebhookDeliveryParams>;

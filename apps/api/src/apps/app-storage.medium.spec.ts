@@ -11,7 +11,7 @@ import { RecordingStorage } from '../recordings/recording-storage.js';
 import { RecordingsService } from '../recordings/recordings.service.js';
 import { StreamsService } from '../streams/streams.service.js';
 import { AppsService } from './apps.service.js';
-import { StorageRepository } from './storage.repository.js';
+import { StorageRepository } from '../tenancy/storage.repository.js';
 
 const MB = 1_048_576;
 const admin = { kind: 'admin' } as const;

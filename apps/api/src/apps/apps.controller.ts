@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { AppList, AppParams, AppView, CreateAppBody, ErrorBody, UpdateAppBody } from '@tally/contracts';
 import { z } from 'zod';
-import { AdminOnly, CurrentPrincipal, type Principal } from '../auth/principal.js';
+import { CurrentPrincipal, type Principal } from '../tenancy/principal.js';
+import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { AppsService } from './apps.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type Params = z.infer<typeof AppParams>;
 

@@ -13,7 +13,7 @@ import {
 import type { AppLimits } from '@tally/capacity';
 import type { App } from '@tally/db';
 import { AddressPolicy, WebhookResolver } from '@tally/webhooks';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../tenancy/principal.js';
 import { newId } from '../common/ids.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { CacheInvalidation } from '@tally/runtime';
@@ -21,9 +21,9 @@ import { CamerasService } from '../cameras/cameras.service.js';
 import { ReconcileQueue } from '../capacity/reconcile.queue.js';
 import { Clock } from '../common/clock.js';
 import { StreamsService } from '../streams/streams.service.js';
-import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from './app-limits.js';
-import { AppStorage } from './app-storage.js';
-import { type AppChanges, AppsRepository, type StorageChanges } from './apps.repository.js';
+import { mergeOverrides, quotaFieldOf, toFullView, toOverridesView, toQuotaView } from '../tenancy/app-limits.js';
+import { AppStorage } from '../tenancy/app-storage.js';
+import { type AppChanges, AppsRepository, type StorageChanges } from '../tenancy/apps.repository.js';
 
 @Injectable()
 export class AppsService {

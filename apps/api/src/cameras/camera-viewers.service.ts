@@ -3,12 +3,13 @@ import { Admitter, CapacityLedger, cameraUnitCost } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { newId } from '@tally/contracts';
 import type { Camera } from '@tally/db';
-import { hashKey, sameSecret } from '../auth/key-hash.js';
+import { bearerToken } from '../tenancy/bearer.js';
+import { hashKey, sameSecret } from '../tenancy/key-hash.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { AppsRepository } from '../apps/apps.repository.js';
-import { KeysRepository } from '../keys/keys.repository.js';
+import { AppsRepository } from '../tenancy/apps.repository.js';
+import { KeysRepository } from '../tenancy/keys.repository.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { CameraViewerTokens } from './camera-viewer-tokens.js';
 import { CamerasRepository } from './cameras.repository.js';
@@ -117,6 +118,6 @@ export class CameraViewersService implements OnModuleInit, OnModuleDestroy {
 
 /** `Authorization: Bearer x`, else `?token=x` / `?key=x` for clients that cannot set headers. */
 export function presentedCredential(authorization: string | undefined, query: URLSearchParams, param: 'token' | 'key'): string | undefined {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  const bearer = bearerToken(authorization);
   return bearer ?? query.get(param) ?? undefined;
 }

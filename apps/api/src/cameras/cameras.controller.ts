@@ -13,13 +13,13 @@ import {
 } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
 import { presentedCredential } from './camera-viewers.service.js';
 import { CamerasService } from './cameras.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type CameraScope = z.infer<typeof CameraParams>;

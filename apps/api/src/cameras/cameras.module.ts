@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { MetricsRegistryModule } from '../metrics/metrics-registry.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
-import { CameraFrameMetrics } from '../metrics/camera-frames.metrics.js';
+import { CameraFrameMetrics } from './camera-frames.metrics.js';
+import { CamerasCollector } from './cameras.collector.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
 import { CameraPresence } from './camera-presence.js';
@@ -14,7 +16,7 @@ import { CamerasService } from './cameras.service.js';
 
 /** ws-mjpeg cameras: WebSocket ingest, MJPEG / WebSocket / still viewers, admitted per camera and per viewer. */
 @Module({
-  imports: [RateLimitModule],
+  imports: [RateLimitModule, MetricsRegistryModule],
   controllers: [CamerasController],
   providers: [
     CamerasRepository,
@@ -23,11 +25,12 @@ import { CamerasService } from './cameras.service.js';
     CameraPresence,
     CameraViewerPresence,
     CameraFrameMetrics,
+    CamerasCollector,
     CameraViewerTokens,
     CameraViewersService,
     CameraMjpegService,
     CameraSockets,
   ],
-  exports: [CamerasService, CameraPresence, CameraFrameMetrics],
+  exports: [CamerasService],
 })
 export class CamerasModule {}

@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { AppParams, AppUsageView, CapacityCheckBody, CapacityCheckResult, CapacityQuery, CapacityView, ErrorBody } from '@tally/contracts';
 import type { z } from 'zod';
-import { AdminOnly } from '../auth/principal.js';
-import { DirectRoute } from '../common/direct-routes.js';
+import { AdminOnly } from '../routes/access.js';
+import { DirectRoute } from '../routes/direct-route.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CapacityService } from './capacity.service.js';
 import { ReconcileQueue } from './reconcile.queue.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 

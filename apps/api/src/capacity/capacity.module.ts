@@ -1,5 +1,7 @@
 import { Global, Module } from '@nestjs/common';
-import { AdmissionMetrics } from '../metrics/admissions.metrics.js';
+import { MetricsRegistryModule } from '../metrics/metrics-registry.module.js';
+import { AdmissionsCollector } from './admissions.collector.js';
+import { AdmissionMetrics } from './admissions.metrics.js';
 import { CapacityController } from './capacity.controller.js';
 import { CapacityService } from './capacity.service.js';
 import { PolicySync } from './policy-sync.js';
@@ -12,7 +14,8 @@ import { ReconcileQueue } from './reconcile.queue.js';
 @Global()
 @Module({
   controllers: [CapacityController],
-  providers: [AdmissionMetrics, CapacityService, PolicySync, ReconcileQueue],
-  exports: [AdmissionMetrics, ReconcileQueue],
+  imports: [MetricsRegistryModule],
+  providers: [AdmissionMetrics, AdmissionsCollector, CapacityService, PolicySync, ReconcileQueue],
+  exports: [ReconcileQueue],
 })
 export class CapacityModule {}

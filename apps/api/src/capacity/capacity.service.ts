@@ -11,10 +11,10 @@ import {
   QUOTA_FIELDS,
   type ReservationView,
 } from '@tally/contracts';
-import { AppStorage } from '../apps/app-storage.js';
-import { AppsRepository } from '../apps/apps.repository.js';
-import { LiveApps } from '../apps/live-apps.js';
-import { toFullView, toQuotaView } from '../apps/app-limits.js';
+import { AppStorage } from '../tenancy/app-storage.js';
+import { AppsRepository } from '../tenancy/apps.repository.js';
+import { LiveApps } from '../tenancy/live-apps.js';
+import { toFullView, toQuotaView } from '../tenancy/app-limits.js';
 import { NotFoundError } from '../common/domain-error.js';
 import { toDiskView } from './disk-view.js';
 import { CAPACITY_RETRY_AFTER_S } from './refusal.js';

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ClusterSettings, CreateJoinTokenBody, ErrorBody, JoinNodeBody, JoinTokenView, NodeDrainView, NodeParams } from '@tally/contracts';
 import type { z } from 'zod';
-import { AdminOnly, Public } from '../auth/principal.js';
+import { AdminOnly, Public } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { ClusterService } from './cluster.service.js';
 import { NodeRemovalService } from './node-removal.service.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 const bearer = (authorization: string | undefined) => /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
 

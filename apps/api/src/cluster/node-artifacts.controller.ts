@@ -1,10 +1,10 @@
 import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import { ErrorBody, NodeArtifactParams, NodeArtifacts } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { sendStaticFile } from '../common/static-files.js';
 import { ZodPipe } from '../common/zod.pipe.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 import { NodeArtifactsService } from './node-artifacts.service.js';
 
 /** Public in the API key sense: the credential is a valid join token, checked by the service. */

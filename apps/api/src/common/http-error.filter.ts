@@ -1,7 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedRequest } from '../auth/principal.js';
 import { DomainError, LimitRefusedError, RateLimitedError } from './domain-error.js';
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -28,6 +27,9 @@ export class HttpErrorFilter implements ExceptionFilter {
 
 const logger = new Logger(HttpErrorFilter.name);
 
+/** The request once the auth guard has named its principal (tenancy/principal.ts); only the admin sees node ids. */
+type SeenBy = Readonly<{ principal?: Readonly<{ kind: string }> }>;
+
 /**
  * Answers `exception` in the API's error shape. Nest's routes reach it through the filter; the
  * WebSocket routes (plain Fastify routes) through their error handler, so a refused upgrade reads
@@ -38,7 +40,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, exceptio
   if (exception instanceof LimitRefusedError) {
     // Which node came closest to fitting is the operator's business; an app key (or a viewer) is not told node ids.
     const { nodeId, ...shown } = exception.limit;
-    const limit = (request as AuthenticatedRequest).principal?.kind === 'admin' && nodeId !== undefined ? { ...shown, nodeId } : shown;
+    const limit = (request as SeenBy).principal?.kind === 'admin' && nodeId !== undefined ? { ...shown, nodeId } : shown;
     if (limit.retryAfterS !== undefined) void reply.header('retry-after', String(limit.retryAfterS));
     void reply.status(429).send({ error: { code: exception.code, message: exception.message, ...limit }, requestId });
     return;

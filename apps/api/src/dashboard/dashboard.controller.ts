@@ -1,6 +1,6 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { sendStaticFile } from '../common/static-files.js';
 import { DashboardFiles } from './dashboard-files.js';

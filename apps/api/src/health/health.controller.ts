@@ -1,9 +1,9 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { Health } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { HealthService } from './health.service.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('healthz')
 @Public()

@@ -2,12 +2,12 @@ import { Body, Controller, Delete, Get, Param, Post, Res } from '@nestjs/common'
 import { ErrorBody, HlsFileParams, HlsView, LimitRefusal, StartHlsBody, StreamParams } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { HlsFilesService } from './hls-files.service.js';
 import { HlsService } from './hls.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type StreamScope = z.infer<typeof StreamParams>;
 

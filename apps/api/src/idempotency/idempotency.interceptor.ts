@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { catchError, concatMap, defer, finalize, from, type Observable, of, switchMap, throwError } from 'rxjs';
-import type { AuthenticatedRequest } from '../auth/principal.js';
+import type { AuthenticatedRequest } from '../tenancy/principal.js';
 import { DomainError } from '../common/domain-error.js';
 import { IDEMPOTENCY_PENDING_TTL_S, IdempotencyStore } from './idempotency.store.js';
 

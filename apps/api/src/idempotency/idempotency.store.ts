@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { openSecret, sealSecret } from '@tally/webhooks';
-import { RedisConnection } from '../infra/infra.module.js';
+import { RedisConnection } from '@tally/runtime';
 
 /** How long a key is remembered (Stripe's convention): a retry within a day replays the first response. */
 export const IDEMPOTENCY_TTL_S = 24 * 3_600;

@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { IngressesService } from './ingresses.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type IngressScope = z.infer<typeof IngressParams>;

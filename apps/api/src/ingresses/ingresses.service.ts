@@ -13,7 +13,7 @@ import type { Ingress } from '@tally/db';
 import { LivekitIngressClient } from '@tally/livekit';
 import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
 import { INGRESS_START_LAPSE_MS, IngressLifecycle, ingressIdentity, ingressWorkload, toIngressView } from '@tally/streams';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { AppsRepository } from '../tenancy/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';

@@ -1,11 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiKeyList, AppParams, CreatedApiKey, ErrorBody, KeyParams } from '@tally/contracts';
 import type { z } from 'zod';
-import { AdminOnly } from '../auth/principal.js';
+import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { KeysService } from './keys.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('v1/apps/:appId/keys')
 @AdminOnly()

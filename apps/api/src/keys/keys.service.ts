@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyView, CreatedApiKey } from '@tally/contracts';
 import type { ApiKey } from '@tally/db';
-import { AppsRepository } from '../apps/apps.repository.js';
-import { displayPrefix, generateApiKey, hashKey } from '../auth/key-hash.js';
+import { AppsRepository } from '../tenancy/apps.repository.js';
+import { displayPrefix, generateApiKey, hashKey } from '../tenancy/key-hash.js';
 import { Clock } from '../common/clock.js';
 import { NotFoundError } from '../common/domain-error.js';
 import { newId } from '../common/ids.js';
 import { CacheInvalidation } from '@tally/runtime';
-import { KeysRepository } from './keys.repository.js';
+import { KeysRepository } from '../tenancy/keys.repository.js';
 
 @Injectable()
 export class KeysService {

@@ -2,9 +2,9 @@ import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import { AllAppsMeteringQuery, AllAppsMeteringView, AppParams, AppMeteringView, ErrorBody, MeteringQuery } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { AdminOnly } from '../auth/principal.js';
+import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 import { allAppsUsageCsv, appUsageCsv } from './metering-csv.js';
 import { MeteringService } from './metering.service.js';
 

@@ -1,7 +1,8 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import type { FastifyRequest } from 'fastify';
-import { sameSecret } from '../auth/key-hash.js';
+import { bearerToken } from '../tenancy/bearer.js';
+import { sameSecret } from '../tenancy/key-hash.js';
 import { DomainError } from '../common/domain-error.js';
 
 export type MetricsAccess = 'allowed' | 'unauthorized' | 'forbidden';
@@ -16,7 +17,7 @@ export function metricsAccess(
   remoteAddress: string | undefined,
 ): MetricsAccess {
   if (token === undefined) return isLoopback(remoteAddress) ? 'allowed' : 'forbidden';
-  const presented = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  const presented = bearerToken(authorization);
   if (presented === undefined) return 'unauthorized';
   return sameSecret(presented, token) ? 'allowed' : 'forbidden';
 }

@@ -1,10 +1,10 @@
 import { Controller, Get, Header, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { MetricsAccessGuard } from './metrics-access.js';
 import { MetricsRegistry } from './metrics.registry.js';
 import { ErrorBody } from '@tally/contracts';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('metrics')
 @Public()

@@ -1,10 +1,10 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
 import { ErrorBody, NodeList, NodeParams, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
 import type { z } from 'zod';
-import { AdminOnly } from '../auth/principal.js';
+import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { NodesService } from './nodes.service.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('v1/nodes')
 @AdminOnly()

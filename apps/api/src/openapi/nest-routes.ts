@@ -2,10 +2,10 @@ import { type DynamicModule, RequestMethod, type Type } from '@nestjs/common';
 import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { z } from 'zod';
-import { ACCESS, type Access } from '../auth/principal.js';
+import type { Access } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
-import { IDEMPOTENT } from '../idempotency/idempotent.decorator.js';
-import { API_ROUTE, type ApiRouteSpec } from './api-route.js';
+import type { ApiRouteSpec } from '../routes/api-route.js';
+import { routeDeclaration } from '../routes/route-metadata.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete' | 'put';
 
@@ -57,10 +57,7 @@ export function routesOf(controllers: readonly Type[]): NestRoute[] {
       if (name === 'constructor' || typeof handler !== 'function') continue;
       const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
       if (method === undefined) continue;
-      const access =
-        (Reflect.getMetadata(ACCESS, handler) as Access | undefined) ??
-        (Reflect.getMetadata(ACCESS, controller) as Access | undefined) ??
-        'app';
+      const { access, spec, idempotent } = routeDeclaration(controller, handler);
       const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) as Record<string, RouteArg> | undefined) ?? {};
       for (const prefix of prefixes)
         for (const path of [Reflect.getMetadata(PATH_METADATA, handler) as string | string[]].flat()) {
@@ -72,8 +69,8 @@ export function routesOf(controllers: readonly Type[]): NestRoute[] {
             params: schemaOf(args, RouteParamtypes.PARAM) as z.ZodObject | undefined,
             query: schemaOf(args, RouteParamtypes.QUERY) as z.ZodObject | undefined,
             body: schemaOf(args, RouteParamtypes.BODY),
-            spec: Reflect.getMetadata(API_ROUTE, handler) as ApiRouteSpec | undefined,
-            idempotent: Reflect.getMetadata(IDEMPOTENT, handler) === true,
+            spec,
+            idempotent,
           });
         }
     }

@@ -1,6 +1,6 @@
 import { Controller, Get, type Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { routesOf } from './nest-routes.js';
 import { buildOpenApiDocument } from './openapi.document.js';
 import { API_VERSION } from './version.js';

@@ -1,8 +1,8 @@
 import type { Config } from '@tally/config';
 import { describe, expect, it } from 'vitest';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { asConnection, fakeLeaseRedis } from '../../test/fake-lease-redis.js';
-import { AuthFailureGate } from '../auth/auth-failure-gate.js';
+import { AuthFailureGate } from '../tenancy/auth-failure-gate.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 
 function setup(authFailuresPerMinute = 3) {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { RedisConnection } from '@tally/runtime';
-import { AuthFailureGate } from '../auth/auth-failure-gate.js';
-import { clientGroup } from '../auth/client-group.js';
+import { AuthFailureGate } from '../tenancy/auth-failure-gate.js';
+import { clientGroup } from '../tenancy/client-group.js';
 import { RateLimitedError } from '../common/domain-error.js';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { LeasedCounter } from './leased-counter.js';
 import { RedisLeases } from './redis-leases.js';
 

@@ -1,11 +1,11 @@
 import type { Config } from '@tally/config';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PrincipalResolver } from '../auth/principal-resolver.js';
+import type { PrincipalResolver } from '../tenancy/principal-resolver.js';
 import type { AppRateLimits } from './app-rates.js';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { asConnection, fakeLeaseRedis } from '../../test/fake-lease-redis.js';
-import { RATE_LIMIT_CONFIG_KEY } from './rate-limit-class.js';
+import { RATE_LIMIT_CONFIG_KEY } from '../routes/rate-limit-class.js';
 import { ApiRateLimiter, perWindow } from './rate-limiter.js';
 
 const config = {

@@ -2,13 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { RedisConnection } from '@tally/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PrincipalResolver } from '../auth/principal-resolver.js';
+import { PrincipalResolver } from '../tenancy/principal-resolver.js';
 import { RateLimitedError } from '../common/domain-error.js';
 import { sendError } from '../common/http-error.filter.js';
-import { RateLimitMetrics } from '../metrics/rate-limit.metrics.js';
+import { RateLimitMetrics } from './rate-limit.metrics.js';
 import { AppRateLimits } from './app-rates.js';
 import { type Count, LeasedCounter } from './leased-counter.js';
-import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from './rate-limit-class.js';
+import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from '../routes/rate-limit-class.js';
 import { RedisLeases } from './redis-leases.js';
 
 /** One counter: whose requests it counts, how many fit in its window, and what a refusal names. */

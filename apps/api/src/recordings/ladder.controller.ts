@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { sendStaticFile } from '../common/static-files.js';
 import { LadderService } from './ladder.service.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type RecordingScope = z.infer<typeof RecordingParams>;
 type LadderFileScope = z.infer<typeof LadderFileParams>;

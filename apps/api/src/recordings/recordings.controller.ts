@@ -18,7 +18,7 @@ import { RecordingFileService } from './recording-file.service.js';
 import { RecordingDeletion } from './recording-deletion.service.js';
 import { RecordingsService } from './recordings.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;

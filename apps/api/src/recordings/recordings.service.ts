@@ -14,8 +14,8 @@ import {
   RecordingStopper,
   toRecordingView,
 } from '@tally/recordings';
-import { AppStorage } from '../apps/app-storage.js';
-import { AppsRepository } from '../apps/apps.repository.js';
+import { AppStorage } from '../tenancy/app-storage.js';
+import { AppsRepository } from '../tenancy/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';

@@ -12,12 +12,12 @@ import {
   StreamView,
 } from '@tally/contracts';
 import type { z } from 'zod';
-import { DirectRoute } from '../common/direct-routes.js';
+import { DirectRoute } from '../routes/direct-route.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { StreamsService } from './streams.service.js';
 import { TokensService } from './tokens.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 type AppScope = z.infer<typeof AppParams>;
 type StreamScope = z.infer<typeof StreamParams>;

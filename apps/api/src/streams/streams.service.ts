@@ -6,7 +6,7 @@ import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { roomName, StreamLifecycle } from '@tally/streams';
 import { toStreamView } from '@tally/webhooks';
-import { LiveApps } from '../apps/live-apps.js';
+import { LiveApps } from '../tenancy/live-apps.js';
 import { Clock } from '../common/clock.js';
 import { refusalError } from '../capacity/refusal.js';
 import { DomainError, NotFoundError, UpstreamUnavailableError } from '../common/domain-error.js';

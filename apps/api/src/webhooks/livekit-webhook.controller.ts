@@ -1,8 +1,8 @@
 import { Body, Controller, Headers, HttpCode, Post } from '@nestjs/common';
-import { Public } from '../auth/principal.js';
+import { Public } from '../routes/access.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
 import { ErrorBody } from '@tally/contracts';
-import { ApiRoute } from '../openapi/api-route.js';
+import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('webhooks/livekit')
 @Public()

@@ -1,7 +1,7 @@
 import type { ApiKey } from '@tally/db';
 import { describe, expect, it } from 'vitest';
 import { fakeInvalidation, holdableRead } from '../../test/fake-invalidation.js';
-import type { KeysRepository } from '../keys/keys.repository.js';
+import type { KeysRepository } from './keys.repository.js';
 import { ApiKeyCache } from './key-cache.js';
 
 function setup() {

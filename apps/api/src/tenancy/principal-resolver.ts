@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { AuthFailureGate } from './auth-failure-gate.js';
+import { bearerToken } from './bearer.js';
 import { clientGroup } from './client-group.js';
 import { ApiKeyCache } from './key-cache.js';
 import { keyDigest } from './key-hash.js';
@@ -41,7 +42,7 @@ export class PrincipalResolver {
 
   /** Valid keys still work from a throttled client (one office behind one NAT); unknown keys from it are looked up at most once a second. */
   async resolve(header: string | undefined, clientIp: string): Promise<Principal | Unresolved> {
-    const presented = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
+    const presented = bearerToken(header);
     if (!presented) return 'missing';
     const digest = keyDigest(presented);
     if (this.adminDigest !== undefined && timingSafeEqual(digest, this.adminDigest)) return { kind: 'admin' };

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { METRICS } from './metric-names.js';
+import { METRICS } from '../metrics/metric-names.js';
 
 /**
  * Frames the cameras connected to this API process sent: published to viewers, or dropped for
- * coming faster than the camera's maxFps. Provided by the cameras module, which counts them; the
- * metrics module adds the counter to its registry.
+ * coming faster than the camera's maxFps. Provided by the cameras module, which counts them; CamerasCollector
+ * adds the counter to the registry.
  */
 @Injectable()
 export class CameraFrameMetrics {

@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { z } from 'zod';
-import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from '../rate-limit/rate-limit-class.js';
+import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from './rate-limit-class.js';
 
 export const API_ROUTE = 'tally:openapi';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { MetricsRegistry } from './metrics.registry.js';
+import { MetricsRegistry } from '../metrics/metrics.registry.js';
 import { RateLimitMetrics } from './rate-limit.metrics.js';
 
 /** Adds the rate limiter's refusal counter to this API's registry. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { KeysRepository } from '../keys/keys.repository.js';
+import { KeysRepository } from './keys.repository.js';
 
 /** How often the keys used since the last write get their lastUsedAt, in one statement. */
 const FLUSH_INTERVAL_MS = 10_000;

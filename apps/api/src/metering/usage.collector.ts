@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { UsageReader } from '@tally/metering';
 import { Counter } from 'prom-client';
 import { Clock } from '../common/clock.js';
-import { METRICS } from './metric-names.js';
-import { MetricsRegistry } from './metrics.registry.js';
+import { METRICS } from '../metrics/metric-names.js';
+import { MetricsRegistry } from '../metrics/metrics.registry.js';
 
 type Spec = Readonly<{ name: string; help: string; meter: string; label?: string; unit: number }>;
 

@@ -3,11 +3,11 @@ import type { Admitted, Refused } from '@tally/admission';
 import { AdmissionDecisions } from '@tally/runtime';
 import type { WorkloadKind } from '@tally/capacity';
 import { Counter } from 'prom-client';
-import { METRICS } from './metric-names.js';
+import { METRICS } from '../metrics/metric-names.js';
 
 /**
  * Counts every decision of Admitter.admit (AdmissionDecisions). Provided by the capacity module;
- * the metrics module adds the counter to its registry.
+ * AdmissionsCollector adds the counter to the registry.
  */
 @Injectable()
 export class AdmissionMetrics {

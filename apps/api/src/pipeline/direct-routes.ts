@@ -1,4 +1,4 @@
-import { HttpStatus, RequestMethod, SetMetadata, type Type } from '@nestjs/common';
+import { HttpStatus, RequestMethod, type Type } from '@nestjs/common';
 import {
   HTTP_CODE_METADATA,
   INTERCEPTORS_METADATA,
@@ -7,30 +7,26 @@ import {
   ROUTE_ARGS_METADATA,
 } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { DiscoveryService } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { AuthGuard } from '../auth/auth.guard.js';
+import type { Access } from '../routes/access.js';
+import type { AuthGuard } from './auth.guard.js';
 import { IDEMPOTENCY_HEADER } from '../idempotency/idempotency.interceptor.js';
-import { IDEMPOTENT } from '../idempotency/idempotent.decorator.js';
-import { sendError } from './http-error.filter.js';
-import { ZodPipe } from './zod.pipe.js';
-
-const DIRECT = 'tally:direct-route';
-
-/**
- * Marks a controller route that Fastify serves without Nest's router: the route is still declared,
- * documented (OpenAPI) and validated by its decorators, and its controller method still answers, but
- * the guard, the `ZodPipe`s and the error filter are called straight from the Fastify handler. Nest's
- * per-request pipeline (execution context, guard and pipe consumers, the adapter's handler) costs a
- * hot route several µs of CPU per request (docs/capacity.md). Only for routes whose arguments are
- * `@Param` / `@Body` / `@Query` objects validated by a `ZodPipe`, with no interceptor but
- * `@Idempotent()`: a request carrying an Idempotency-Key goes through Nest's handler, interceptor
- * included; one without it (where the interceptor does nothing) is served directly.
- */
-export const DirectRoute = () => SetMetadata(DIRECT, true);
+import { routeDeclaration } from '../routes/route-metadata.js';
+import { sendError } from '../common/http-error.filter.js';
+import { ZodPipe } from '../common/zod.pipe.js';
 
 type Arg = Readonly<{ from: 'params' | 'body' | 'query'; pipe: ZodPipe<z.ZodType> }>;
-type Direct = Readonly<{ controller: Type; method: string; handler: Type; args: readonly Arg[]; status: number; idempotent: boolean }>;
+type Direct = Readonly<{
+  controller: Type;
+  instance: object;
+  method: string;
+  access: Access;
+  args: readonly Arg[];
+  status: number;
+  idempotent: boolean;
+}>;
 
 const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
   [RouteParamtypes.PARAM]: 'params',
@@ -38,24 +34,26 @@ const SOURCES: Partial<Record<RouteParamtypes, Arg['from']>> = {
   [RouteParamtypes.QUERY]: 'query',
 };
 
+/** What serving a route directly needs of the API's guard (AuthGuard). */
+export type DirectGuard = Pick<AuthGuard, 'authorize'>;
+
 /**
- * Replaces the handler Nest registers for each `@DirectRoute()` of `controllers` (an onRoute hook:
- * call before Nest registers its routes, in `app.init()`). `instanceOf` gives Nest's instance of a
- * controller; `guard` is the API's global guard.
+ * Replaces the handler Nest registers for each `@DirectRoute()` of every controller Nest's discovery
+ * finds (an onRoute hook: call after the application is created and before Nest registers its
+ * routes, in `app.init()`). `guard` is the API's global guard.
  */
-export function registerDirectRoutes(
-  fastify: FastifyInstance,
-  controllers: readonly Type[],
-  instanceOf: (controller: Type) => object,
-  guard: AuthGuard,
-): void {
+export function registerDirectRoutes(fastify: FastifyInstance, discovery: DiscoveryService, guard: DirectGuard): void {
   const byRoute = new Map<string, Direct>();
-  for (const controller of controllers) {
+  for (const wrapper of discovery.getControllers()) {
+    const controller = wrapper.metatype as Type | null;
+    const instance = wrapper.instance as object | undefined;
+    if (!controller || !instance) continue;
     const prototype = controller.prototype as Record<string, unknown>;
     for (const method of Object.getOwnPropertyNames(prototype)) {
       const handler = prototype[method];
-      if (typeof handler !== 'function' || Reflect.getMetadata(DIRECT, handler) !== true) continue;
-      const idempotent = Reflect.getMetadata(IDEMPOTENT, handler) === true;
+      if (typeof handler !== 'function') continue;
+      const { direct, idempotent, access } = routeDeclaration(controller, handler);
+      if (!direct) continue;
       const interceptors = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
       if (interceptors.length > (idempotent ? 1 : 0))
         throw new Error(`${controller.name}.${method}: a direct route has no interceptor but @Idempotent()'s`);
@@ -68,8 +66,9 @@ export function registerDirectRoutes(
         (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (verb === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
       byRoute.set(`${verb} ${path}`, {
         controller,
+        instance,
         method,
-        handler: handler as Type,
+        access,
         args: argsOf(controller, method),
         status,
         idempotent,
@@ -79,8 +78,8 @@ export function registerDirectRoutes(
   fastify.addHook('onRoute', (route) => {
     const direct = [route.method].flat().length === 1 ? byRoute.get(`${String(route.method)} ${route.url}`) : undefined;
     if (!direct) return;
-    const instance = instanceOf(direct.controller) as Record<string, (...args: unknown[]) => unknown>;
-    const access = guard.accessOf(direct.controller, direct.handler);
+    const instance = direct.instance as Record<string, (...args: unknown[]) => unknown>;
+    const access = direct.access;
     const viaNest = route.handler;
     route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       if (direct.idempotent && request.headers[IDEMPOTENCY_HEADER] !== undefined) return viaNest.call(this, request, reply);

@@ -1,12 +1,13 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { AppId } from '@tally/contracts';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
-import { LiveApps } from '../apps/live-apps.js';
+import { LiveApps } from '../tenancy/live-apps.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
-import { KeyUsageRecorder } from './key-usage.js';
-import { PrincipalResolver } from './principal-resolver.js';
-import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from './principal.js';
+import { KeyUsageRecorder } from '../tenancy/key-usage.js';
+import { PrincipalResolver } from '../tenancy/principal-resolver.js';
+import { type AuthenticatedRequest, type Principal } from '../tenancy/principal.js';
+import type { Access } from '../routes/access.js';
+import { routeDeclaration } from '../routes/route-metadata.js';
 
 /**
  * Bearer auth for every route. An app key only opens routes of its own app;
@@ -15,20 +16,16 @@ import { ACCESS, type Access, type AuthenticatedRequest, type Principal } from '
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
-    private readonly reflector: Reflector,
     private readonly principals: PrincipalResolver,
     private readonly usage: KeyUsageRecorder,
     private readonly apps: LiveApps,
     private readonly authFailures: AuthFailureLimiter,
   ) {}
 
-  /** A route's access never changes once declared: read from its metadata once per controller and handler, not per request. */
-  private readonly accessByRoute = new WeakMap<object, WeakMap<object, Access>>();
-
   async canActivate(context: ExecutionContext): Promise<boolean> {
     await this.authorize(
       context.switchToHttp().getRequest<AuthenticatedRequest>(),
-      this.accessOf(context.getClass(), context.getHandler()),
+      routeDeclaration(context.getClass(), context.getHandler()).access,
     );
     return true;
   }
@@ -50,17 +47,6 @@ export class AuthGuard implements CanActivate {
     }
     if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
-  }
-
-  accessOf(controller: ReturnType<ExecutionContext['getClass']>, handler: ReturnType<ExecutionContext['getHandler']>): Access {
-    let byHandler = this.accessByRoute.get(controller);
-    if (byHandler === undefined) this.accessByRoute.set(controller, (byHandler = new WeakMap()));
-    let access = byHandler.get(handler);
-    if (access === undefined) {
-      access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, [handler, controller]) ?? 'app';
-      byHandler.set(handler, access);
-    }
-    return access;
   }
 
   private async authenticate(request: AuthenticatedRequest): Promise<Principal> {

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { Gauge } from 'prom-client';
-import { CameraPresence } from '../cameras/camera-presence.js';
+import { CameraPresence } from './camera-presence.js';
 import { CameraFrameMetrics } from './camera-frames.metrics.js';
-import { METRICS } from './metric-names.js';
-import { MetricsRegistry } from './metrics.registry.js';
-import { MetricsRepository } from './metrics.repository.js';
+import { METRICS } from '../metrics/metric-names.js';
+import { MetricsRegistry } from '../metrics/metrics.registry.js';
+import { MetricsRepository } from '../metrics/metrics.repository.js';
 
 /**
  * Cameras per app, read from state every API replica shares: rows in Postgres, connections from the

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AdmissionMetrics } from './admissions.metrics.js';
-import { MetricsRegistry } from './metrics.registry.js';
+import { MetricsRegistry } from '../metrics/metrics.registry.js';
 
 /** Adds the admission counter (fed by the Admitter's observer) to this API's registry. */
 @Injectable()

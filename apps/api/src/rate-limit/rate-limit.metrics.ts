@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { METRICS } from './metric-names.js';
+import { METRICS } from '../metrics/metric-names.js';
 
 /**
  * Counts requests the rate limiter refused, by budget. Provided by the rate-limit module (the
- * limiter feeds it); the metrics module adds it to its registry.
+ * limiter feeds it); RateLimitCollector adds it to the registry.
  */
 @Injectable()
 export class RateLimitMetrics {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CacheInvalidation, cacheOnBus, type InvalidatedCache } from '@tally/runtime';
-import { KeysRepository } from '../keys/keys.repository.js';
+import { KeysRepository } from './keys.repository.js';
 
 export type ActiveKey = Readonly<{ id: string; appId: string }>;
 
