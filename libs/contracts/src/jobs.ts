@@ -68,6 +68,8 @@ export type LadderReport = z.infer<typeof LadderReport>;
 export const JOBS = {
   /** Every reconciler in turn (repeatable, and on demand through POST /v1/reconcile). */
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
+  /** Deletes app webhook events and LiveKit events past TALLY_EVENT_RETENTION_DAYS (repeatable). */
+  pruneEvents: { queue: QUEUES.maintenance, name: 'events.prune', consumer: 'worker', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
   workerExited: { queue: QUEUES.maintenance, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
