@@ -10,4 +10,9 @@ export class HlsSessionsRepository {
   open(): Promise<HlsSession[]> {
     return this.prisma.hlsSession.findMany({ where: { status: { in: OPEN_HLS } } });
   }
+
+  async isOpen(id: string): Promise<boolean> {
+    const session = await this.prisma.hlsSession.findUnique({ where: { id }, select: { status: true } });
+    return session !== null && OPEN_HLS.includes(session.status);
+  }
 }

@@ -11,6 +11,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NodeDepartures } from './node-departures.service.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const LONG_AGO = new Date(NOW.getTime() - 10 * 60_000);
@@ -50,7 +51,11 @@ describe(NodeDepartures.name, () => {
     deliveries = new DeliveryWake(redis.url);
     finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     finalise = new FinaliseQueue(finaliseJobs);
-    sut = new NodeDepartures(prisma, registry, new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise));
+    sut = new NodeDepartures(
+      new RecordingRowsRepository(prisma),
+      registry,
+      new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise),
+    );
     await prisma.app.create({ data: { id: appId, name: 'departures', webhookUrl: 'http://127.0.0.1:9/hooks' } });
     await prisma.stream.create({ data: { id: streamId, appId, name: 's', room: `${appId}.${streamId}`, status: 'live' } });
   });

@@ -6,6 +6,7 @@ import { HlsSessionsRepository } from './hls-sessions.repository.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingLimitsRepository } from './recording-limits.repository.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 import { RecordingLimits } from './recording-limits.service.js';
 import { RecordingFinaliser } from './recording-finaliser.service.js';
 import { RecordingsProcessor } from './recordings.processor.js';
@@ -17,6 +18,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
 @Module({
   providers: [
     ...RECORDING_PROVIDERS,
+    RecordingRowsRepository,
     RecordingFinaliser,
     RecordingUploader,
     RecordingsProcessor,
