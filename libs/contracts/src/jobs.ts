@@ -23,11 +23,13 @@ export const QUEUES = {
   disk: 'tally-disk',
   /** Usage metering's sweep: copies usage from rows, closes lost intervals, rolls hours up. */
   metering: 'tally-metering',
+  /** Live HLS sessions moved along every few seconds, never behind a long sweep. */
+  hls: 'tally-hls',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /** The queues with one fixed name (the other is a family, above). */
-export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering] as const;
+export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering, QUEUES.hls] as const;
 export type StaticQueueName = (typeof STATIC_QUEUES)[number];
 
 /** Which process consumes a job: the worker checks at boot that each of its jobs has exactly one handler. */
@@ -94,6 +96,8 @@ export const JOBS = {
   checkDiskWatermarks: { queue: QUEUES.disk, name: 'disk.watermarks', consumer: 'worker', payload: z.object({}) },
   /** Copies usage from rows, closes intervals whose end was lost, rolls closed hours up (repeatable). */
   sweepUsage: { queue: QUEUES.metering, name: 'usage.sweep', consumer: 'worker', payload: z.object({}) },
+  /** Live HLS sessions: starting → live or failed, open → stopped with their stream, segments deleted after retention (repeatable). */
+  sweepHls: { queue: QUEUES.hls, name: 'hls.sweep', consumer: 'worker', payload: z.object({}) },
   /** Runs a ladder, on the queue of the node it was admitted on (job id = `<recordingId>.<attempt>`). */
   runLadder: { queue: QUEUES.transcodeNode, name: 'ladder.run', consumer: 'agent', payload: LadderRun },
 } as const satisfies Record<string, Readonly<{ queue: QueueName; name: string; consumer: JobConsumer; payload: z.ZodType }>>;

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
+import { HlsJanitor } from './hls-janitor.service.js';
+import { HlsProcessor } from './hls.processor.js';
 import { HlsReconciler } from './hls-reconciler.service.js';
 import { HlsSessionsRepository } from './hls-sessions.repository.js';
 import { LadderRestorer } from './ladder-restorer.service.js';
@@ -14,7 +16,7 @@ import { RecordingUploader } from './recording-uploader.service.js';
 import { WorkerExits } from './worker-exits.service.js';
 import { TranscodesProcessor } from './transcodes.processor.js';
 
-/** Recording finalisation, ladder reports, and the egress side of reconciliation. */
+/** Recording finalisation, ladder reports, live HLS sessions, and the egress side of reconciliation. */
 @Module({
   providers: [
     ...RECORDING_PROVIDERS,
@@ -28,6 +30,8 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     NodeDepartures,
     HlsSessionsRepository,
     HlsReconciler,
+    HlsJanitor,
+    HlsProcessor,
     LadderRestorer,
     RecordingLimitsRepository,
     RecordingLimits,
