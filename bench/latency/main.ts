@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import type { RecordingView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
-import { launchChromium } from '../../apps/dashboard/test/browser.js';
-import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { launchChromium } from '@tally/testing/browser';
+import { createStream, createTenant } from '@tally/testing';
 import { benchArgs } from '../lib/args.js';
 import { lineChartSvg, writePng } from '../lib/plot.js';
 import { progress } from '../lib/progress.js';

@@ -15,3 +15,5 @@ export * from './tools.js';
 export * from './postgres.js';
 export * from './dockerd.js';
 export * from './dns-server.js';
+export * from './factories/rows.js';
+export * from './factories/tenants.js';
