@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordingView } from '@tally/contracts';
 import { type ApiClient } from '@tally/testing';
-import { createStream } from '../../apps/api/test/api-harness.js';
-import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
+import { createStream } from '@tally/testing';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort, startAppProcess, startChild, waitFor } from '@tally/testing';
-import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { createStream, createTenant } from '@tally/testing';
 import { benchArgs } from '../lib/args.js';
 import { httpLoad, type LoadResult } from '../lib/http-load.js';
 import { processTree, sampleTree } from '../lib/proc.js';

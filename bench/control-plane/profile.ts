@@ -1,7 +1,7 @@
 // A CPU profile of the API serving one control-plane route: `node … bench/control-plane/profile.ts <scenario> <connections> <seconds> <dir>`.
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { createStream, createTenant } from '@tally/testing';
 import { httpLoad } from '../lib/http-load.js';
 import { startBenchStack } from '../lib/stack.js';
 import { scenarios } from './scenarios.js';

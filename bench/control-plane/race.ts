@@ -1,6 +1,6 @@
 import type { AppUsageView } from '@tally/contracts';
 import type { ApiClient } from '@tally/testing';
-import { createTenant } from '../../apps/api/test/api-harness.js';
+import { createTenant } from '@tally/testing';
 
 export type RaceResult = Readonly<{
   requests: number;

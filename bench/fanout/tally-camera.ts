@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppView, CameraToken, CreatedApiKey, CreatedCamera } from '@tally/contracts';
 import { runMigrations } from '@tally/db';
-import { generateJpegs } from '../../apps/api/test/camera-client.js';
+import { generateJpegs } from '@tally/testing/camera';
 import {
   ApiClient,
   type Child,

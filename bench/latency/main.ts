@@ -1,10 +1,8 @@
 // bench:latency — glass-to-glass latency, read from a clock drawn into the published video's pixels.
 import { join } from 'node:path';
 import type { RecordingView } from '@tally/contracts';
-import { issueTestCertificate, mediaNodeIp, startClientNamespace, waitFor } from '@tally/testing';
-import { launchChromium } from '../../apps/dashboard/test/browser.js';
-import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
-import { launchFirewalledChromium, openBlankPage } from '../../apps/api/test/firewalled-browser.js';
+import { createStream, createTenant, issueTestCertificate, mediaNodeIp, startClientNamespace, waitFor } from '@tally/testing';
+import { launchChromium, launchFirewalledChromium, openBlankPage } from '@tally/testing/browser';
 import { benchArgs } from '../lib/args.js';
 import { lineChartSvg, writePng } from '../lib/plot.js';
 import { progress } from '../lib/progress.js';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { StreamView } from '@tally/contracts';
 import { freePort, toolPath } from '@tally/testing';
-import { createStream, createTenant } from '../../apps/api/test/api-harness.js';
+import { createStream, createTenant } from '@tally/testing';
 import { benchArgs } from '../lib/args.js';
 import { netCounters, pidsMatching, watchTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
@@ -11,7 +11,7 @@ import { sumMetric } from '../lib/prometheus.js';
 import { type LkSummary, parseLkSummary } from './lk-summary.js';
 import { RESULTS_DIR, writeResult } from '../lib/results.js';
 import { lineChartSvg, writePng } from '../lib/plot.js';
-import { launchChromium } from '../../apps/dashboard/test/browser.js';
+import { launchChromium } from '@tally/testing/browser';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 

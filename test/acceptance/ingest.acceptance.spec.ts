@@ -6,8 +6,8 @@ import { dispose, TrackKind } from '@livekit/rtc-node';
 import type { CameraToken, CreatedCamera, CreatedIngress, HlsView } from '@tally/contracts';
 import { pushRtmp, stopPush, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateJpegs, TestCamera } from '../../apps/api/test/camera-client.js';
-import { firstVideoFrame, joinAndPublish, joinAsViewer, type Publisher, tracksUp, type Viewer } from '../../apps/api/test/media-client.js';
+import { generateJpegs, TestCamera } from '@tally/testing/camera';
+import { firstVideoFrame, joinAndPublish, joinAsViewer, type Publisher, tracksUp, type Viewer } from '@tally/testing/media';
 import { publishWhip, type WhipPublisher } from '../../apps/api/test/whip-client.js';
 import {
   createStream,

@@ -16,7 +16,7 @@ import {
   tracksUp,
   tryPublishVideo,
   type Viewer,
-} from '../../apps/api/test/media-client.js';
+} from '@tally/testing/media';
 import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
 import { joinAndPublishSync, type SyncPublisher } from '../../apps/api/test/sync-publisher.js';
 import {

@@ -6,7 +6,7 @@ import { dispose, TrackKind } from '@livekit/rtc-node';
 import type { AppView, RecordingView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAndPublish, type Publisher, tracksUp } from '../../apps/api/test/media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import {
   createStream,
   createTenant,

@@ -17,7 +17,7 @@ import type {
 import { LivekitEgressClient } from '@tally/livekit';
 import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAndPublish, type Publisher } from '../../apps/api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { deployExpressions, referencedSeries } from '../../apps/api/src/metrics/deploy-queries.js';
 import { launchChromium, openDashboard, signIn } from '../../apps/dashboard/test/browser.js';
 import { createStream, createTenant, type Installed, installed, streamLive, streamToken } from './installed.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { AppUsageView, AppView, LimitRefusal, NodeDiskView, NodeList, RecordingView, WebhookSecretView } from '@tally/contracts';
 import { waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAndPublish, type Publisher, tracksUp } from '../../apps/api/test/media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
 import {
   backdateRecordingEnd,

@@ -1,7 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { AppView, CreatedApiKey, StreamView } from '@tally/contracts';
 import { ApiClient, type Child, freePort, type StackOptions, startAppProcess, startStack, type TestStack } from '@tally/testing';
 import { startApi } from '../src/bootstrap.js';
 
@@ -82,23 +81,4 @@ export async function startReplicas(count: number, options: { env?: Record<strin
   return { stack, clients: ports.map((port) => new ApiClient(`http://127.0.0.1:${port}`, stack.adminKey)), stop };
 }
 
-/** An app with its own key, as an operator would set one up. */
-export async function createTenant(
-  admin: ApiClient,
-  name: string,
-  quotas?: { maxStreams: number },
-): Promise<{ app: AppView; client: ApiClient; key: CreatedApiKey }> {
-  const created = await admin.post<AppView>('/v1/apps', { name });
-  if (created.status !== 201) throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);
-  let app = created.body;
-  if (quotas) app = (await admin.patch<AppView>(`/v1/apps/${app.id}`, { quotas })).body;
-  const key = await admin.post<CreatedApiKey>(`/v1/apps/${app.id}/keys`);
-  if (key.status !== 201) throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
-  return { app, key: key.body, client: admin.withKey(key.body.key) };
-}
-
-export async function createStream(client: ApiClient, appId: string, name = 'a stream'): Promise<StreamView> {
-  const response = await client.post<StreamView>(`/v1/apps/${appId}/streams`, { name });
-  if (response.status !== 201) throw new Error(`create stream: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body;
-}
+export { createStream, createTenant } from '@tally/testing';

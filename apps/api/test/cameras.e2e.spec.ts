@@ -15,7 +15,7 @@ import { CAMERA_CLOSE_CODES } from '@tally/contracts';
 import { freePort, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createTenant, startApiHarness } from './api-harness.js';
-import { generateJpegs, RefusedUpgrade, TestCamera, TestMjpegViewer, TestSocketViewer } from './camera-client.js';
+import { generateJpegs, RefusedUpgrade, TestCamera, TestMjpegViewer, TestSocketViewer } from '@tally/testing/camera';
 
 /** Viewer leases short enough that a dead API process's viewers are seen to lapse within the test. */
 const LEASE_S = 3;

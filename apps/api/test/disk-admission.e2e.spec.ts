@@ -6,7 +6,7 @@ import type { CapacityCheckResult, CapacityView, LimitRefusal, NodeList, StreamT
 import { waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, tracksUp, type Publisher } from './media-client.js';
+import { joinAndPublish, tracksUp, type Publisher } from '@tally/testing/media';
 
 const MIB = 1024 * 1024;
 const SIZE_MB = 32;

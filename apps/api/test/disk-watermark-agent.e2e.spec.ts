@@ -8,7 +8,7 @@ import type { AppUsageView, NodeList, RecordingView, StreamToken, WorkerList } f
 import { type Child, startAppProcess, TEST_NODE_BUDGET, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { download, recordingIn } from './recording-client.js';
 import { mountSmallDisk, type SmallDisk } from './small-disk.js';
 

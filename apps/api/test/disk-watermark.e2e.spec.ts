@@ -9,7 +9,7 @@ import type { AppView, RecordingMode, RecordingView, StreamToken } from '@tally/
 import { type Child, startAppProcess, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { download, recordingIn } from './recording-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 import { mountSmallDisk, reportedClear, type SmallDisk, watermarkChecks, type WatermarkChecks } from './small-disk.js';

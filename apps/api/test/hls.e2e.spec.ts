@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { HlsView, LimitRefusal, StartHlsBody, StreamToken, StreamView } from '@tally/contracts';
 import { type ApiClient, waitFor } from '@tally/testing';
+import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker } from '../../worker/src/bootstrap.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 
 const run = promisify(execFile);
 const RETENTION_S = 3;
@@ -32,6 +34,8 @@ function segmentEntries(playlist: string): SegmentEntry[] {
 
 describe('live HLS on a real segmented egress', () => {
   let harness: ApiHarness;
+  // The worker's HLS sweep promotes sessions to live, stops them with their stream and deletes their segments.
+  let worker: INestApplicationContext | undefined;
   let hlsDir: string;
   const publishers: Publisher[] = [];
   const scratch = mkdtempSync(join(tmpdir(), 'tally-hls-test-'));
@@ -39,10 +43,12 @@ describe('live HLS on a real segmented egress', () => {
   beforeAll(async () => {
     hlsDir = mkdtempSync(join(tmpdir(), 'tally-hls-'));
     harness = await startApiHarness({ TALLY_HLS_DIR: hlsDir, TALLY_HLS_RETENTION_S: String(RETENTION_S) }, { egress: true });
+    worker = await startWorker(harness.stack.config, { logger: false });
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all(publishers.map((p) => p.stop()));
+    await worker?.close();
     await harness?.stop();
     rmSync(scratch, { recursive: true, force: true });
     rmSync(hlsDir, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { LivekitIngressClient, LivekitRoomClient } from '@tally/livekit';
 import { type Child, pushRtmp, startAppProcess, stopPush, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { firstVideoFrame, joinAsViewer, type Viewer } from './media-client.js';
+import { firstVideoFrame, joinAsViewer, type Viewer } from '@tally/testing/media';
 import { publishWhip, type WhipPublisher } from './whip-client.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { SignedReceiver } from './signed-receiver.js';
 
 type Tenant = Awaited<ReturnType<typeof createTenant>>;

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { sendParticipantEvent } from './livekit-webhook-sender.js';
-import { joinAndPublish, joinAsViewer, type Publisher, type Viewer } from './media-client.js';
+import { joinAndPublish, joinAsViewer, type Publisher, type Viewer } from '@tally/testing/media';
 
 const HOUR_MS = 3_600_000;
 const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsController } from '../src/metrics/metrics.controller.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { generateJpegs, TestCamera, TestSocketViewer } from './camera-client.js';
+import { generateJpegs, TestCamera, TestSocketViewer } from '@tally/testing/camera';
 
 const TOKEN = 'metrics-token-for-the-e2e-test';
 

@@ -12,7 +12,7 @@ import { type ApiClient, type Child, freePort, startAppProcess, TEST_NODE_BUDGET
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { forward, installWithPrivateMounts, nodeHome, readableCheckout, removeHome } from './joined-node.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { recordingIn } from './recording-client.js';
 
 const run = promisify(execFile);

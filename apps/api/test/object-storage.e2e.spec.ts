@@ -9,7 +9,7 @@ import type { RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { type ApiClient, type Child, startAppProcess, type TestObjectStore, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { download, recordingIn } from './recording-client.js';
 
 const run = promisify(execFile);

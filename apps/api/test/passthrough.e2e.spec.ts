@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beepOnsets, flashOnsets, matchOnsets, type SyncReport } from './av-sync.js';
 import { type ApiHarness, createStream, createTenant } from './api-harness.js';
 import { startApiHarness } from './api-harness.js';
-import { type Publisher, tracksUp } from './media-client.js';
+import { type Publisher, tracksUp } from '@tally/testing/media';
 import { SignedReceiver } from './signed-receiver.js';
 import { download, recordingIn } from './recording-client.js';
 import { joinAndPublishSync, type SyncPublisher } from './sync-publisher.js';

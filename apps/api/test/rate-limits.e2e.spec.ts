@@ -1,7 +1,7 @@
 import type { AppView, CreatedCamera, RateLimitRefusal } from '@tally/contracts';
 import { type ApiClient, type ApiResponse, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestCamera } from './camera-client.js';
+import { TestCamera } from '@tally/testing/camera';
 import { type ApiReplicas, createStream, createTenant, startReplicas } from './api-harness.js';
 
 /**

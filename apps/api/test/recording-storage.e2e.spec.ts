@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import { type AppUsageView, type AppView, type LimitRefusal, newId, type RecordingView, type StreamToken } from '@tally/contracts';
 import { createPrismaClient, type PrismaClient } from '@tally/db';
-import { type Child, startAppProcess, waitFor } from '@tally/testing';
+import { type Child, startAppProcess, TestRows, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { download, recordingIn } from './recording-client.js';
 import { SignedReceiver } from './signed-receiver.js';
 
@@ -42,28 +42,22 @@ describe('per-app storage, recording length and retention', () => {
 
   /** A complete recording row holding `sizeBytes`, with a file of that name on disk, as the finaliser leaves one. */
   async function completeRecording(appId: string, streamId: string, sizeBytes: number): Promise<{ id: string; path: string }> {
+    const now = new Date();
     const id = newId('rec');
-    const location = `${appId}/${id}.ogg`;
+    const { location } = await new TestRows(prisma).newRecording({
+      id,
+      appId,
+      streamId,
+      mode: 'track',
+      location: `${appId}/${id}.ogg`,
+      sizeBytes: BigInt(sizeBytes),
+      endReason: 'stopped',
+      startedAt: now,
+      endedAt: now,
+    });
     const path = join(harness.stack.config.recordings.dir, location);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, 'OggS');
-    await prisma.recording.create({
-      data: {
-        id,
-        appId,
-        streamId,
-        mode: 'track',
-        status: 'complete',
-        reason: 'seeded',
-        nodeId: 'seeded',
-        storage: 'local',
-        location,
-        sizeBytes: BigInt(sizeBytes),
-        endReason: 'stopped',
-        startedAt: new Date(),
-        endedAt: new Date(),
-      },
-    });
     return { id, path };
   }
 

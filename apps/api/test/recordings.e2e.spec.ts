@@ -13,7 +13,7 @@ import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { download, recordingIn } from './recording-client.js';
-import { joinAndPublish, type Publisher, tracksUp } from './media-client.js';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { SignedReceiver } from './signed-receiver.js';
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { newId } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
 import { ladderDirOf } from '@tally/recordings';
-import type { ApiClient } from '@tally/testing';
+import { type ApiClient, TestRows } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 
@@ -18,11 +18,13 @@ const SECRET = 'admin-key-0123456789abcdef0123456789abcdef';
 describe('files the API serves from media-writable directories', () => {
   let harness: ApiHarness;
   let prisma: ReturnType<typeof createPrismaClient>;
+  let rows: TestRows;
   let secret: string;
 
   beforeAll(async () => {
     harness = await startApiHarness();
     prisma = createPrismaClient(harness.stack.config.databaseUrl);
+    rows = new TestRows(prisma);
     secret = join(mkdtempSync(join(tmpdir(), 'tally-secrets-')), 'admin.key');
     writeFileSync(secret, SECRET);
   }, 120_000);
@@ -49,24 +51,10 @@ describe('files the API serves from media-writable directories', () => {
 
   /** A complete local recording of `appId`, its file written under the recordings directory. */
   async function completeRecording(appId: string, streamId: string): Promise<{ id: string; location: string; path: string }> {
-    const id = newId('rec');
-    const location = `${appId}/${id}.mp4`;
+    const { id, location } = await rows.newRecording({ appId, streamId, nodeId: harness.stack.nodeId });
     const path = join(harness.stack.config.recordings.dir, location);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, 'not really an mp4');
-    await prisma.recording.create({
-      data: {
-        id,
-        appId,
-        streamId,
-        mode: 'track_composite',
-        status: 'complete',
-        reason: 'seeded',
-        nodeId: harness.stack.nodeId,
-        storage: 'local',
-        location,
-      },
-    });
     return { id, location, path };
   }
 
@@ -116,20 +104,7 @@ describe('files the API serves from media-writable directories', () => {
     const dir = join(harness.stack.config.hls.dir, app.id, stream.id, id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'seg_00001.ts'), 'segment');
-    await prisma.hlsSession.create({
-      data: {
-        id,
-        appId: app.id,
-        streamId: stream.id,
-        mode: 'composite',
-        preset: 'seeded',
-        segmentS: 2,
-        audio: true,
-        status: 'live',
-        nodeId: harness.stack.nodeId,
-        dir,
-      },
-    });
+    await rows.newHlsSession({ id, appId: app.id, streamId: stream.id, nodeId: harness.stack.nodeId, dir });
     const url = `/hls/${app.id}/${stream.id}/seg_00001.ts`;
     expect((await harness.anonymous.raw(url)).status).toBe(200);
 

@@ -12,7 +12,7 @@ import {
   type Publisher,
   tryPublishVideo,
   type Viewer,
-} from './media-client.js';
+} from '@tally/testing/media';
 
 describe('a stream with real LiveKit clients', () => {
   let sut: ApiHarness;

@@ -11,7 +11,7 @@ import {
   VideoFrame,
   VideoSource,
 } from '@livekit/rtc-node';
-import type { Publisher } from './media-client.js';
+import type { Publisher } from '@tally/testing/media';
 
 /** The picture's sizes: the first until `resize`, then the second (as a simulcast layer switch changes it). */
 const SIZES = [

@@ -20,7 +20,7 @@ import {
   leave,
   selectedPaths,
   subscribedKinds,
-} from './firewalled-browser.js';
+} from '@tally/testing/browser';
 import { recordingIn } from './recording-client.js';
 
 const TURN_DOMAIN = 'turn.tally.test';

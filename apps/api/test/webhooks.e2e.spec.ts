@@ -20,7 +20,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../src/bootstrap.js';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 
 /** Small backoff so retries happen within a test. */
 const WORKER_ENV = {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../../dashboard/test/browser.js';
+import { launchChromium } from '@tally/testing/browser';
 
 /** A WHIP publisher in Chromium: the browser's fake camera and microphone, offered to a WHIP endpoint. */
 export type WhipPublisher = Readonly<{

@@ -6,7 +6,7 @@ import type { RecordingView, StreamToken, StreamView, WorkerList } from '@tally/
 import { type Child, startAppProcess, startDockerd, type TestDockerd, toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 
 const IDLE_GRACE_S = 4;
 const EGRESS_IMAGE = 'tally/egress:1.8.6';

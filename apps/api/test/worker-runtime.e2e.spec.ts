@@ -6,7 +6,7 @@ import type { AppUsageView, RecordingView, StreamToken, StreamView, WorkerList }
 import { acceptsTcp, type ApiClient, type Child, mediaNodeIp, startAppProcess, tcpListenersOfGroup, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
-import { joinAndPublish, type Publisher } from './media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { SignedReceiver } from './signed-receiver.js';
 
 const IDLE_GRACE_S = 4;

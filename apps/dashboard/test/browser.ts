@@ -1,33 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { launchChromium } from '@tally/testing/browser';
+import type { Browser, Page } from 'playwright-core';
 
-/** Debian's Chromium (apt-get install chromium); no browser download. */
-const CHROMIUM = process.env['TALLY_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium fonts-liberation (scripts/provision/system.sh does)`);
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-      '--allow-loopback-in-peer-connection',
-      '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
-}
+export { launchChromium };
 
 /** A fresh browser context (its own sessionStorage) on the sign-in page. */
 export async function openDashboard(browser: Browser, baseUrl: string, path = '/dashboard/'): Promise<Page> {

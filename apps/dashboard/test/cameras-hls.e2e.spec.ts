@@ -3,7 +3,7 @@ import { waitFor } from '@tally/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
-import { generateJpegs, TestCamera, TestSocketViewer } from '../../api/test/camera-client.js';
+import { generateJpegs, TestCamera, TestSocketViewer } from '@tally/testing/camera';
 import { alertText, launchChromium, openDashboard, screenshot, signIn } from './browser.js';
 
 type ImageLike = { complete: boolean; naturalWidth: number; naturalHeight: number; hidden: boolean; src: string };

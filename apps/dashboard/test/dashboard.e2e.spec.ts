@@ -4,7 +4,7 @@ import { mediaNodeIp, waitFor } from '@tally/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { alertText, launchChromium, openDashboard, screenshot, signIn, videoPlaying } from './browser.js';
 
 describe('the dashboard in Chromium', () => {

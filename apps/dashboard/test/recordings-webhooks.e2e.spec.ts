@@ -8,7 +8,7 @@ import { type ApiClient, type Child, mediaNodeIp, startAppProcess, waitFor } fro
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { SignedReceiver } from '../../api/test/signed-receiver.js';
 import { formatBytes, formatDuration } from '../src/format.js';
 import { alertText, launchChromium, openDashboard, screenshot, signIn, videoPlaying } from './browser.js';

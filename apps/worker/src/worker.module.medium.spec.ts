@@ -76,7 +76,9 @@ describe(WorkerModule.name, () => {
     const transcodes = new Queue(QUEUES.transcodes, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     const maintenance = new Queue(QUEUES.maintenance, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     try {
-      expect((await maintenance.getJobSchedulers()).map((s) => s.key)).toEqual([JOBS.reconcileStreams.name]);
+      expect((await maintenance.getJobSchedulers()).map((s) => s.key)).toEqual(
+        expect.arrayContaining([JOBS.reconcileStreams.name, JOBS.pruneEvents.name]),
+      );
       expect((await transcodes.getJobSchedulers()).map((s) => s.key)).toEqual([JOBS.sweepLadders.name]);
       const job = await transcodes.add(JOBS.sweepLadders.name, {});
       const finished = await waitFor('the ladder sweep to finish', async () => {

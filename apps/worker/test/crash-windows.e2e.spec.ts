@@ -10,7 +10,7 @@ import { ApiClient, type Child, freePort, startAppProcess, startStack, type Test
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../../api/src/bootstrap.js';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { startWorker } from '../src/bootstrap.js';
 import { HoldingProxy, type HoldMode } from './holding-proxy.js';
 import { sweepOnce } from './sweep.js';

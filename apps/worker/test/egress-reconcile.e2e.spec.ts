@@ -11,7 +11,7 @@ import { EgressStopRequests } from '@tally/runtime';
 import { ApiClient, freePort, startStack, type TestStack, waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { startApi } from '../../api/src/bootstrap.js';
 import { startWorker } from '../src/bootstrap.js';
 

@@ -23,7 +23,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { recordingIn } from '../../api/test/recording-client.js';
 import { startWorker } from '../src/bootstrap.js';
 import { sweepOnce } from './sweep.js';

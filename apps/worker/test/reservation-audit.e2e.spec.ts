@@ -7,7 +7,7 @@ import { waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from '../../api/test/api-harness.js';
-import { joinAndPublish, type Publisher } from '../../api/test/media-client.js';
+import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { startWorker } from '../src/bootstrap.js';
 import { sweepOnce } from './sweep.js';
 

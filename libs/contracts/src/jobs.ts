@@ -30,11 +30,13 @@ export const QUEUES = {
   disk: 'tally-disk',
   /** Usage metering's sweep: copies usage from rows, closes lost intervals, rolls hours up. */
   metering: 'tally-metering',
+  /** Live HLS sessions moved along every few seconds, never behind a long sweep. */
+  hls: 'tally-hls',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /** The queues with one fixed name (the others are families, above). */
-export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering] as const;
+export const STATIC_QUEUES = [QUEUES.maintenance, QUEUES.recordings, QUEUES.transcodes, QUEUES.disk, QUEUES.metering, QUEUES.hls] as const;
 export type StaticQueueName = (typeof STATIC_QUEUES)[number];
 
 /** Which process consumes a job: the worker checks at boot that each of its jobs has exactly one handler. */
@@ -100,6 +102,8 @@ export type RecordingStaged = z.infer<typeof RecordingStaged>;
 export const JOBS = {
   /** Every reconciler in turn (repeatable, and on demand through POST /v1/reconcile). */
   reconcileStreams: { queue: QUEUES.maintenance, name: 'streams.reconcile', consumer: 'worker', payload: z.object({}) },
+  /** Deletes app webhook events and LiveKit events past TALLY_EVENT_RETENTION_DAYS (repeatable). */
+  pruneEvents: { queue: QUEUES.maintenance, name: 'events.prune', consumer: 'worker', payload: z.object({}) },
   /** A node's media worker ended on its own: what ran on it failed (job id = node, kind, worker and time). */
   workerExited: { queue: QUEUES.nodeReport, name: 'worker.exited', consumer: 'worker', payload: WorkerExitReport },
   /** Probes, checksums and moves a finished egress file into place (job id = recording id). */
@@ -127,6 +131,8 @@ export const JOBS = {
   checkDiskWatermarks: { queue: QUEUES.disk, name: 'disk.watermarks', consumer: 'worker', payload: z.object({}) },
   /** Copies usage from rows, closes intervals whose end was lost, rolls closed hours up (repeatable). */
   sweepUsage: { queue: QUEUES.metering, name: 'usage.sweep', consumer: 'worker', payload: z.object({}) },
+  /** Live HLS sessions: starting → live or failed, open → stopped with their stream, segments deleted after retention (repeatable). */
+  sweepHls: { queue: QUEUES.hls, name: 'hls.sweep', consumer: 'worker', payload: z.object({}) },
   /** Runs a ladder, on the queue of the node it was admitted on (job id = `<recordingId>.<attempt>`). */
   runLadder: { queue: QUEUES.transcodeNode, name: 'ladder.run', consumer: 'agent', payload: LadderRun },
   /** Stages a recording's files from a node without the origin's recordings directory (job id = recording id). */

@@ -13,8 +13,8 @@ export type HlsLifecycleOptions = Readonly<{
 }>;
 
 /**
- * The live HLS session state machine, shared by the API (start, stop, the janitor) and the worker
- * (reconciliation, app teardown): starting → live once egress wrote the playlist, → failed when its
+ * The live HLS session state machine, shared by the API (start, stop) and the worker (the HLS sweep,
+ * reconciliation, app teardown): starting → live once egress wrote the playlist, → failed when its
  * egress never ran, open → stopped, then its segments purged after the retention period. Every
  * transition is a conditional update; the reservation (the session id) is given back after the row
  * changed, and only by the writer that changed it.

@@ -17,3 +17,5 @@ export * from './dockerd.js';
 export * from './dns-server.js';
 export * from './client-namespace.js';
 export * from './test-ca.js';
+export * from './factories/rows.js';
+export * from './factories/tenants.js';

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { newId } from '@tally/contracts';
 import type { RecordingStatus } from '@tally/db';
+import { TestRows } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { DomainError, LimitRefusedError, NotFoundError } from '../common/domain-error.js';
@@ -39,29 +40,20 @@ describe(StorageRepository.name, () => {
     row: { status: RecordingStatus; sizeBytes?: number; durationS?: number; ladderKbps?: number[] },
     file = false,
   ) => {
-    const id = newId('rec');
-    const location = `${appId}/${id}.mp4`;
-    await api.prisma.recording.create({
-      data: {
-        id,
-        appId,
-        streamId,
-        mode: 'track_composite',
-        status: row.status,
-        reason: 'seeded',
-        nodeId: api.nodeId,
-        storage: 'local',
-        location,
-        sizeBytes: row.sizeBytes === undefined ? null : BigInt(row.sizeBytes),
-        durationS: row.durationS ?? null,
-        endedAt: new Date(),
-        ...(row.ladderKbps
-          ? {
-              ladderStatus: 'ready' as const,
-              ladderRenditions: row.ladderKbps.map((bitrateKbps, i) => ({ name: `r${i}`, width: 640, height: 360, bitrateKbps })),
-            }
-          : {}),
-      },
+    const { id, location } = await new TestRows(api.prisma).newRecording({
+      appId,
+      streamId,
+      status: row.status,
+      nodeId: api.nodeId,
+      sizeBytes: row.sizeBytes === undefined ? null : BigInt(row.sizeBytes),
+      durationS: row.durationS ?? null,
+      endedAt: new Date(),
+      ...(row.ladderKbps
+        ? {
+            ladderStatus: 'ready' as const,
+            ladderRenditions: row.ladderKbps.map((bitrateKbps, i) => ({ name: `r${i}`, width: 640, height: 360, bitrateKbps })),
+          }
+        : {}),
     });
     if (file) {
       const path = join(api.get(RecordingStorage).files.dir, location);

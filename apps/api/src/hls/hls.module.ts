@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { StreamsModule } from '../streams/streams.module.js';
 import { HlsFilesService } from './hls-files.service.js';
-import { HlsJanitor } from './hls-janitor.js';
 import { HlsController, HlsFilesController } from './hls.controller.js';
 import { HlsRepository } from './hls.repository.js';
 import { HlsService } from './hls.service.js';
@@ -10,7 +9,7 @@ import { HlsService } from './hls.service.js';
 @Module({
   imports: [StreamsModule],
   controllers: [HlsController, HlsFilesController],
-  providers: [HlsRepository, HlsService, HlsFilesService, HlsJanitor],
+  providers: [HlsRepository, HlsService, HlsFilesService],
   exports: [HlsRepository],
 })
 export class HlsModule {}

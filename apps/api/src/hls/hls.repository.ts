@@ -15,7 +15,7 @@ export type NewHlsSession = Readonly<{
   dir: string;
 }>;
 
-/** HLS session rows; reads are scoped by appId and streamId, the janitor's sweeps span every app. */
+/** HLS session rows; reads are scoped by appId and streamId (the worker's HLS sweep reads every app's). */
 @Injectable()
 export class HlsRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -33,32 +33,9 @@ export class HlsRepository {
     return this.prisma.hlsSession.findFirst({ where: { appId, streamId, status: { in: OPEN } } });
   }
 
-  /** Open sessions whose stream has ended, with when it ended. */
-  async openOfEndedStreams(): Promise<Readonly<{ session: HlsSession; endedAt: Date }>[]> {
-    const open = await this.prisma.hlsSession.findMany({ where: { status: { in: OPEN } }, take: 500 });
-    if (open.length === 0) return [];
-    const ended = await this.prisma.stream.findMany({
-      where: { id: { in: open.map((s) => s.streamId) }, status: 'ended' },
-      select: { id: true, endedAt: true },
-    });
-    const endedAt = new Map(ended.map((s) => [s.id, s.endedAt ?? new Date(0)]));
-    return open.flatMap((session) => {
-      const at = endedAt.get(session.streamId);
-      return at ? [{ session, endedAt: at }] : [];
-    });
-  }
-
   /** The session an egress writes for, named by the playlist path it was asked to write (its id may not be stored yet). */
   async ofEgressPath(requestedPath: string | undefined): Promise<HlsSession | null> {
     const id = hlsSessionIdInPath(requestedPath);
     return id ? this.prisma.hlsSession.findUnique({ where: { id } }) : null;
-  }
-
-  starting(): Promise<HlsSession[]> {
-    return this.prisma.hlsSession.findMany({ where: { status: 'starting' }, take: 100 });
-  }
-
-  due(now: Date): Promise<HlsSession[]> {
-    return this.prisma.hlsSession.findMany({ where: { purgeAt: { lte: now }, purgedAt: null }, take: 100 });
   }
 }

@@ -62,7 +62,7 @@ export class HlsService {
     });
     try {
       // Made here, not by egress: in the shared HLS directory what tally creates stays writable by
-      // the group, so the janitor can delete the segments egress (the media user) writes into it.
+      // the group, so the worker's HLS sweep can delete the segments egress (the media user) writes into it.
       await mkdir(dir, { recursive: true });
       const egress = await this.egress.startSegments(request, { dir, segmentS });
       await this.lifecycle.egressStarted(id, egress.egressId);
@@ -80,7 +80,7 @@ export class HlsService {
     return toHlsView(session, this.config.http.publicUrl);
   }
 
-  /** Ends the egress; the segments stay servable for the retention period, then the janitor deletes them. */
+  /** Ends the egress; the segments stay servable for the retention period, then the worker's HLS sweep deletes them. */
   async stop(appId: string, streamId: string): Promise<HlsView> {
     await this.streams.require(appId, streamId);
     const session = await this.sessions.open(appId, streamId);

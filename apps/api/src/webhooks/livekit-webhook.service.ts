@@ -89,7 +89,7 @@ export class LivekitWebhookService {
   }
 
   /**
-   * Live HLS runs egresses too; their sessions follow them by polling (HlsJanitor, the worker's
+   * Live HLS runs egresses too; their sessions follow them by polling (the worker's HLS sweep and
    * reconciler), so their events need nothing. Only an egress nothing in Tally started is worth a warning.
    */
   private async notRecording(name: string, egress: EgressSummary): Promise<void> {

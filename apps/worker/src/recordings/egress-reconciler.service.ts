@@ -2,12 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import { egressKindOf } from '@tally/capacity';
 import { hlsSessionIdInPath } from '@tally/contracts';
-import { PrismaService } from '@tally/db';
 import { type EgressSummary, LivekitEgressClient } from '@tally/livekit';
 import type { Recording, RecordingEgress } from '@tally/db';
 import { FinaliseQueue, PassthroughEgresses, partInPath, RecordingLifecycle, recordingIdInPath } from '@tally/recordings';
 import { EgressStopRequests } from '@tally/runtime';
 import type { RedisLoss } from '../reconcile/redis-loss.js';
+import { HlsSessionsRepository } from './hls-sessions.repository.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 /** A recording younger than this may not have its egress id stored yet: it is not judged. */
 const SETTLE_MS = 60_000;
@@ -34,7 +35,8 @@ export class EgressReconciler {
   private readonly logger = new Logger(EgressReconciler.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
+    private readonly hlsSessions: HlsSessionsRepository,
     private readonly egress: LivekitEgressClient,
     private readonly lifecycle: RecordingLifecycle,
     private readonly finalise: FinaliseQueue,
@@ -53,10 +55,7 @@ export class EgressReconciler {
     const forgottenBefore = loss?.lostAt;
     const egresses = await this.egress.list({ activeOnly: false });
     const byId = new Map(egresses.map((e) => [e.egressId, e]));
-    const open = await this.prisma.recording.findMany({
-      where: { status: { in: ['starting', 'active', 'ending'] } },
-      include: { egresses: true },
-    });
+    const open = await this.rows.open();
     const report = {
       recordingsAdvanced: 0,
       recordingsFailedVanished: 0,
@@ -96,7 +95,7 @@ export class EgressReconciler {
     const owned = new Set(
       open.flatMap((r) => (stillOpen.has(r.id) ? [r.egressId, ...r.egresses.map((e) => e.egressId)].filter((id) => id !== null) : [])),
     );
-    const current = await this.prisma.recordingEgress.findMany({ where: { recordingId: { in: [...stillOpen] } } });
+    const current = await this.rows.partsOf([...stillOpen]);
     for (const part of current) if (part.egressId) owned.add(part.egressId);
     // One Tally already asked to stop (the API's recording or HLS stop, a teardown, an earlier sweep:
     // the egress adapter notes every stop) is given time: asking again only waits another 10 s.
@@ -173,10 +172,7 @@ export class EgressReconciler {
     }
     if (status === 'ending' && missing.length > 0) {
       // Egress finished with these files and LiveKit has forgotten it since: the finaliser decides.
-      await this.prisma.recordingEgress.updateMany({
-        where: { recordingId: recording.id, track: { in: missing as RecordingEgress['track'][] } },
-        data: { state: 'lost' },
-      });
+      await this.rows.markPartsLost(recording.id, missing as RecordingEgress['track'][]);
       await this.finalise.enqueue(recording.id);
     }
     if ((status === 'active' || (forgotten && status === 'starting')) && (await this.restore(recording))) report.reservationsRestored += 1;
@@ -191,7 +187,6 @@ export class EgressReconciler {
 
   /** Read per egress, after the list: a session created meanwhile writes its row before it asks for its egress. */
   private async hlsSessionOpen(id: string): Promise<boolean> {
-    const session = await this.prisma.hlsSession.findUnique({ where: { id }, select: { status: true } });
-    return session !== null && (session.status === 'starting' || session.status === 'live');
+    return this.hlsSessions.isOpen(id);
   }
 }

@@ -8,6 +8,8 @@ import { EgressClient, EgressInfo, EgressStatus } from 'livekit-server-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MediaStopper } from '../reconcile/media-stopper.js';
 import { EgressReconciler } from './egress-reconciler.service.js';
+import { HlsSessionsRepository } from './hls-sessions.repository.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 /** Redis's SET … EX and MGET, on a clock the test moves; `down` makes every call fail like a lost connection. */
 class ExpiringStore {
@@ -55,7 +57,8 @@ function setup() {
     hlsSession: { findUnique: () => Promise.resolve(null) },
   } as unknown as PrismaService;
   const sut = new EgressReconciler(
-    prisma,
+    new RecordingRowsRepository(prisma),
+    new HlsSessionsRepository(prisma),
     egress,
     {} as RecordingLifecycle,
     {} as FinaliseQueue,

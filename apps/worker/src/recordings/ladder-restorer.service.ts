@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
 import type { WorkloadKind } from '@tally/capacity';
-import { PrismaService } from '@tally/db';
 import { ladderReservationId } from '@tally/recordings';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 const KIND_OF: Readonly<Record<string, WorkloadKind>> = { nvenc: 'transcode.nvenc', x264: 'transcode.cpu' };
 
@@ -14,16 +14,13 @@ const KIND_OF: Readonly<Record<string, WorkloadKind>> = { nvenc: 'transcode.nven
 @Injectable()
 export class LadderRestorer {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     private readonly ledger: CapacityLedger,
     private readonly admitter: Admitter,
   ) {}
 
   async run(): Promise<Readonly<{ reservationsRestored: number }>> {
-    const running = await this.prisma.recording.findMany({
-      where: { ladderStatus: 'running' },
-      select: { id: true, appId: true, ladderEncoder: true, ladderNodeId: true },
-    });
+    const running = await this.rows.runningLadders();
     let restored = 0;
     for (const r of running) {
       const kind = KIND_OF[r.ladderEncoder ?? ''];

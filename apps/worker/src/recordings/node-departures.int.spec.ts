@@ -5,12 +5,13 @@ import { type NodeHeartbeat, QUEUES } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
 import { NodeRegistry } from '@tally/nodes';
 import { FinaliseQueue, RecordingLifecycle } from '@tally/recordings';
-import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
+import { createTestDatabase, startRedis, type TestRedis, TestRows } from '@tally/testing';
 import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NodeDepartures } from './node-departures.service.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const LONG_AGO = new Date(NOW.getTime() - 10 * 60_000);
@@ -38,6 +39,7 @@ describe(NodeDepartures.name, () => {
   let finalise: FinaliseQueue;
   let finaliseJobs: Queue;
   let sut: NodeDepartures;
+  let rows: TestRows;
   const appId = 'app_departures000000';
   const streamId = 'str_departures000000';
 
@@ -50,9 +52,14 @@ describe(NodeDepartures.name, () => {
     deliveries = new DeliveryWake(redis.url);
     finaliseJobs = new Queue(QUEUES.recordings, { connection: { url: redis.url, maxRetriesPerRequest: null } });
     finalise = new FinaliseQueue(finaliseJobs);
-    sut = new NodeDepartures(prisma, registry, new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise));
-    await prisma.app.create({ data: { id: appId, name: 'departures', webhookUrl: 'http://127.0.0.1:9/hooks' } });
-    await prisma.stream.create({ data: { id: streamId, appId, name: 's', room: `${appId}.${streamId}`, status: 'live' } });
+    sut = new NodeDepartures(
+      new RecordingRowsRepository(prisma),
+      registry,
+      new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise),
+    );
+    rows = new TestRows(prisma);
+    await rows.newApp({ id: appId, name: 'departures', webhookUrl: 'http://127.0.0.1:9/hooks' });
+    await rows.newStream({ id: streamId, appId, status: 'live' });
   });
 
   afterAll(async () => {
@@ -74,21 +81,7 @@ describe(NodeDepartures.name, () => {
     if (!decision.ok) throw new Error('not admitted');
     expect((await ledger.reserve(id, decision.placement, capsOnly(LIMITS), [], 60_000)).ok).toBe(true);
     await ledger.confirm(id);
-    await prisma.recording.create({
-      data: {
-        id,
-        appId,
-        streamId,
-        mode: 'track_composite',
-        reason: 'test',
-        nodeId,
-        status: 'active',
-        createdAt,
-        startedAt: createdAt,
-        storage: 'local',
-        location: `${appId}/${id}.mp4`,
-      },
-    });
+    await rows.newRecording({ id, appId, streamId, nodeId, status: 'active', createdAt, startedAt: createdAt });
     return id;
   }
 

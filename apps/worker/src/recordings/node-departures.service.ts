@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { PrismaService } from '@tally/db';
 import { NodeRegistry } from '@tally/nodes';
 import { RecordingLifecycle } from '@tally/recordings';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 /** A recording younger than this was placed from a pool listing that may be a moment old: it is not judged. */
 const SETTLE_MS = 30_000;
@@ -19,16 +19,13 @@ export class NodeDepartures {
   private readonly logger = new Logger(NodeDepartures.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     private readonly registry: NodeRegistry,
     private readonly lifecycle: RecordingLifecycle,
   ) {}
 
   async run(now: Date): Promise<NodeDeparturesReport> {
-    const open = await this.prisma.recording.findMany({
-      where: { status: { in: ['starting', 'active', 'ending'] }, createdAt: { lt: new Date(now.getTime() - SETTLE_MS) } },
-      select: { id: true, nodeId: true },
-    });
+    const open = await this.rows.openCreatedBefore(new Date(now.getTime() - SETTLE_MS));
     if (open.length === 0) return { recordingsFailedNodeGone: 0 };
     const listed = new Set((await this.registry.list()).map((n) => n.nodeId));
     const gone = new Set<string>();

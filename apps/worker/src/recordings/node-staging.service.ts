@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { type RecordingStaged, stagingKey } from '@tally/contracts';
-import { PrismaService } from '@tally/db';
 import { FinaliseQueue, RecordingFiles, RecordingObjects, StagingQueue } from '@tally/recordings';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 /**
  * With object storage on, a node that records without the origin's recordings directory stages
@@ -22,7 +22,7 @@ export class NodeStaging implements OnModuleDestroy {
   constructor(
     private readonly queue: StagingQueue,
     private readonly finalise: FinaliseQueue,
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     @Inject(CONFIG) config: Config,
   ) {
     this.files = new RecordingFiles(config.recordings.dir);
@@ -74,7 +74,7 @@ export class NodeStaging implements OnModuleDestroy {
   /** The node staged what it had: the recording is finalised from the bucket. */
   async applyReport(report: RecordingStaged): Promise<void> {
     // The reporting node is the queue's (checked by the consumer); only the recording's own node speaks for its files.
-    const recording = await this.prisma.recording.findUnique({ where: { id: report.recordingId }, select: { nodeId: true } });
+    const recording = await this.rows.get(report.recordingId);
     if (recording?.nodeId !== report.nodeId) {
       this.logger.warn(`node ${report.nodeId} reported staging recording ${report.recordingId}, which is not its own: ignored`);
       return;

@@ -4,12 +4,12 @@ import { copyFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { PrismaService } from '@tally/db';
 import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/recordings';
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
 import { NodeStaging } from './node-staging.service.js';
 import { PassthroughJoiner } from './passthrough-joiner.js';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 import { RecordingUploader } from './recording-uploader.service.js';
 
 /** A passthrough egress in one of these states may still write its file. */
@@ -31,7 +31,7 @@ export class RecordingFinaliser {
   private readonly joiner: PassthroughJoiner;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     private readonly lifecycle: RecordingLifecycle,
     private readonly ladders: LadderLifecycle,
     private readonly clock: Clock,
@@ -45,7 +45,7 @@ export class RecordingFinaliser {
 
   /** `staged`: the recording's node has staged what it had; what is still absent is absent. */
   async finalise(recordingId: string, staged = false): Promise<FinaliseOutcome> {
-    const recording = await this.prisma.recording.findUnique({ where: { id: recordingId } });
+    const recording = await this.rows.get(recordingId);
     if (!recording || recording.status !== 'ending') return 'skipped';
 
     if (recording.storage === 's3') {
@@ -62,7 +62,7 @@ export class RecordingFinaliser {
 
     const incoming = this.files.incomingPath(recording.location);
     const final = this.files.finalPath(recording.location);
-    const parts = recording.mode === 'passthrough' ? await this.prisma.recordingEgress.findMany({ where: { recordingId } }) : [];
+    const parts = recording.mode === 'passthrough' ? await this.rows.parts(recordingId) : [];
     if (parts.some((p) => WRITING.includes(p.state))) return 'skipped';
     const written = recording.mode === 'passthrough' ? parts.map((p) => p.location) : [recording.location];
     if (this.staging.enabled && !(await exists(incoming)) && !(await exists(final))) {
@@ -76,7 +76,7 @@ export class RecordingFinaliser {
     }
     // A passthrough recording's tracks are joined into the incoming file first (unless a run before a crash did).
     if (recording.mode === 'passthrough' && !(await exists(incoming)) && !(await exists(final))) {
-      const app = await this.prisma.app.findUnique({ where: { id: recording.appId } });
+      const app = await this.rows.app(recording.appId);
       const joined = await this.joiner.join(recording, parts, app?.recordingFormat === 'source_opus');
       if (!joined.ok) return this.fail(recordingId, joined.reason);
     }
@@ -109,7 +109,7 @@ export class RecordingFinaliser {
 
   /** The app's `transcodeLadder` setting: a ladder for every complete recording with video. */
   private async ladderIfWanted(recordingId: string): Promise<void> {
-    const recording = await this.prisma.recording.findUnique({ where: { id: recordingId }, include: { app: true } });
+    const recording = await this.rows.withApp(recordingId);
     if (!recording?.app.transcodeLadder) return;
     try {
       const outcome = await this.ladders.requestForApp(recording);

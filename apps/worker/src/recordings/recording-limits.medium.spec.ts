@@ -4,9 +4,8 @@ import { dirname, join } from 'node:path';
 import type { TestingModule } from '@nestjs/testing';
 import { Test } from '@nestjs/testing';
 import { type Config, loadConfig } from '@tally/config';
-import { newId } from '@tally/contracts';
 import { PrismaService } from '@tally/db';
-import { createTestDatabase, dropDatabase, startRedis, type TestRedis } from '@tally/testing';
+import { createTestDatabase, dropDatabase, startRedis, type TestRedis, TestRows } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WorkerModule } from '../worker.module.js';
 import { RecordingLimits } from './recording-limits.service.js';
@@ -19,6 +18,7 @@ describe(RecordingLimits.name, () => {
   let config: Config;
   let module: TestingModule;
   let prisma: PrismaService;
+  let rows: TestRows;
   let sut: RecordingLimits;
 
   beforeAll(async () => {
@@ -39,6 +39,7 @@ describe(RecordingLimits.name, () => {
     // Compiled, not started: no schedule runs a sweep beside the test's.
     module = await Test.createTestingModule({ imports: [WorkerModule.forRoot(config)] }).compile();
     prisma = module.get(PrismaService, { strict: false });
+    rows = new TestRows(prisma);
     sut = module.get(RecordingLimits, { strict: false });
   });
   afterAll(async () => {
@@ -48,11 +49,9 @@ describe(RecordingLimits.name, () => {
   });
 
   const newApp = async (recordingRetentionDays: number | null) => {
-    const appId = newId('app');
-    await prisma.app.create({ data: { id: appId, name: 'retention', recordingRetentionDays, webhookUrl: 'https://example.com/hooks' } });
-    const streamId = newId('str');
-    await prisma.stream.create({ data: { id: streamId, appId, name: 'show', room: `room-${streamId}` } });
-    return { appId, streamId };
+    const app = await rows.newApp({ name: 'retention', recordingRetentionDays, webhookUrl: 'https://example.com/hooks' });
+    const stream = await rows.newStream({ appId: app.id, name: 'show' });
+    return { appId: app.id, streamId: stream.id };
   };
 
   /** A finished recording with its file and ladder on disk, ended `ageMs` before `now`. */
@@ -62,30 +61,13 @@ describe(RecordingLimits.name, () => {
     ageMs: number,
     status: 'complete' | 'failed' = 'complete',
   ) => {
-    const id = newId('rec');
-    const location = `${app.appId}/${id}.mp4`;
+    const endedAt = new Date(now.getTime() - ageMs);
+    const { id, location } = await rows.newRecording({ ...app, status, sizeBytes: 5n, startedAt: endedAt, endedAt });
     const file = join(config.recordings.dir, location);
     const ladder = join(config.recordings.dir, app.appId, `${id}.ladder`, 'master.m3u8');
     mkdirSync(dirname(ladder), { recursive: true });
     writeFileSync(file, 'media');
     writeFileSync(ladder, '#EXTM3U');
-    const endedAt = new Date(now.getTime() - ageMs);
-    await prisma.recording.create({
-      data: {
-        id,
-        appId: app.appId,
-        streamId: app.streamId,
-        mode: 'track_composite',
-        status,
-        reason: 'seeded',
-        nodeId: 'seeded',
-        storage: 'local',
-        location,
-        sizeBytes: 5n,
-        startedAt: endedAt,
-        endedAt,
-      },
-    });
     return { id, file, ladder };
   };
 

@@ -1,8 +1,8 @@
 import { rm, stat } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { PrismaService } from '@tally/db';
 import { FinaliseQueue, RecordingFiles, RecordingObjects } from '@tally/recordings';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 export type UploadOutcome = 'uploaded' | 'skipped' | 'waiting';
 
@@ -24,7 +24,7 @@ export class RecordingUploader implements OnModuleDestroy {
   private readonly objects: RecordingObjects | undefined;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     private readonly queue: FinaliseQueue,
     @Inject(CONFIG) config: Config,
   ) {
@@ -43,7 +43,7 @@ export class RecordingUploader implements OnModuleDestroy {
 
   async upload(recordingId: string): Promise<UploadOutcome> {
     const objects = this.objects;
-    const recording = await this.prisma.recording.findUnique({ where: { id: recordingId } });
+    const recording = await this.rows.get(recordingId);
     if (!objects || !recording || recording.status !== 'complete' || recording.storage !== 'local') return 'skipped';
     if (recording.ladderStatus !== null && LADDER_BUSY.includes(recording.ladderStatus)) return 'waiting';
     const path = this.files.finalPath(recording.location);
@@ -59,15 +59,11 @@ export class RecordingUploader implements OnModuleDestroy {
       if (stored !== sizeBytes) throw new Error(`the stored object holds ${stored ?? 'no'} bytes, the file ${sizeBytes}`);
     } catch (error) {
       const reason = `upload to object storage failed: ${describe(error)}`;
-      await this.prisma.recording.updateMany({ where: { id: recordingId, storage: 'local' }, data: { uploadError: reason } });
+      await this.rows.recordUploadError(recordingId, reason);
       throw new Error(reason, { cause: error });
     }
 
-    const moved = await this.prisma.recording.updateMany({
-      where: { id: recordingId, status: 'complete', storage: 'local' },
-      data: { storage: 's3', uploadError: null },
-    });
-    if (moved.count === 0) {
+    if (!(await this.rows.markUploaded(recordingId))) {
       // Deleted while it went up: the object must not outlive its row.
       await objects.remove(recording.location);
       return 'skipped';
@@ -80,12 +76,7 @@ export class RecordingUploader implements OnModuleDestroy {
   /** Each sweep: every complete recording still on local storage is queued again (a queued one stays queued once). */
   async requeue(): Promise<number> {
     if (!this.objects) return 0;
-    const pending = await this.prisma.recording.findMany({
-      where: { status: 'complete', storage: 'local' },
-      select: { id: true },
-      orderBy: { endedAt: 'asc' },
-      take: SWEEP_BATCH,
-    });
+    const pending = await this.rows.localComplete(SWEEP_BATCH);
     for (const { id } of pending) await this.queue.enqueueUpload(id);
     return pending.length;
   }

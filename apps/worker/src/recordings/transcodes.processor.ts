@@ -1,51 +1,33 @@
-import { type BeforeApplicationShutdown, Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { CONFIG, type Config } from '@tally/config';
-import { JOBS, type JobPayload, QUEUES } from '@tally/contracts';
+import { type JobPayload, QUEUES } from '@tally/contracts';
 import { NodeRegistry } from '@tally/nodes';
 import { LadderLifecycle } from '@tally/recordings';
-import { HandlesJob, type JobConsumerHost, runJob } from '@tally/runtime';
-import type { Job, Queue } from 'bullmq';
-import { keepScheduled, upsertSchedule } from '../jobs/kept-schedule.js';
+import { HandlesJob, ScheduledProcessor, type ScheduledJob } from '@tally/runtime';
+import type { Queue } from 'bullmq';
 
 /** Sweeps stuck ladders (the agents' reports arrive on their nodes' report queues, NodeReportsProcessor). */
 @Processor(QUEUES.transcodes, { concurrency: 4 })
-export class TranscodesProcessor extends WorkerHost implements JobConsumerHost, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class TranscodesProcessor extends ScheduledProcessor {
   readonly consumes = QUEUES.transcodes;
-  private readonly logger = new Logger(TranscodesProcessor.name);
-  private stopKeeping: (() => void) | undefined;
 
   constructor(
     private readonly ladders: LadderLifecycle,
     private readonly registry: NodeRegistry,
-    @InjectQueue(QUEUES.transcodes) private readonly queue: Queue,
+    @InjectQueue(QUEUES.transcodes) protected readonly queue: Queue,
     @Inject(CONFIG) private readonly config: Config,
   ) {
     super();
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    const schedule = { queue: this.queue, name: JOBS.sweepLadders.name, everyMs: this.config.sweepIntervalS * 1000 };
-    await upsertSchedule(schedule);
-    this.stopKeeping = keepScheduled(schedule, this.logger);
-  }
-
-  beforeApplicationShutdown(): void {
-    this.stopKeeping?.();
-  }
-
-  process(job: Job): Promise<unknown> {
-    return runJob(this, job);
+  protected schedules(): readonly ScheduledJob[] {
+    return [{ job: 'sweepLadders', everyMs: this.config.sweepIntervalS * 1000 }];
   }
 
   @HandlesJob('sweepLadders')
   async sweepLadders(_payload: JobPayload<'sweepLadders'>): Promise<Readonly<{ laddersFailedOver: number }>> {
     const live = new Set((await this.registry.list()).map((n) => n.nodeId));
     return { laddersFailedOver: await this.ladders.sweep(live) };
-  }
-
-  @OnWorkerEvent('failed')
-  onFailed(job: Job | undefined, error: Error): void {
-    this.logger.error(`${job?.name ?? '?'} ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { WorkerExitReport } from '@tally/contracts';
-import { PrismaService } from '@tally/db';
 import { RecordingLifecycle } from '@tally/recordings';
+import { RecordingRowsRepository } from './recording-rows.repository.js';
 
 /**
  * A node's egress worker ended on its own (crash, OOM kill): every recording it was writing is
@@ -15,17 +15,14 @@ export class WorkerExits {
   private readonly logger = new Logger(WorkerExits.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly rows: RecordingRowsRepository,
     private readonly lifecycle: RecordingLifecycle,
   ) {}
 
   async handle(report: WorkerExitReport): Promise<{ recordingsFailed: number }> {
     if (report.kind !== 'egress') return { recordingsFailed: 0 };
     const at = new Date(report.at);
-    const lost = await this.prisma.recording.findMany({
-      where: { nodeId: report.nodeId, status: { in: ['starting', 'active', 'ending'] }, createdAt: { lte: at } },
-      select: { id: true },
-    });
+    const lost = await this.rows.openOnNode(report.nodeId, at);
     let failed = 0;
     for (const { id } of lost) {
       if (await this.lifecycle.fail(id, `egress worker on ${report.nodeId}: ${report.reason}`, at)) failed++;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { PrismaService } from '@tally/db';
+import { RetainedEventsRepository } from './retained-events.repository.js';
 
 /** Rows deleted per statement, so one prune never holds long locks or a huge transaction. */
 const BATCH = 5_000;
@@ -17,25 +17,15 @@ export class EventPruner {
   private readonly logger = new Logger(EventPruner.name);
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly events: RetainedEventsRepository,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /** Returns how many webhook events and LiveKit events were deleted. */
   async prune(now: Date): Promise<{ webhookEvents: number; livekitEvents: number }> {
     const cutoff = new Date(now.getTime() - this.config.eventRetentionMs);
-    const webhookEvents = await this.repeat(
-      () => this.prisma.$executeRaw`
-        DELETE FROM "WebhookEvent" WHERE id IN (
-          SELECT e.id FROM "WebhookEvent" e
-          WHERE e."createdAt" < ${cutoff}
-            AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."eventId" = e.id AND d.status = 'pending')
-          LIMIT ${BATCH})`,
-    );
-    const livekitEvents = await this.repeat(
-      () => this.prisma.$executeRaw`
-        DELETE FROM "LivekitEvent" WHERE id IN (SELECT id FROM "LivekitEvent" WHERE "receivedAt" < ${cutoff} LIMIT ${BATCH})`,
-    );
+    const webhookEvents = await this.repeat(() => this.events.deleteSettledWebhookEvents(cutoff, BATCH));
+    const livekitEvents = await this.repeat(() => this.events.deleteLivekitEvents(cutoff, BATCH));
     if (webhookEvents + livekitEvents > 0) {
       this.logger.log(`pruned ${webhookEvents} webhook events and ${livekitEvents} LiveKit events older than ${cutoff.toISOString()}`);
     }

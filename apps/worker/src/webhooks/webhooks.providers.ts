@@ -3,6 +3,7 @@ import type { Config } from '@tally/config';
 import { AddressPolicy, WebhookResolver, WebhookSender } from '@tally/webhooks';
 import { EndpointHealthRepository } from './endpoint-health.repository.js';
 import { EventPruner } from './event-pruner.service.js';
+import { RetainedEventsRepository } from './retained-events.repository.js';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
@@ -16,6 +17,7 @@ export function webhooksProviders(config: Config): Provider[] {
     EndpointHealthRepository,
     WebhookDeliverer,
     WebhookDispatcher,
+    RetainedEventsRepository,
     EventPruner,
     WebhooksRunner,
   ];

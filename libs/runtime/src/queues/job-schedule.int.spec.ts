@@ -3,7 +3,7 @@ import { startRedis, type TestRedis, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keepScheduled, upsertSchedule } from './kept-schedule.js';
+import { keepScheduled, upsertSchedule } from './job-schedule.js';
 
 describe(keepScheduled.name, () => {
   let redis: TestRedis;

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ClientNamespace } from '@tally/testing';
+import type { ClientNamespace } from './client-namespace.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 const run = promisify(execFile);

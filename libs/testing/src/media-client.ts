@@ -15,7 +15,7 @@ import {
   VideoStream,
 } from '@livekit/rtc-node';
 import type { StreamToken } from '@tally/contracts';
-import type { ApiClient } from '@tally/testing';
+import type { ApiClient } from './http.js';
 
 const WIDTH = 320;
 const HEIGHT = 240;
