@@ -2,9 +2,19 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { dispose, TrackKind } from '@livekit/rtc-node';
-import type { AppView, LimitRefusal, NodeList, RecordingView, StreamView, WebhookSecretView, WorkerList } from '@tally/contracts';
+import type {
+  AppMeteringView,
+  AppView,
+  LimitRefusal,
+  NodeList,
+  RecordingView,
+  StreamView,
+  WebhookSecretView,
+  WorkerList,
+} from '@tally/contracts';
 import { acceptsTcp, tcpListenersOfGroup, waitFor } from '@tally/testing';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +100,49 @@ describe('an installed node: live streams, recordings and signed webhooks', () =
       30_000,
     );
     expect(liveEvent.signatureValid).toBe(true);
+  });
+
+  it("meters a real publisher's minutes within 2 % of this test's clock, in JSON and as CSV", async () => {
+    // An app of its own: the other tests' publishers and recorders are not in its bill.
+    const metered = await createTenant(node.admin, 'acceptance metering');
+    try {
+      const stream = await createStream(metered, 'metered');
+      const token = await streamToken(metered, stream.id, 'publisher', 'metered-host');
+      const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+      const path = `/v1/apps/${metered.app.id}/metering?from=${new Date(hour).toISOString()}&to=${new Date(hour + 2 * 3_600_000).toISOString()}&granularity=hour`;
+      const joined = Date.now();
+      const publisher = await joinAndPublish(token.url, token.token);
+      await streamLive(metered, stream.id);
+      await sleep(Math.max(0, joined + 30_000 - Date.now()));
+      const left = Date.now();
+      await publisher.stop();
+
+      // The leave webhook may follow the room emptying; until it comes the open interval counts up to each read.
+      let previous = -1;
+      const billed = await waitFor(
+        'the leave to be metered',
+        async () => {
+          const usage = (await metered.client.get<AppMeteringView>(path)).body;
+          const settled = usage.publisherMinutes > 0 && usage.publisherMinutes === previous;
+          previous = usage.publisherMinutes;
+          return settled ? usage : undefined;
+        },
+        60_000,
+      );
+      const clock = (left - joined) / 60_000;
+      expect(Math.abs(billed.publisherMinutes - clock), `${billed.publisherMinutes} vs ${clock} minutes`).toBeLessThanOrEqual(clock * 0.02);
+      expect(billed.participantMinutes).toBeCloseTo(billed.publisherMinutes, 9);
+
+      const csv = await metered.client.raw(path, { accept: 'text/csv' });
+      expect(csv.headers.get('content-type')).toContain('text/csv');
+      const [header, ...rows] = (await csv.text()).trim().split('\n');
+      const column = header!.split(',').indexOf('publisher_minutes');
+      expect(column).toBeGreaterThan(0);
+      expect(rows.every((r) => r.startsWith(`${metered.app.id},`))).toBe(true);
+      expect(rows.map((r) => Number(r.split(',')[column])).reduce((a, b) => a + b, 0)).toBeCloseTo(billed.publisherMinutes, 4);
+    } finally {
+      await node.admin.delete(`/v1/apps/${metered.app.id}`);
+    }
   });
 
   /**

@@ -12,6 +12,7 @@ import { RecordingsPage } from './pages/recordings-page.js';
 import { SignIn } from './pages/sign-in.js';
 import { StreamPage } from './pages/stream-page.js';
 import { StreamsPage } from './pages/streams-page.js';
+import { UsagePage } from './pages/usage-page.js';
 import { WebhooksPage } from './pages/webhooks-page.js';
 import { APP_PAGES, type AppPage, isAppPage, type Route } from './routes.js';
 import { clearSession, loadSession, saveSession, type Session } from './session.js';
@@ -23,6 +24,7 @@ const PAGE_TITLES: Readonly<Record<AppPage, string>> = {
   webhooks: 'Webhooks',
   ingresses: 'Ingresses',
   cameras: 'Cameras',
+  usage: 'Usage',
 };
 
 export function App(): ReactNode {
@@ -183,5 +185,7 @@ function Page({ session, route, apps }: { session: Session; route: Route; apps: 
       return <IngressesPage appId={route.appId} session={session} />;
     case 'cameras':
       return <CamerasPage appId={route.appId} session={session} />;
+    case 'usage':
+      return <UsagePage appId={route.appId} session={session} />;
   }
 }

@@ -1,6 +1,6 @@
 export const BASE = '/dashboard';
 
-export const APP_PAGES = ['streams', 'recordings', 'quotas', 'webhooks', 'ingresses', 'cameras'] as const;
+export const APP_PAGES = ['streams', 'recordings', 'quotas', 'webhooks', 'ingresses', 'cameras', 'usage'] as const;
 export type AppPage = (typeof APP_PAGES)[number];
 
 export type Route =
@@ -43,6 +43,7 @@ export function routePath(route: Route): string {
     case 'webhooks':
     case 'ingresses':
     case 'cameras':
+    case 'usage':
       return `${BASE}/apps/${encodeURIComponent(route.appId)}/${route.page}`;
   }
 }

@@ -229,7 +229,7 @@ describe('the dashboard in Chromium', () => {
     const defaults = (await sut.admin.get<AppView>(`/v1/apps/${app.id}`)).body.rateLimits;
     const admin = await open();
     await signIn(admin, sut.stack.adminKey);
-    const appRow = admin.getByRole('table', { name: 'Apps' }).getByRole('row').filter({ hasText: app.id });
+    const appRow = admin.getByRole('table', { name: 'Apps', exact: true }).getByRole('row').filter({ hasText: app.id });
     await appRow.getByRole('button', { name: 'Edit request rates of rates-co' }).click();
     const form = admin.getByRole('form', { name: 'Request rates of rates-co' });
     const requests = form.getByLabel('Requests per minute (empty = default)');

@@ -15,6 +15,7 @@ describe(parseRoute.name, () => {
       { page: 'webhooks', appId },
       { page: 'ingresses', appId },
       { page: 'cameras', appId },
+      { page: 'usage', appId },
     ];
 
     for (const route of routes) expect(parseRoute(routePath(route))).toEqual(route);

@@ -3,9 +3,10 @@ import type { ReactNode } from 'react';
 import { AppsPanel } from './admin-apps.js';
 import { JoinNodePanel } from './admin-join.js';
 import { NodesPanel } from './admin-nodes.js';
+import { TopAppsPanel } from './admin-top-apps.js';
 import { WhatIfPanel } from './admin-what-if.js';
 
-/** The operator's view: nodes and their budgets, adding a node, admission what-ifs, apps. */
+/** The operator's view: nodes and their budgets, adding a node, admission what-ifs, apps, the apps that use most. */
 export function AdminPage({ apps }: { apps: AppView[] }): ReactNode {
   return (
     <div className="stack">
@@ -13,6 +14,7 @@ export function AdminPage({ apps }: { apps: AppView[] }): ReactNode {
       <JoinNodePanel />
       <WhatIfPanel apps={apps} />
       <AppsPanel />
+      <TopAppsPanel apps={apps} />
     </div>
   );
 }
