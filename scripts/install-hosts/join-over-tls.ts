@@ -9,7 +9,7 @@
  * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/join-over-tls.ts BASE_URL ADMIN_KEY_FILE
  */
 import { readFileSync } from 'node:fs';
-import { joinAndPublish } from '../../apps/api/test/media-client.js';
+import { joinAndPublish } from '@tally/testing/media';
 
 const [base, adminKeyFile] = process.argv.slice(2) as [string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { joinAndPublish } from '../../apps/api/test/media-client.js';
+import { joinAndPublish } from '@tally/testing/media';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, stateDir] = process.argv.slice(2) as [string, string, string];
