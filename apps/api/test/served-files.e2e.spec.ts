@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -116,7 +117,7 @@ describe('files the API serves from media-writable directories', () => {
     const dir = join(harness.stack.config.hls.dir, app.id, stream.id, id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'seg_00001.ts'), 'segment');
-    await prisma.hlsSession.create({
+    const session = await prisma.hlsSession.create({
       data: {
         id,
         appId: app.id,
@@ -128,9 +129,10 @@ describe('files the API serves from media-writable directories', () => {
         status: 'live',
         nodeId: harness.stack.nodeId,
         dir,
+        publicId: randomBytes(16).toString('hex'),
       },
     });
-    const url = `/hls/${app.id}/${stream.id}/seg_00001.ts`;
+    const url = `/hls/${session.publicId}/seg_00001.ts`;
     expect((await harness.anonymous.raw(url)).status).toBe(200);
 
     await expectOnlyRegularFiles(harness.anonymous, url, join(dir, 'seg_00001.ts'));
