@@ -60,6 +60,7 @@ describe('capacity-aware admission', () => {
       resource: 'node.ram',
       requested: expect.any(Number) as number,
     });
+    expect(chrome).not.toHaveProperty('nodeId');
     expect((await check('nonsense', 1)).status).toBe(400);
     const usage = (await client.get<AppUsageView>(`/v1/apps/${app.id}/usage`)).body;
     expect(usage.items.find((i) => i.quota === 'maxRecordings')).toEqual({ quota: 'maxRecordings', used: 0, limit: 50, guarantee: 0 });

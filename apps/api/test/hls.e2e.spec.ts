@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { HlsView, LimitRefusal, StartHlsBody, StreamToken, StreamView } from '@tally/contracts';
+import { LivekitRoomClient } from '@tally/livekit';
 import { type ApiClient, waitFor } from '@tally/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,10 +149,20 @@ describe('live HLS on a real segmented egress', () => {
 
       const session = await startHls(client, app.id, stream.id);
       expect(session).toMatchObject({ mode: 'track_composite', preset: 'standard', segmentS: 2, audio: true, status: 'starting' });
-      expect(session.playlistUrl).toBe(`${harness.anonymous.baseUrl}/hls/${app.id}/${stream.id}/index.m3u8`);
+      expect(session.playlistUrl).toMatch(new RegExp(`^${harness.anonymous.baseUrl}/hls/[0-9a-f]{32}/index\\.m3u8$`));
       expect((await client.post(`/v1/apps/${app.id}/streams/${stream.id}/hls`, {})).status).toBe(409);
 
       const { response, text, entries } = await playlistOf(session.playlistUrl, client, session, 2);
+      // What a LiveKit token tells anyone (the room name, so the app and stream ids) leads to no playlist.
+      for (const derived of [`${app.id}/${stream.id}`, stream.room, `${app.id}/${stream.id}/${session.id}`]) {
+        for (const file of ['index.m3u8', 'live.m3u8', entries[0]!.name]) {
+          expect([derived, file, (await fetch(`${harness.anonymous.baseUrl}/hls/${derived}/${file}`)).status]).toEqual([
+            derived,
+            file,
+            404,
+          ]);
+        }
+      }
       expect(response.headers.get('content-type')).toBe('application/vnd.apple.mpegurl');
       expect(response.headers.get('cache-control')).toBe('public, max-age=1');
       expect(text).toMatch(/^#EXTM3U/);
@@ -191,6 +202,35 @@ describe('live HLS on a real segmented egress', () => {
       expect(existsSync(sessionDir)).toBe(false);
       const usage = (await client.get<{ items: { quota: string; used: number }[] }>(`/v1/apps/${app.id}/usage`)).body.items;
       expect(usage.find((i) => i.quota === 'maxRecordings')?.used).toBe(0);
+    },
+  );
+
+  it(
+    'starts one session of many concurrent starts for a stream: the others answer 409 and keep no reservation',
+    { timeout: 300_000 },
+    async () => {
+      const { app, client } = await createTenant(harness.admin, 'eager');
+      await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxRecordings: 20 } });
+      const stream = await publishingStream(client, app.id);
+      const start = () => client.post<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`, {});
+      // Every start must see the publisher's tracks, as LiveKit lists them to the API.
+      const livekit = new LivekitRoomClient(harness.stack.config.livekit);
+      await waitFor('LiveKit to list the published tracks', async () =>
+        (await livekit.listParticipants(stream.room)).some((p) => p.tracks.length === 2) ? true : undefined,
+      );
+      const answers = await Promise.all(Array.from({ length: 4 }, start));
+
+      const outcome = (r: (typeof answers)[number]) =>
+        r.status === 201 ? 'started' : `${r.status} ${JSON.stringify((r.body as unknown as { error: unknown }).error)}`;
+      const conflict = `409 ${JSON.stringify({ code: 'conflict', message: 'the stream already has live HLS' })}`;
+      expect(answers.map(outcome).sort()).toEqual([conflict, conflict, conflict, 'started']);
+      const started = answers.find((r) => r.status === 201)!.body;
+      expect((await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body.id).toBe(started.id);
+      const usage = (await client.get<{ items: { quota: string; used: number }[] }>(`/v1/apps/${app.id}/usage`)).body.items;
+      expect(usage.find((i) => i.quota === 'maxRecordings')?.used).toBe(1);
+      await playlistOf(started.playlistUrl, client, started);
+
+      expect((await client.delete<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body.status).toBe('stopped');
     },
   );
 

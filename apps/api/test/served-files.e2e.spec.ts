@@ -104,8 +104,8 @@ describe('files the API serves from media-writable directories', () => {
     const dir = join(harness.stack.config.hls.dir, app.id, stream.id, id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'seg_00001.ts'), 'segment');
-    await rows.newHlsSession({ id, appId: app.id, streamId: stream.id, nodeId: harness.stack.nodeId, dir });
-    const url = `/hls/${app.id}/${stream.id}/seg_00001.ts`;
+    const session = await rows.newHlsSession({ id, appId: app.id, streamId: stream.id, nodeId: harness.stack.nodeId, dir });
+    const url = `/hls/${session.publicId}/seg_00001.ts`;
     expect((await harness.anonymous.raw(url)).status).toBe(200);
 
     await expectOnlyRegularFiles(harness.anonymous, url, join(dir, 'seg_00001.ts'));

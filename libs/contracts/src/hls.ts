@@ -39,7 +39,10 @@ export const HlsView = z
     audio: z.boolean(),
     /** starting until the first playlist is written, live while egress runs, stopped (segments kept until purgeAt), failed. */
     status: HlsStatus,
-    /** Public, for a CDN pull zone: `/hls/{appId}/{streamId}/index.m3u8`. */
+    /**
+     * Public, for a CDN pull zone: `/hls/{publicId}/index.m3u8`, where publicId is 128 random bits of
+     * this session's own (nothing else, room names included, leads to it); a new session has a new URL.
+     */
     playlistUrl: z.string(),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),
@@ -52,8 +55,11 @@ export const HlsView = z
 export type HlsView = z.infer<typeof HlsView>;
 
 export const HlsFileParams = z.object({
-  appId: AppId,
-  streamId: StreamId,
+  /**
+   * The session's public id (32 hex digits, 128 random bits). Any other path segment is a playlist
+   * that does not exist (404), so a path that names a room, an app or a stream reveals nothing.
+   */
+  publicId: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a playlist id'),
   file: z.string().regex(/^[A-Za-z0-9_-]{1,100}\.(m3u8|ts|m4s|mp4)$/, 'must be a playlist or segment name'),
 });
 export type HlsFileParams = z.infer<typeof HlsFileParams>;

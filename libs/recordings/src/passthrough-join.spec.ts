@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type JoinInput, joinArgs, planJoin } from './passthrough-join.js';
+import { type JoinInput, joinArgs, MAX_FIRST_SAMPLE_S, planJoin } from './passthrough-join.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
 const video = (patch: Partial<JoinInput> = {}): JoinInput => ({
@@ -35,6 +35,18 @@ describe(planJoin.name, () => {
     expect(sut.offsets).toEqual({ video: 2.139, audio: 0 });
     const both = planJoin([video({ zeroAt: at(300), startS: 0.5 }), audio({ zeroAt: at(0), startS: 0.2 })], undefined, false);
     expect(both.offsets).toEqual({ video: 0.6, audio: 0 });
+  });
+
+  it('places a file whose first timestamp jumped hours (or below 0) at its wall-clock zero, and keeps the recording its length', () => {
+    const jumped = planJoin([video({ zeroAt: at(0), startS: 1.5 }), audio({ zeroAt: at(200), startS: 10_800 })], at(10_000), false);
+    expect(jumped.offsets).toEqual({ video: 1.3, audio: 0 });
+    expect(jumped.durationS).toBeCloseTo(9.8, 3);
+    expect(planJoin([video({ startS: -7_200 }), audio({ startS: 0.2 })], undefined, false).offsets).toEqual({ video: 0, audio: 0.2 });
+    // Up to the bound, a late first sample is time egress waited (for a keyframe): it is kept.
+    expect(planJoin([video({ startS: MAX_FIRST_SAMPLE_S }), audio()], undefined, false).offsets).toEqual({
+      video: MAX_FIRST_SAMPLE_S,
+      audio: 0,
+    });
   });
 
   it("ends at the recording's end, without the silence egress appends to Opus after the stop", () => {

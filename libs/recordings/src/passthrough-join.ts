@@ -40,7 +40,7 @@ export type JoinPlan = Readonly<{
  */
 export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined, keepOpusInMp4: boolean): JoinPlan {
   if (inputs.length === 0) throw new RangeError('nothing to join');
-  const firstSampleAt = (i: JoinInput) => i.zeroAt.getTime() / 1000 + i.startS;
+  const firstSampleAt = (i: JoinInput) => i.zeroAt.getTime() / 1000 + trustedStartS(i.startS);
   const t0 = Math.min(...inputs.map(firstSampleAt));
   const offsets = Object.fromEntries(inputs.map((i) => [i.track, round3(firstSampleAt(i) - t0)]));
   const video = inputs.find((i) => i.track === 'video');
@@ -55,6 +55,21 @@ export function planJoin(inputs: readonly JoinInput[], endedAt: Date | undefined
     recordingEnd !== undefined && recordingEnd > 0 ? (longest === undefined ? recordingEnd : Math.min(longest, recordingEnd)) : longest;
   const audio = container === 'mp4' && !keepOpusInMp4 ? 'aac' : 'copy';
   return { container, offsets, durationS, audio };
+}
+
+/**
+ * Longest a file's first sample can honestly follow its timestamp 0: what egress drops while it waits
+ * for a keyframe (publishers send one every few seconds, and on request) or fills its jitter buffer.
+ */
+export const MAX_FIRST_SAMPLE_S = 30;
+
+/**
+ * A first timestamp further from 0 than that is a jump in the publisher's RTP timestamps, not time
+ * that passed: the file's first sample is placed at the instant its egress received the track (its
+ * wall-clock zero), so a jump cannot move the track by hours in the joined file.
+ */
+function trustedStartS(startS: number): number {
+  return Number.isFinite(startS) && startS >= 0 && startS <= MAX_FIRST_SAMPLE_S ? startS : 0;
 }
 
 function round3(s: number): number {

@@ -18,8 +18,8 @@ export class HlsFilesService {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async serve(appId: string, streamId: string, file: string, reply: FastifyReply): Promise<void> {
-    const session = await this.sessions.latest(appId, streamId);
+  async serve(publicId: string, file: string, reply: FastifyReply): Promise<void> {
+    const session = await this.sessions.servable(publicId);
     if (!session) throw new NotFoundError('HLS playlist');
     const playlist = file.endsWith('.m3u8');
     // Checked from the HLS directory down: a session's own directory is media-writable too.

@@ -46,8 +46,11 @@ export class HlsController {
   }
 }
 
-/** Playlists and segments are public, for players and CDN pull zones; the ids in the path are unguessable. */
-@Controller('hls/:appId/:streamId')
+/**
+ * Playlists and segments are public, for players and CDN pull zones, under the session's random
+ * public id only: app, stream and room names (which every LiveKit token carries) lead nowhere.
+ */
+@Controller('hls/:publicId')
 export class HlsFilesController {
   constructor(private readonly files: HlsFilesService) {}
 
@@ -59,6 +62,6 @@ export class HlsFilesController {
   @Public()
   @Get(':file')
   file(@Param(new ZodPipe(HlsFileParams)) p: HlsFileParams, @Res() reply: FastifyReply): Promise<void> {
-    return this.files.serve(p.appId, p.streamId, p.file, reply);
+    return this.files.serve(p.publicId, p.file, reply);
   }
 }

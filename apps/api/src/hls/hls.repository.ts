@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { hlsSessionIdInPath } from '@tally/contracts';
-import { type HlsSession, PrismaService } from '@tally/db';
+import { type HlsSession, Prisma, PrismaService } from '@tally/db';
 import { OPEN_HLS as OPEN } from '@tally/streams';
 
 export type NewHlsSession = Readonly<{
@@ -13,6 +13,7 @@ export type NewHlsSession = Readonly<{
   audio: boolean;
   nodeId: string;
   dir: string;
+  publicId: string;
 }>;
 
 /** HLS session rows; reads are scoped by appId and streamId (the worker's HLS sweep reads every app's). */
@@ -20,13 +21,27 @@ export type NewHlsSession = Readonly<{
 export class HlsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(session: NewHlsSession): Promise<HlsSession> {
-    return this.prisma.hlsSession.create({ data: session });
+  /**
+   * Undefined when the stream already has an open session: a unique partial index allows one
+   * starting or live session per stream, so concurrent starts cannot both write one.
+   */
+  async create(session: NewHlsSession): Promise<HlsSession | undefined> {
+    try {
+      return await this.prisma.hlsSession.create({ data: session });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return undefined;
+      throw error;
+    }
   }
 
   /** The stream's newest session whose segments still exist. */
   latest(appId: string, streamId: string): Promise<HlsSession | null> {
     return this.prisma.hlsSession.findFirst({ where: { appId, streamId, purgedAt: null }, orderBy: { createdAt: 'desc' } });
+  }
+
+  /** The session a public playlist path names, while its segments exist. */
+  servable(publicId: string): Promise<HlsSession | null> {
+    return this.prisma.hlsSession.findFirst({ where: { publicId, purgedAt: null } });
   }
 
   open(appId: string, streamId: string): Promise<HlsSession | null> {

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
-import { Admitter } from '@tally/admission';
+import { Admitter, CapacityLedger } from '@tally/admission';
 import { egressKindOf } from '@tally/capacity';
 import { CONFIG, type Config } from '@tally/config';
 import { type HlsMode, type HlsView, hlsSegmentS, newId, type StartHlsBody } from '@tally/contracts';
@@ -18,6 +19,7 @@ import { HlsRepository } from './hls.repository.js';
 /** Egress has this long to start before the session's reservation lapses; a successful start confirms it. */
 const START_LAPSE_MS = 120_000;
 const LAYOUT = 'grid';
+const ALREADY_OPEN = () => new DomainError('conflict', 'the stream already has live HLS');
 
 /**
  * Live HLS of a stream through a segmented egress, admitted like a recording (app.recordings and an
@@ -30,6 +32,7 @@ export class HlsService {
     private readonly lifecycle: HlsLifecycle,
     private readonly streams: StreamsService,
     private readonly admitter: Admitter,
+    private readonly ledger: CapacityLedger,
     private readonly rooms: LivekitRoomClient,
     private readonly egress: LivekitEgressClient,
     private readonly clock: Clock,
@@ -39,7 +42,7 @@ export class HlsService {
   async start(appId: string, streamId: string, body: StartHlsBody): Promise<HlsView> {
     const stream = await this.streams.require(appId, streamId);
     if (stream.status === 'ended') throw new DomainError('conflict', 'the stream has ended', { streamStatus: stream.status });
-    if (await this.sessions.open(appId, streamId)) throw new DomainError('conflict', 'the stream already has live HLS');
+    if (await this.sessions.open(appId, streamId)) throw ALREADY_OPEN();
     const publishers = (await this.participants(stream)).filter((p) => p.tracks.length > 0);
     if (publishers.length === 0) throw new DomainError('conflict', 'nothing is published in the stream yet');
     const request = egressRequest(stream, publishers, body.audio);
@@ -59,7 +62,13 @@ export class HlsService {
       audio: !request.videoOnly,
       nodeId: admitted.nodeId,
       dir,
+      // Unguessable: players and CDNs reach the segments by this alone, without a key.
+      publicId: randomBytes(16).toString('hex'),
     });
+    if (!session) {
+      await this.ledger.release(id);
+      throw ALREADY_OPEN();
+    }
     try {
       // Made here, not by egress: in the shared HLS directory what tally creates stays writable by
       // the group, so the worker's HLS sweep can delete the segments egress (the media user) writes into it.

@@ -1,8 +1,8 @@
 import type { HlsMode, HlsPreset, HlsView } from '@tally/contracts';
 import type { HlsSession } from '@tally/db';
 
-export function hlsPlaylistUrl(publicUrl: string, appId: string, streamId: string): string {
-  return `${publicUrl.replace(/\/$/, '')}/hls/${appId}/${streamId}/index.m3u8`;
+export function hlsPlaylistUrl(publicUrl: string, publicId: string): string {
+  return `${publicUrl.replace(/\/$/, '')}/hls/${publicId}/index.m3u8`;
 }
 
 export function toHlsView(session: HlsSession, publicUrl: string): HlsView {
@@ -15,7 +15,7 @@ export function toHlsView(session: HlsSession, publicUrl: string): HlsView {
     segmentS: session.segmentS,
     audio: session.audio,
     status: session.status,
-    playlistUrl: hlsPlaylistUrl(publicUrl, session.appId, session.streamId),
+    playlistUrl: hlsPlaylistUrl(publicUrl, session.publicId),
     error: session.error,
     createdAt: session.createdAt.toISOString(),
     stoppedAt: session.stoppedAt?.toISOString() ?? null,

@@ -96,6 +96,7 @@ describe(DiskWatermarkCheck.name, () => {
         status: 'live',
         nodeId: 'node-a',
         dir: join(hlsDir, appId),
+        publicId: randomBytes(16).toString('hex'),
       },
     });
     const reserve = join(recordingsDir, RESERVE_FILE);

@@ -13,7 +13,9 @@ const run = promisify(execFile);
 const ffmpeg = (...args: string[]) => run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
 
 /** A passthrough recording's two track files as egress writes them: fragmented H.264 MP4 and Opus in OGG. */
-async function recordingWithParts(): Promise<{ files: RecordingFiles; parts: RecordingEgress[]; videoPath: string }> {
+async function recordingWithParts(
+  video: Readonly<{ codec: 'h264' | 'vp8'; timestampsFromS: number }> = { codec: 'h264', timestampsFromS: 0 },
+): Promise<{ files: RecordingFiles; parts: RecordingEgress[]; videoPath: string }> {
   const files = new RecordingFiles(mkdtempSync(join(tmpdir(), 'tally-join-')));
   const now = new Date();
   const part = (track: 'video' | 'audio', location: string): RecordingEgress => ({
@@ -32,13 +34,22 @@ async function recordingWithParts(): Promise<{ files: RecordingFiles; parts: Rec
     createdAt: now,
     updatedAt: now,
   });
-  const parts = [part('video', 'app_a/rec_joinjoinjoinjoin.video.mp4'), part('audio', 'app_a/rec_joinjoinjoinjoin.audio.ogg')];
+  const videoFile = `app_a/rec_joinjoinjoinjoin.video.${video.codec === 'h264' ? 'mp4' : 'webm'}`;
+  const parts = [part('video', videoFile), part('audio', 'app_a/rec_joinjoinjoinjoin.audio.ogg')];
   const videoPath = files.incomingPath(parts[0]!.location);
   mkdirSync(dirname(videoPath), { recursive: true });
-  await ffmpeg(
-    ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=30:duration=4', '-c:v', 'libx264', '-g', '30', '-pix_fmt', 'yuv420p'],
-    ...['-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-frag_duration', '1000000', videoPath],
-  );
+  const source = ['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=30:duration=4'];
+  if (video.codec === 'h264') {
+    await ffmpeg(
+      ...[...source, '-c:v', 'libx264', '-g', '30', '-pix_fmt', 'yuv420p'],
+      ...['-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-frag_duration', '1000000', videoPath],
+    );
+  } else {
+    await ffmpeg(
+      ...[...source, '-c:v', 'libvpx', '-b:v', '300k', '-deadline', 'realtime', '-cpu-used', '8'],
+      ...['-output_ts_offset', String(video.timestampsFromS), videoPath],
+    );
+  }
   await ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=4', '-c:a', 'libopus', files.incomingPath(parts[1]!.location));
   return { files, parts, videoPath };
 }
@@ -56,6 +67,28 @@ describe(PassthroughJoiner.name, () => {
     expect(probe.codecs).toEqual([
       { type: 'video', codec: 'h264' },
       { type: 'audio', codec: 'aac' },
+    ]);
+  });
+
+  it('keeps a VP8 file whose timestamps start hours in (a publisher whose RTP timestamps jumped) with its audio, and the WebM its length', async () => {
+    const { files, parts, videoPath } = await recordingWithParts({ codec: 'vp8', timestampsFromS: 3 * 3600 });
+    expect((await ffprobe(videoPath)).startS).toBe(10_800);
+    const joined = await new PassthroughJoiner(files).join(
+      { id: 'rec_joinjoinjoinjoin', location: 'app_a/rec_joinjoinjoinjoin.webm', endedAt: null },
+      parts,
+      false,
+    );
+    expect(joined.ok).toBe(true);
+    const { stdout } = await run('ffprobe', [
+      ...['-v', 'error', '-show_entries', 'format=duration:stream=codec_type,start_time', '-of', 'json'],
+      files.incomingPath('app_a/rec_joinjoinjoinjoin.webm'),
+    ]);
+    const probe = JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string; start_time: string }[] };
+    // Four seconds of picture and sound from the start, not a file three hours long whose picture comes at its end.
+    expect(Number(probe.format.duration)).toBeLessThan(5);
+    expect(probe.streams.map((st) => [st.codec_type, Number(st.start_time) < 1])).toEqual([
+      ['video', true],
+      ['audio', true],
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { newId } from '@tally/contracts';
 import type { App, HlsSession, Prisma, PrismaClient, Recording, Stream } from '@tally/db';
 
@@ -51,6 +52,7 @@ export class TestRows {
         audio: true,
         status: 'live',
         nodeId: 'seeded',
+        publicId: randomBytes(16).toString('hex'),
         ...data,
       },
     });
