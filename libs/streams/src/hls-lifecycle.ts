@@ -56,14 +56,18 @@ export class HlsLifecycle {
     return failed;
   }
 
-  /** Stops the session's egress (best effort: a gone room has ended it already), then starts its retention. */
-  async finish(session: HlsSession, stoppedAt: Date): Promise<void> {
+  /**
+   * Stops the session's egress (best effort: a gone room has ended it already), then starts its
+   * retention. `stoppedAt` may be earlier than `now` (the stream ended before a sweep noticed): the
+   * segments stay servable for the whole retention period from `now` all the same.
+   */
+  async finish(session: HlsSession, stoppedAt: Date, now: Date = stoppedAt): Promise<void> {
     if (session.egressId) {
       await this.egress.stop(session.egressId).catch((error: unknown) => {
         this.options.log(`HLS ${session.id}: egress ${session.egressId} already ended (${String(error)})`);
       });
     }
-    const purgeAt = new Date(stoppedAt.getTime() + this.options.retentionS * 1000);
+    const purgeAt = new Date(Math.max(stoppedAt.getTime(), now.getTime()) + this.options.retentionS * 1000);
     await this.transition(session.id, { status: { in: OPEN_HLS } }, { status: 'stopped', stoppedAt, purgeAt });
     await this.ledger.release(session.id);
   }
