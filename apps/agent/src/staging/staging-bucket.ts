@@ -70,7 +70,8 @@ export class StagingBucket {
       forcePathStyle: this.s3.forcePathStyle,
       credentials: { accessKeyId: this.s3.accessKey, secretAccessKey: this.s3.secretKey },
       maxAttempts: 1,
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+      // A request that stalls (no byte either way for 60 s) fails and is retried, never holding its job for good.
+      requestHandler: { connectionTimeout: 5_000, socketTimeout: 60_000 },
     });
     return { sdk, client: this.client };
   }
