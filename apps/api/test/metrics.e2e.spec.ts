@@ -170,18 +170,21 @@ describe(MetricsController.name, () => {
 
     const cam = await TestCamera.connect(`${camera.ingestUrl}?key=${encodeURIComponent(camera.key)}`);
     const viewer = await TestSocketViewer.connect(camera.ingestUrl.replace(/\/ingest$/, '/ws'), { authorization: `Bearer ${key.key}` });
-    // Sixteen frames at once against a cap of two a second: most are dropped, the first reach the viewer.
-    for (const jpeg of await generateJpegs(16)) await cam.send(jpeg);
+    // Four frames at once against a cap of two a second: the extra ones are dropped (twice the cap
+    // is the most a camera may send before it is closed as too fast), the first reach the viewer.
+    for (const jpeg of await generateJpegs(4)) await cam.send(jpeg);
 
     const frames = (samples: readonly Sample[], outcome: string) => total(samples, 'tally_camera_frames_total', { app: app.id, outcome });
-    const live = await waitFor('all 16 frames counted', async () => {
+    // The camera's presence key is written beside the frames, not before them: both are waited for.
+    const live = await waitFor('all 4 frames counted and the camera connected', async () => {
       const samples = await scrape();
-      return frames(samples, 'published') + frames(samples, 'dropped') === 16 ? samples : undefined;
+      const counted = frames(samples, 'published') + frames(samples, 'dropped') === 4;
+      return counted && total(samples, 'tally_app_cameras_connected', { app: app.id }) === 1 ? samples : undefined;
     });
     expect(total(live, 'tally_app_cameras_connected', { app: app.id })).toBe(1);
     expect(total(live, 'tally_app_camera_viewers', { app: app.id })).toBe(1);
     expect(frames(live, 'published')).toBeGreaterThanOrEqual(1);
-    expect(frames(live, 'dropped')).toBeGreaterThanOrEqual(8);
+    expect(frames(live, 'dropped')).toBeGreaterThanOrEqual(1);
     expect(viewer.frames.length).toBeLessThanOrEqual(frames(live, 'published'));
     expect((await client.get<CameraView>(`/v1/apps/${app.id}/cameras/${camera.id}`)).body.viewers).toBe(1);
 
