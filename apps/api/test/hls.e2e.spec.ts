@@ -271,10 +271,15 @@ describe('live HLS on a real segmented egress', () => {
       for (const p of probed) expect(p.streams).toEqual(['video/h264']);
 
       expect((await client.delete(`/v1/apps/${app.id}/streams/${stream.id}`)).status).toBe(200);
-      const stopped = await waitFor('the session to stop with the stream', async () => {
-        const s = (await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body;
-        return s.status === 'stopped' ? s : undefined;
-      });
+      // The worker's HLS sweep stops it: its next run, plus the egress stop LiveKit answers (seconds on a busy host).
+      const stopped = await waitFor(
+        'the session to stop with the stream',
+        async () => {
+          const s = (await client.get<HlsView>(`/v1/apps/${app.id}/streams/${stream.id}/hls`)).body;
+          return s.status === 'stopped' ? s : undefined;
+        },
+        60_000,
+      );
       expect(stopped.stoppedAt).not.toBeNull();
       await waitFor(
         'the segments to be deleted',
