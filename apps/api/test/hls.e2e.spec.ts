@@ -281,6 +281,8 @@ describe('live HLS on a real segmented egress', () => {
         60_000,
       );
       expect(stopped.stoppedAt).not.toBeNull();
+      // The retention period runs from the stop the user saw, however long LiveKit took to stop the egress.
+      expect((await fetch(session.playlistUrl)).status).toBe(200);
       await waitFor(
         'the segments to be deleted',
         async () => ((await fetch(session.playlistUrl)).status === 404 ? true : undefined),

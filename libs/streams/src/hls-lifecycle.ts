@@ -10,6 +10,8 @@ export type HlsLifecycleOptions = Readonly<{
   /** How long a stopped session's segments stay servable (TALLY_HLS_RETENTION_S). */
   retentionS: number;
   log: (message: string) => void;
+  /** The clock the retention period starts from. */
+  now: () => Date;
 }>;
 
 /**
@@ -58,15 +60,17 @@ export class HlsLifecycle {
 
   /**
    * Stops the session's egress (best effort: a gone room has ended it already), then starts its
-   * retention. `stoppedAt` may be earlier than `now` (the stream ended before a sweep noticed): the
-   * segments stay servable for the whole retention period from `now` all the same.
+   * retention. `stoppedAt` may be earlier than the stop (the stream ended before a sweep noticed):
+   * the segments stay servable for the whole retention period from the moment the row says
+   * `stopped`, however long LiveKit took to answer the egress stop.
    */
-  async finish(session: HlsSession, stoppedAt: Date, now: Date = stoppedAt): Promise<void> {
+  async finish(session: HlsSession, stoppedAt: Date): Promise<void> {
     if (session.egressId) {
       await this.egress.stop(session.egressId).catch((error: unknown) => {
         this.options.log(`HLS ${session.id}: egress ${session.egressId} already ended (${String(error)})`);
       });
     }
+    const now = this.options.now();
     const purgeAt = new Date(Math.max(stoppedAt.getTime(), now.getTime()) + this.options.retentionS * 1000);
     await this.transition(session.id, { status: { in: OPEN_HLS } }, { status: 'stopped', stoppedAt, purgeAt });
     await this.ledger.release(session.id);

@@ -4,7 +4,7 @@ import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitEgressClient, LivekitRoomClient } from '@tally/livekit';
 import { NodeWorkers } from '@tally/nodes';
-import { CacheInvalidation } from '@tally/runtime';
+import { CacheInvalidation, Clock } from '@tally/runtime';
 import { WebhookOutbox } from '@tally/webhooks';
 import { CameraLifecycle } from './camera-lifecycle.js';
 import { HlsLifecycle } from './hls-lifecycle.js';
@@ -39,14 +39,22 @@ export const STREAM_PROVIDERS: Provider[] = [
   },
   {
     provide: HlsLifecycle,
-    useFactory: (prisma: PrismaService, ledger: CapacityLedger, admitter: Admitter, egress: LivekitEgressClient, config: Config) => {
+    useFactory: (
+      prisma: PrismaService,
+      ledger: CapacityLedger,
+      admitter: Admitter,
+      egress: LivekitEgressClient,
+      config: Config,
+      clock: Clock,
+    ) => {
       const logger = new Logger(HlsLifecycle.name);
       return new HlsLifecycle(prisma, ledger, admitter, egress, {
         retentionS: config.hls.retentionS,
         log: (message) => logger.log(message),
+        now: () => clock.now(),
       });
     },
-    inject: [PrismaService, CapacityLedger, Admitter, LivekitEgressClient, CONFIG],
+    inject: [PrismaService, CapacityLedger, Admitter, LivekitEgressClient, CONFIG, Clock],
   },
   {
     provide: CameraLifecycle,

@@ -30,7 +30,7 @@ export class HlsJanitor {
     const report = { promoted: 0, failed: 0, finished: 0, purged: 0 };
     await this.promoteStarting(report);
     for (const { session, endedAt } of await this.sessions.openOfEndedStreams()) {
-      await this.lifecycle.finish(session, endedAt, this.clock.now());
+      await this.lifecycle.finish(session, endedAt);
       report.finished += 1;
     }
     const now = this.clock.now();
