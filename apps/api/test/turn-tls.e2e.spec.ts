@@ -12,6 +12,7 @@ import {
 } from '@tally/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrismaClient } from '@tally/db';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import {
   type FirewalledBrowser,
@@ -130,6 +131,7 @@ describe('a client behind a firewall that drops UDP', () => {
     await leave(publisher);
     const complete = await recordingIn(client, app.id, started.body.id, ['complete', 'failed']);
     expect(complete).toMatchObject({ status: 'complete', error: null });
+    if (complete.codecs?.length !== 2) await logParts(harness, started.body.id);
     expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
     expect(complete.durationS).toBeGreaterThan(2);
   }, 300_000);
@@ -147,3 +149,13 @@ describe('a client behind a firewall that drops UDP', () => {
     }
   }, 120_000);
 });
+
+/** What each track egress of a recording that lost a track went through, for the test's output. */
+async function logParts(harness: ApiHarness, recordingId: string): Promise<void> {
+  const prisma = createPrismaClient(harness.stack.config.databaseUrl);
+  try {
+    console.log(`[turn-tls] parts of ${recordingId}: ${JSON.stringify(await prisma.recordingEgress.findMany({ where: { recordingId } }))}`);
+  } finally {
+    await prisma.$disconnect();
+  }
+}
