@@ -26,7 +26,7 @@ export class AppWebhooksController {
   @ApiRoute({
     summary:
       "Rotate the app's webhook signing secret (shown once); the previous one keeps signing alongside for gracePeriodS (Standard Webhooks)",
-    responses: { 201: WebhookSecretView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    responses: { 201: WebhookSecretView, 409: ErrorBody },
   })
   @Post('webhook-secret')
   rotateSecret(
@@ -38,7 +38,7 @@ export class AppWebhooksController {
 
   @ApiRoute({
     summary: "The app's webhook endpoint: URL, enabled or disabled (and why), failing since, secrets",
-    responses: { 200: WebhookEndpointView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: WebhookEndpointView },
   })
   @Get('webhook-endpoint')
   endpoint(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<WebhookEndpointView> {
@@ -47,7 +47,7 @@ export class AppWebhooksController {
 
   @ApiRoute({
     summary: 'Re-enable a disabled webhook endpoint (deliveries are attempted again from now on)',
-    responses: { 200: WebhookEndpointView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: WebhookEndpointView },
   })
   @Post('webhook-endpoint/enable')
   @HttpCode(200)
@@ -57,7 +57,7 @@ export class AppWebhooksController {
 
   @ApiRoute({
     summary: 'The webhook delivery log, newest first',
-    responses: { 200: WebhookDeliveryList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: WebhookDeliveryList },
   })
   @Get('webhook-deliveries')
   async list(
@@ -69,7 +69,7 @@ export class AppWebhooksController {
 
   @ApiRoute({
     summary: "Deliver the same event (same id) again, to the app's current webhook URL",
-    responses: { 202: WebhookDeliveryView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    responses: { 202: WebhookDeliveryView, 409: ErrorBody },
   })
   @Post('webhook-deliveries/:deliveryId/redeliver')
   @HttpCode(202)

@@ -15,14 +15,14 @@ export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
   @Idempotent()
-  @ApiRoute({ summary: 'Create an app', responses: { 201: AppView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
+  @ApiRoute({ summary: 'Create an app', responses: { 201: AppView } })
   @Post()
   @AdminOnly()
   create(@Body(new ZodPipe(CreateAppBody)) body: CreateAppBody): Promise<AppView> {
     return this.apps.create(body);
   }
 
-  @ApiRoute({ summary: 'List apps', responses: { 200: AppList, 401: ErrorBody } })
+  @ApiRoute({ summary: 'List apps', responses: { 200: AppList } })
   @Get()
   @AdminOnly()
   async list(): Promise<AppList> {
@@ -31,7 +31,7 @@ export class AppsController {
 
   @ApiRoute({
     summary: 'Get an app with its quotas and usage',
-    responses: { 200: AppView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: AppView },
   })
   @Get(':appId')
   get(@Param(new ZodPipe(AppParams)) params: Params): Promise<AppView> {
@@ -44,7 +44,7 @@ export class AppsController {
       "Change an app: name, quota caps and guarantees (admin key only), webhook URL and recording settings (admin or the app's key). " +
       'Caps may sum to more than the pool; guarantees of all apps must fit it together: a guarantee that does not is a 409 whose ' +
       'details name the quota (`quota`, `field`) and the units still free for it (`room`).',
-    responses: { 200: AppView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    responses: { 200: AppView, 403: ErrorBody, 409: ErrorBody },
   })
   @Patch(':appId')
   update(
@@ -58,7 +58,7 @@ export class AppsController {
   @ApiRoute({
     summary:
       'Delete an app: gone at once (404, keys revoked, webhooks stopped); the next sweep stops everything it runs and releases its reservations; files go after TALLY_APP_RETENTION_S',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 204: null },
   })
   @Delete(':appId')
   @AdminOnly()

@@ -8,7 +8,6 @@ import {
   CreateCameraBody,
   CreateCameraTokenBody,
   CreatedCamera,
-  ErrorBody,
   LimitRefusal,
 } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
@@ -35,7 +34,7 @@ export class CamerasController {
   @ApiRoute({
     summary:
       'Create a ws-mjpeg camera (admitted against app.cameras and its fps × frame size on a node NIC); the ingest key is in this response only',
-    responses: { 201: CreatedCamera, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal },
+    responses: { 201: CreatedCamera, 429: LimitRefusal },
   })
   @Post()
   create(@Param(new ZodPipe(AppParams)) p: AppScope, @Body(new ZodPipe(CreateCameraBody)) body: CreateCameraBody): Promise<CreatedCamera> {
@@ -44,7 +43,7 @@ export class CamerasController {
 
   @ApiRoute({
     summary: "List the app's cameras with whether each is connected (no keys)",
-    responses: { 200: CameraList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: CameraList },
   })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<CameraList> {
@@ -53,7 +52,7 @@ export class CamerasController {
 
   @ApiRoute({
     summary: 'Get a camera: caps, bitrate it is charged for, ingest URL, connected, last frame time',
-    responses: { 200: CameraView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: CameraView },
   })
   @Get(':cameraId')
   get(@Param(new ZodPipe(CameraParams)) p: CameraScope): Promise<CameraView> {
@@ -62,7 +61,7 @@ export class CamerasController {
 
   @ApiRoute({
     summary: 'Delete a camera: closes its connection (4410) and its viewers, and releases its reservation',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 204: null },
   })
   @Delete(':cameraId')
   @HttpCode(204)
@@ -72,7 +71,7 @@ export class CamerasController {
 
   @ApiRoute({
     summary: 'Mint a viewer token for one camera, with its MJPEG, still-frame and WebSocket URLs',
-    responses: { 201: CameraToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 201: CameraToken },
   })
   @Post(':cameraId/tokens')
   token(
@@ -86,7 +85,7 @@ export class CamerasController {
   @ApiRoute({
     summary:
       'Watch a camera as multipart/x-mixed-replace JPEGs (viewer token as Bearer or ?token=, or the app key; none if the app made cameras public); admitted against app.camera_viewers',
-    responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal },
+    responses: { 200: null, 429: LimitRefusal },
     auth: 'viewer',
   })
   @Public()
@@ -102,7 +101,7 @@ export class CamerasController {
 
   @ApiRoute({
     summary: "The camera's latest JPEG (same credentials as /mjpeg); 404 until it has sent one",
-    responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: null },
     auth: 'viewer',
   })
   @Public()

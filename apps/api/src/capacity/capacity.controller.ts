@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { AppParams, AppUsageView, CapacityCheckBody, CapacityCheckResult, CapacityQuery, CapacityView, ErrorBody } from '@tally/contracts';
+import { AppParams, AppUsageView, CapacityCheckBody, CapacityCheckResult, CapacityQuery, CapacityView } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../routes/access.js';
 import { DirectRoute } from '../routes/direct-route.js';
@@ -21,7 +21,7 @@ export class CapacityController {
     summary:
       'Pool budget, reserved and free per node, how many more of each kind fit, and the guarantees: what they promise of the live ' +
       'pool, what of it is unused, and what is free for work outside guarantees; `?detail=reservations` lists what holds every reservation',
-    responses: { 200: CapacityView, 400: ErrorBody, 401: ErrorBody },
+    responses: { 200: CapacityView },
   })
   @Get('capacity')
   @AdminOnly()
@@ -32,7 +32,7 @@ export class CapacityController {
   /** A reconciliation sweep now, instead of at the next interval (after an incident, say). */
   @ApiRoute({
     summary: 'Run a reconciliation sweep now (streams and reservations against LiveKit and live nodes)',
-    responses: { 202: null, 401: ErrorBody },
+    responses: { 202: null },
   })
   @Post('reconcile')
   @AdminOnly()
@@ -43,7 +43,7 @@ export class CapacityController {
 
   @ApiRoute({
     summary: 'Would this workload be admitted now, and if not, which limit refuses it (reserves nothing)',
-    responses: { 200: CapacityCheckResult, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: CapacityCheckResult },
   })
   @DirectRoute()
   @Post('apps/:appId/capacity/check')
@@ -57,7 +57,7 @@ export class CapacityController {
 
   @ApiRoute({
     summary: 'Per quota: units used, the limit (cap) and the guarantee (floor kept free for the app while unused)',
-    responses: { 200: AppUsageView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: AppUsageView },
   })
   @Get('apps/:appId/usage')
   usage(@Param(new ZodPipe(AppParams)) p: AppScope): Promise<AppUsageView> {

@@ -19,7 +19,7 @@ export class ClusterController {
   @ApiRoute({
     summary:
       'A one-time, expiring token for ./install.sh --join on a new host, bound to the role and name given (shown once); 409 when this origin accepts no nodes',
-    responses: { 201: JoinTokenView, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
+    responses: { 201: JoinTokenView, 409: ErrorBody },
   })
   @Post('join-tokens')
   @AdminOnly()
@@ -31,7 +31,7 @@ export class ClusterController {
   @ApiRoute({
     summary:
       "Exchange a join token for the cluster's settings (the node's own Redis user, LiveKit keys, webhook URL); 401 for a token that is used, expired or made for another role or name",
-    responses: { 200: ClusterSettings, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
+    responses: { 200: ClusterSettings, 401: ErrorBody, 409: ErrorBody },
   })
   @Post('join')
   @Public()
@@ -43,7 +43,7 @@ export class ClusterController {
   @ApiRoute({
     summary:
       'Remove a joined node: its Redis user is deleted at once (open connections closed), it leaves the pool and its status is dropped',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 204: null },
   })
   @Delete(':nodeId')
   @AdminOnly()
@@ -56,7 +56,7 @@ export class ClusterController {
   @ApiRoute({
     summary:
       'A joined node starts leaving (install.sh --leave), authenticated by its own Redis password: it is set draining; answers what still runs there',
-    responses: { 200: NodeDrainView, 400: ErrorBody, 401: ErrorBody },
+    responses: { 200: NodeDrainView },
     auth: 'node',
   })
   @Post(':nodeId/drain')
@@ -72,7 +72,7 @@ export class ClusterController {
   /** The node's own Redis password is the credential (install.sh --leave). */
   @ApiRoute({
     summary: 'A joined node leaves (install.sh --leave), authenticated by its own Redis password: removed as by DELETE /v1/nodes/{nodeId}',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody },
+    responses: { 204: null },
     auth: 'node',
   })
   @Post(':nodeId/leave')

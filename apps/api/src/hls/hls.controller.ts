@@ -19,7 +19,7 @@ export class HlsController {
   @ApiRoute({
     summary:
       'Start live HLS of a stream: a segmented egress (track-composite for one publisher, room-composite otherwise), admitted like a recording',
-    responses: { 201: HlsView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    responses: { 201: HlsView, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
     rateLimit: 'start',
   })
   @Post()
@@ -29,7 +29,7 @@ export class HlsController {
 
   @ApiRoute({
     summary: "The stream's newest HLS session: status, playlist URL, when its segments are deleted",
-    responses: { 200: HlsView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: HlsView },
   })
   @Get()
   get(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<HlsView> {
@@ -38,7 +38,7 @@ export class HlsController {
 
   @ApiRoute({
     summary: 'Stop live HLS; the segments stay servable for TALLY_HLS_RETENTION_S, then are deleted',
-    responses: { 200: HlsView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: HlsView },
   })
   @Delete()
   stop(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<HlsView> {
@@ -57,7 +57,7 @@ export class HlsFilesController {
   @ApiRoute({
     summary:
       'A playlist (index.m3u8: every segment, live.m3u8: a sliding window; public, max-age of about a segment) or a segment (public, immutable), for players and CDN pull zones',
-    responses: { 200: null, 400: ErrorBody, 404: ErrorBody },
+    responses: { 200: null, 404: ErrorBody },
   })
   @Public()
   @Get(':file')

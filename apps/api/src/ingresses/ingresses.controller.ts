@@ -27,7 +27,7 @@ export class IngressesController {
   @ApiRoute({
     summary:
       "Create an RTMP or WHIP endpoint publishing into a stream's room (admitted against the app quota and a node budget first); the stream key is in this response only",
-    responses: { 201: CreatedIngress, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    responses: { 201: CreatedIngress, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
     rateLimit: 'start',
   })
   @Post()
@@ -40,7 +40,7 @@ export class IngressesController {
 
   @ApiRoute({
     summary: "List the app's ingresses, newest first (no stream keys)",
-    responses: { 200: IngressList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: IngressList },
   })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope, @Query(new ZodPipe(IngressListQuery)) q: IngressListQuery): Promise<IngressList> {
@@ -49,7 +49,7 @@ export class IngressesController {
 
   @ApiRoute({
     summary: 'Get an ingress: kind, URL, status (no stream key)',
-    responses: { 200: IngressView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: IngressView },
   })
   @Get(':ingressId')
   get(@Param(new ZodPipe(IngressParams)) p: IngressScope): Promise<IngressView> {
@@ -58,7 +58,7 @@ export class IngressesController {
 
   @ApiRoute({
     summary: 'Delete an ingress: removes it from LiveKit (cutting off a publisher) and releases its reservation',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+    responses: { 204: null, 503: ErrorBody },
   })
   @Delete(':ingressId')
   @HttpCode(204)

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiKeyList, AppParams, CreatedApiKey, ErrorBody, KeyParams } from '@tally/contracts';
+import { ApiKeyList, AppParams, CreatedApiKey, KeyParams } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
@@ -15,7 +15,7 @@ export class KeysController {
   @Idempotent()
   @ApiRoute({
     summary: 'Create an API key (shown once)',
-    responses: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 201: CreatedApiKey },
   })
   @Post()
   create(@Param(new ZodPipe(AppParams)) params: z.infer<typeof AppParams>): Promise<CreatedApiKey> {
@@ -24,14 +24,14 @@ export class KeysController {
 
   @ApiRoute({
     summary: 'List active API keys (no secrets)',
-    responses: { 200: ApiKeyList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: ApiKeyList },
   })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) params: z.infer<typeof AppParams>): Promise<ApiKeyList> {
     return { items: await this.keys.list(params.appId) };
   }
 
-  @ApiRoute({ summary: 'Revoke an API key immediately', responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
+  @ApiRoute({ summary: 'Revoke an API key immediately', responses: { 204: null } })
   @Delete(':keyId')
   @HttpCode(204)
   revoke(@Param(new ZodPipe(KeyParams)) params: z.infer<typeof KeyParams>): Promise<void> {

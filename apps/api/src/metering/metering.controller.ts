@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
-import { AllAppsMeteringQuery, AllAppsMeteringView, AppParams, AppMeteringView, ErrorBody, MeteringQuery } from '@tally/contracts';
+import { AllAppsMeteringQuery, AllAppsMeteringView, AppParams, AppMeteringView, MeteringQuery } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { AdminOnly } from '../routes/access.js';
@@ -22,7 +22,7 @@ export class MeteringController {
   @ApiRoute({
     summary:
       "An app's usage in [from, to): totals and hour or day buckets (participant, stream, recording by mode, ingress, live HLS minutes; storage GB-hours). Accept: text/csv gives one CSV row per bucket",
-    responses: { 200: AppMeteringView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: AppMeteringView },
   })
   @Get('apps/:appId/metering')
   async ofApp(
@@ -39,7 +39,7 @@ export class MeteringController {
 
   @ApiRoute({
     summary: "Every app's usage in [from, to) with the totals over all apps (admin). Accept: text/csv gives one CSV row per app",
-    responses: { 200: AllAppsMeteringView, 400: ErrorBody, 401: ErrorBody },
+    responses: { 200: AllAppsMeteringView },
   })
   @Get('metering')
   @AdminOnly()

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Patch } from '@nestjs/common';
-import { ErrorBody, NodeList, NodeParams, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
+import { NodeList, NodeParams, NodeView, UpdateNodeBody, WorkerList } from '@tally/contracts';
 import type { z } from 'zod';
 import { AdminOnly } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
@@ -11,7 +11,7 @@ import { ApiRoute } from '../routes/api-route.js';
 export class NodesController {
   constructor(private readonly nodes: NodesService) {}
 
-  @ApiRoute({ summary: "Nodes from their agents' heartbeats: budget, status, reserved", responses: { 200: NodeList, 401: ErrorBody } })
+  @ApiRoute({ summary: "Nodes from their agents' heartbeats: budget, status, reserved", responses: { 200: NodeList } })
   @Get()
   list(): Promise<NodeList> {
     return this.nodes.list();
@@ -19,7 +19,7 @@ export class NodesController {
 
   @ApiRoute({
     summary: "The node's media workers (egress, ingress) as its agent runs them: limits, RSS, state, uptime, last exit",
-    responses: { 200: WorkerList, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: WorkerList },
   })
   @Get(':nodeId/workers')
   workers(@Param(new ZodPipe(NodeParams)) p: z.infer<typeof NodeParams>): Promise<WorkerList> {
@@ -28,7 +28,7 @@ export class NodesController {
 
   @ApiRoute({
     summary: 'Drain, disable or re-activate a node (draining and disabled nodes take no new work)',
-    responses: { 200: NodeView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: NodeView },
   })
   @Patch(':nodeId')
   update(

@@ -41,6 +41,20 @@ describe(buildOpenApiDocument.name, () => {
     expect(list['x-tally-auth']).toBe('admin');
   });
 
+  it('documents the errors each route answers by what it is: validation, credential, admin-only and unknown ids', () => {
+    const statuses = (path: string, method: string) =>
+      Object.keys((sut.paths[path]?.[method] as { responses: Record<string, unknown> }).responses);
+
+    // An app route with ids in its path and a body: every error its pipeline can answer.
+    expect(statuses('/v1/apps/{appId}/streams/{streamId}/recordings', 'post')).toEqual(
+      expect.arrayContaining(['400', '401', '404', '429']),
+    );
+    // Admin-only: an app key is refused with 403; no ids in the path, so no 404.
+    expect(statuses('/v1/apps', 'get')).toEqual(['200', '401', '403', '429']);
+    // Public and without input: only what the route declares itself.
+    expect(statuses('/healthz', 'get')).toEqual(['200', '503']);
+  });
+
   it('is a valid OpenAPI 3.1 document whose every reference resolves', async () => {
     const result = await new Validator().validate(structuredClone(sut));
     const refs = new Set<string>();

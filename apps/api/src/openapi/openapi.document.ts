@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ErrorBody, RateLimitRefusal } from '@tally/contracts';
+import type { Access } from '../routes/access.js';
+import type { ApiRouteSpec } from '../routes/api-route.js';
 import type { NestRoute } from './nest-routes.js';
 
 type DocumentedRoute = NestRoute & Readonly<{ spec: NonNullable<NestRoute['spec']> }>;
@@ -35,7 +37,8 @@ function operation(route: DocumentedRoute): JsonSchema {
   const parameters = [...fields(route.params, 'path'), ...fields(route.query, 'query'), ...(route.idempotent ? [IDEMPOTENCY_KEY] : [])];
   const responses: Record<string, JsonSchema> = {};
   const auth = route.spec.auth ?? route.access;
-  for (const [status, schema] of Object.entries({ ...route.spec.responses, ...(route.idempotent ? { 409: ErrorBody } : {}) })) {
+  const declared = { ...defaultErrors(route, auth), ...route.spec.responses, ...(route.idempotent ? { 409: ErrorBody } : {}) };
+  for (const [status, schema] of Object.entries(declared).sort(([a], [b]) => Number(a) - Number(b))) {
     responses[status] = schema
       ? { description: describeStatus(Number(status)), content: { 'application/json': { schema: ref(schema) } } }
       : { description: describeStatus(Number(status)) };
@@ -52,6 +55,21 @@ function operation(route: DocumentedRoute): JsonSchema {
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body, 'input') } } } } : {}),
     responses,
   };
+}
+
+/**
+ * The errors a route answers by what it is, so no route has to list them: 400 naming the field when
+ * it reads params, a query or a body; 401 when it checks a credential (a key, a node's credential,
+ * a viewer token, LiveKit's signature); 403 when only the admin key may call it; 404 for an unknown id, or another app's, when a keyed route
+ * has ids in its path. A route adds what else it answers in its own `responses`.
+ */
+function defaultErrors(route: DocumentedRoute, auth: NonNullable<ApiRouteSpec['auth']> | Access): Record<number, z.ZodType> {
+  const errors: Record<number, z.ZodType> = {};
+  if (route.params || route.query || route.body) errors[400] = ErrorBody;
+  if (auth !== 'public') errors[401] = ErrorBody;
+  if (auth === 'admin') errors[403] = ErrorBody;
+  if ((auth === 'app' || auth === 'admin' || auth === 'viewer') && route.params) errors[404] = ErrorBody;
+  return errors;
 }
 
 const RATE_LIMIT_HEADERS: Record<string, JsonSchema> = {

@@ -17,7 +17,7 @@ export class LadderController {
   @ApiRoute({
     summary:
       'Make a VOD ladder (HLS 1080p/720p/480p/360p, never above the source, plus a master playlist) from a complete recording; admitted on a node with a free NVENC session, else on a CPU; a ladder already queued, running or ready is returned as is. recording.ladder_ready / recording.ladder_failed webhooks follow',
-    responses: { 202: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal },
+    responses: { 202: RecordingView, 409: ErrorBody, 429: LimitRefusal },
   })
   @Post()
   @HttpCode(202)
@@ -27,7 +27,7 @@ export class LadderController {
 
   @ApiRoute({
     summary: "A file of a ready ladder: master.m3u8, a rendition's playlist (application/vnd.apple.mpegurl) or a segment (video/mp2t)",
-    responses: { 200: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    responses: { 200: null, 409: ErrorBody },
   })
   @Get(':file')
   async file(@Param(new ZodPipe(LadderFileParams)) p: LadderFileScope, @Res() reply: FastifyReply): Promise<void> {

@@ -36,7 +36,7 @@ export class RecordingsController {
   @ApiRoute({
     summary:
       "Start a recording. auto picks passthrough for one publisher with at most one video and one audio track (two Track egresses joined without transcoding; track_composite when the app's recordingFormat is mp4 and the video is not H.264), track for a single audio track, room_composite otherwise or when a layout is asked for; admitted against the app quota and a node budget before LiveKit is called; refused (429 quota_exceeded, resource app.storage, MB) while the app holds its maxStorageMb",
-    responses: { 201: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    responses: { 201: RecordingView, 409: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
     rateLimit: 'start',
   })
   @Post('streams/:streamId/recordings')
@@ -49,7 +49,7 @@ export class RecordingsController {
 
   @ApiRoute({
     summary: "List the app's recordings, newest first",
-    responses: { 200: RecordingList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: RecordingList },
   })
   @Get('recordings')
   async list(
@@ -61,7 +61,7 @@ export class RecordingsController {
 
   @ApiRoute({
     summary: 'Get a recording: status, mode and why, duration, size, checksum, codecs, error',
-    responses: { 200: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: RecordingView },
   })
   @Get('recordings/:recordingId')
   get(@Param(new ZodPipe(RecordingParams)) p: RecordingScope): Promise<RecordingView> {
@@ -70,7 +70,7 @@ export class RecordingsController {
 
   @ApiRoute({
     summary: 'Stop a recording; it turns complete once egress has closed the file and Tally has checked it',
-    responses: { 200: RecordingView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+    responses: { 200: RecordingView, 503: ErrorBody },
   })
   @Post('recordings/:recordingId/stop')
   @HttpCode(200)
@@ -81,7 +81,7 @@ export class RecordingsController {
   @ApiRoute({
     summary:
       'Delete a complete or failed recording: its file, ladder and row (webhook recording.deleted); a running one is a 409 (stop it first); a second delete is a 404',
-    responses: { 204: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+    responses: { 204: null, 409: ErrorBody },
   })
   @Delete('recordings/:recordingId')
   @HttpCode(204)
@@ -91,7 +91,7 @@ export class RecordingsController {
 
   @ApiRoute({
     summary: 'Download a complete recording (HTTP range requests supported); on S3 storage, a redirect to a short-lived signed URL',
-    responses: { 200: null, 206: null, 302: null, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 416: null },
+    responses: { 200: null, 206: null, 302: null, 409: ErrorBody, 416: null },
   })
   @Get('recordings/:recordingId/file')
   async file(@Param(new ZodPipe(RecordingParams)) p: RecordingScope, @Res() reply: FastifyReply): Promise<void> {

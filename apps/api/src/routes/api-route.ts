@@ -8,7 +8,10 @@ export const API_ROUTE = 'tally:openapi';
 /** What the OpenAPI document says about a route beyond what Nest and its zod pipes already know. */
 export type ApiRouteSpec = Readonly<{
   summary: string;
-  /** Each status the route answers, with its body's schema (null: no body). */
+  /**
+   * The statuses the route answers, with their bodies' schemas (null: no body), beyond the errors
+   * every route of its kind answers (400, 401, 403, 404 by its input and access: the document adds those).
+   */
   responses: Readonly<Record<number, z.ZodType | null>>;
   /**
    * Public routes that check something other than a key: LiveKit's signature (`livekit`), a camera

@@ -35,7 +35,7 @@ export class StreamsController {
       "Create a stream (admitted against the app's cap, other apps' unused guarantees and a node budget first). A 429 names the " +
       'resource: `app.streams` (the cap), `pool.guaranteed` (the rest of the pool is guaranteed to other apps; `heldResource` says ' +
       'which node resource), or `node.ram` / `node.cpu` / `node.nic`.',
-    responses: { 201: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: LimitRefusal, 503: ErrorBody },
+    responses: { 201: StreamView, 429: LimitRefusal, 503: ErrorBody },
   })
   @DirectRoute()
   @Post()
@@ -43,13 +43,13 @@ export class StreamsController {
     return this.streams.create(p.appId, body);
   }
 
-  @ApiRoute({ summary: 'List streams', responses: { 200: StreamList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
+  @ApiRoute({ summary: 'List streams', responses: { 200: StreamList } })
   @Get()
   async list(@Param(new ZodPipe(AppParams)) p: AppScope, @Query(new ZodPipe(StreamListQuery)) q: StreamListQuery): Promise<StreamList> {
     return { items: await this.streams.list(p.appId, q.status) };
   }
 
-  @ApiRoute({ summary: 'Get a stream', responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } })
+  @ApiRoute({ summary: 'Get a stream', responses: { 200: StreamView } })
   @Get(':streamId')
   get(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<StreamView> {
     return this.streams.get(p.appId, p.streamId);
@@ -58,7 +58,7 @@ export class StreamsController {
   @ApiRoute({
     summary:
       "End a stream: marks it ended and releases its reservation, then removes its LiveKit room (disconnecting everyone); a room LiveKit could not remove then is removed by the worker's sweep",
-    responses: { 200: StreamView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+    responses: { 200: StreamView },
   })
   @Delete(':streamId')
   end(@Param(new ZodPipe(StreamParams)) p: StreamScope): Promise<StreamView> {
@@ -68,7 +68,7 @@ export class StreamsController {
   @ApiRoute({
     summary:
       "Mint a LiveKit join token for this stream (the first one, or an ingress, recording or HLS session before it, creates the stream's LiveKit room; 503 when LiveKit could not create it); 409 once the stream has ended, or when it ends while its room is being created",
-    responses: { 201: StreamToken, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody },
+    responses: { 201: StreamToken, 409: ErrorBody, 503: ErrorBody },
   })
   @DirectRoute()
   @Post(':streamId/tokens')

@@ -1,7 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Post } from '@nestjs/common';
 import { Public } from '../routes/access.js';
 import { LivekitWebhookService } from './livekit-webhook.service.js';
-import { ErrorBody } from '@tally/contracts';
 import { ApiRoute } from '../routes/api-route.js';
 
 @Controller('webhooks/livekit')
@@ -10,7 +9,7 @@ export class LivekitWebhookController {
   constructor(private readonly webhooks: LivekitWebhookService) {}
 
   /** LiveKit posts `application/webhook+json`; the body stays a string so its signature can be checked. */
-  @ApiRoute({ summary: 'LiveKit webhook receiver (signed by LiveKit)', responses: { 200: null, 401: ErrorBody }, auth: 'livekit' })
+  @ApiRoute({ summary: 'LiveKit webhook receiver (signed by LiveKit)', responses: { 200: null }, auth: 'livekit' })
   @Post()
   @HttpCode(200)
   async receive(@Body() body: unknown, @Headers('authorization') authorization: string | undefined): Promise<{ ok: true }> {
