@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { Camera } from '@tally/db';
 import type { FastifyReply } from 'fastify';
 import { NotFoundError } from '../common/domain-error.js';
 import { CameraFeedHub } from './camera-feed-hub.js';
@@ -18,8 +19,7 @@ export class CameraMjpegService {
   ) {}
 
   /** Each new frame as one part; a viewer whose connection is still busy skips to the newest frame. */
-  async stream(appId: string, cameraId: string, credential: string | undefined, reply: FastifyReply): Promise<void> {
-    const camera = await this.viewers.authorize(appId, cameraId, credential, reply.request.ip);
+  async stream(camera: Camera, reply: FastifyReply): Promise<void> {
     const lease = await this.viewers.admit(camera);
     void reply.hijack();
     const res = reply.raw;
@@ -51,8 +51,7 @@ export class CameraMjpegService {
   }
 
   /** The latest frame this API process holds; 404 until the camera has sent one. */
-  async frame(appId: string, cameraId: string, credential: string | undefined, reply: FastifyReply): Promise<void> {
-    const camera = await this.viewers.authorize(appId, cameraId, credential, reply.request.ip);
+  async frame(camera: Camera, reply: FastifyReply): Promise<void> {
     const latest = this.hub.latest(camera.id);
     if (!latest) throw new NotFoundError('frame');
     await reply

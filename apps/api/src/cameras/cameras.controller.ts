@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { Camera } from '@tally/db';
 import {
   AppParams,
   CameraList,
@@ -12,10 +13,9 @@ import {
 } from '@tally/contracts';
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { Public } from '../routes/access.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 import { CameraMjpegService } from './camera-mjpeg.service.js';
-import { presentedCredential } from './camera-viewers.service.js';
+import { CameraViewerAccess, ViewedCamera } from './camera-viewer.guard.js';
 import { CamerasService } from './cameras.service.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { ApiRoute } from '../routes/api-route.js';
@@ -88,15 +88,10 @@ export class CamerasController {
     responses: { 200: null, 429: LimitRefusal },
     auth: 'viewer',
   })
-  @Public()
+  @CameraViewerAccess()
   @Get(':cameraId/mjpeg')
-  stream(
-    @Param(new ZodPipe(CameraParams)) p: CameraScope,
-    @Headers('authorization') authorization: string | undefined,
-    @Query('token') token: string | undefined,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    return this.mjpeg.stream(p.appId, p.cameraId, credentialOf(authorization, token), reply);
+  stream(@Param(new ZodPipe(CameraParams)) _p: CameraScope, @ViewedCamera() camera: Camera, @Res() reply: FastifyReply): Promise<void> {
+    return this.mjpeg.stream(camera, reply);
   }
 
   @ApiRoute({
@@ -104,18 +99,9 @@ export class CamerasController {
     responses: { 200: null },
     auth: 'viewer',
   })
-  @Public()
+  @CameraViewerAccess()
   @Get(':cameraId/frame.jpg')
-  frame(
-    @Param(new ZodPipe(CameraParams)) p: CameraScope,
-    @Headers('authorization') authorization: string | undefined,
-    @Query('token') token: string | undefined,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    return this.mjpeg.frame(p.appId, p.cameraId, credentialOf(authorization, token), reply);
+  frame(@Param(new ZodPipe(CameraParams)) _p: CameraScope, @ViewedCamera() camera: Camera, @Res() reply: FastifyReply): Promise<void> {
+    return this.mjpeg.frame(camera, reply);
   }
-}
-
-function credentialOf(authorization: string | undefined, token: string | undefined): string | undefined {
-  return presentedCredential(authorization, new URLSearchParams(token === undefined ? {} : { token }), 'token');
 }
