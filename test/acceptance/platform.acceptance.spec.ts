@@ -19,7 +19,8 @@ import { toolPath, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAndPublish, type Publisher } from '@tally/testing/media';
 import { deployExpressions, referencedSeries } from '../../apps/api/src/metrics/deploy-queries.js';
-import { launchChromium, openDashboard, signIn } from '../../apps/dashboard/test/browser.js';
+import { launchChromium } from '@tally/testing/browser';
+import { openDashboard, signIn } from '@tally/testing/dashboard';
 import { createStream, createTenant, type Installed, installed, streamLive, streamToken } from './installed.js';
 
 const run = promisify(execFile);
