@@ -22,7 +22,7 @@ PORT_DEFAULT+=([object-store]=7070 [object-store-admin]=7071)
 PORT_ENV_KEY+=([object-store]=TALLY_OBJECT_STORE_PORT [object-store-admin]=TALLY_OBJECT_STORE_ADMIN_PORT)
 PORT_SERVICE+=([object-store]=object-store [object-store-admin]=object-store)
 MANAGED_KEYS+=(TALLY_CLUSTER_S3_ENDPOINT TALLY_OBJECT_STORE TALLY_OBJECT_STORE_PORT TALLY_OBJECT_STORE_ADMIN_PORT TALLY_S3_BUCKET TALLY_S3_ENDPOINT
-  TALLY_S3_REGION TALLY_S3_ACCESS_KEY TALLY_S3_SECRET_KEY TALLY_S3_FORCE_PATH_STYLE)
+  TALLY_S3_PUBLIC_ENDPOINT TALLY_S3_REGION TALLY_S3_ACCESS_KEY TALLY_S3_SECRET_KEY TALLY_S3_FORCE_PATH_STYLE)
 
 object_store_env_file() { printf '%s/object-store.env' "$HOME_DIR"; }
 
@@ -157,6 +157,12 @@ TALLY_S3_ACCESS_KEY=${S3[access]}
 TALLY_S3_SECRET_KEY=${S3[secret]}
 TALLY_S3_FORCE_PATH_STYLE=${S3[path_style]}
 EOF
+  if [[ "$OBJECT_STORE" == bundled && -n "$DOMAIN" ]]; then
+    echo "# Download links point at https://$(https_origin)/${S3[bucket]}/…, which Caddy passes to the store (Host unchanged)."
+    echo "TALLY_S3_PUBLIC_ENDPOINT=https://$(https_origin)"
+  elif [[ "$OBJECT_STORE" == external && -n "${OLD[TALLY_S3_PUBLIC_ENDPOINT]:-}" ]]; then
+    echo "TALLY_S3_PUBLIC_ENDPOINT=${OLD[TALLY_S3_PUBLIC_ENDPOINT]}"
+  fi
   if [[ "$OBJECT_STORE" == bundled ]]; then
     echo "TALLY_OBJECT_STORE_PORT=${PORT[object-store]}"
     echo "TALLY_OBJECT_STORE_ADMIN_PORT=${PORT[object-store-admin]}"

@@ -82,11 +82,24 @@ $DOMAIN {
 EOF
   [[ "$TLS_MODE" != internal ]] || printf '\ttls internal\n'
   cat <<EOF
-	encode gzip
-	# LiveKit's signalling (WebSocket) and its server API; everything else is Tally's API and dashboard.
-	@livekit path /rtc /rtc/* /twirp/*
-	reverse_proxy @livekit 127.0.0.1:${PORT[livekit]}
-	reverse_proxy 127.0.0.1:${PORT[api]}
+EOF
+  if [[ "$OBJECT_STORE" == bundled ]]; then
+    cat <<EOF
+	# Recordings in the bundled store: the download links are signed for this host, so the Host header
+	# is passed on unchanged (Caddy's default) and the bytes are not re-encoded.
+	handle /${S3[bucket]}/* {
+		reverse_proxy 127.0.0.1:${PORT[object-store]}
+	}
+EOF
+  fi
+  cat <<EOF
+	handle {
+		encode gzip
+		# LiveKit's signalling (WebSocket) and its server API; everything else is Tally's API and dashboard.
+		@livekit path /rtc /rtc/* /twirp/*
+		reverse_proxy @livekit 127.0.0.1:${PORT[livekit]}
+		reverse_proxy 127.0.0.1:${PORT[api]}
+	}
 }
 EOF
 }

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TrackKind } from '@livekit/rtc-node';
 import type { RecordingView, StreamToken, StreamView } from '@tally/contracts';
-import { type ApiClient, type Child, startAppProcess, type TestObjectStore, waitFor } from '@tally/testing';
+import { type ApiClient, type Child, freePort, startAppProcess, type TestObjectStore, waitFor } from '@tally/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
@@ -157,9 +159,57 @@ describe('recordings in object storage (a real S3 server)', () => {
     expect((await store.list()).map((o) => o.key)).not.toContain(uploaded.location);
   }, 240_000);
 
+  it('signs download links for the public endpoint, which a proxy in front of the store serves (Host passed on, as Caddy does)', async () => {
+    const proxy = await hostKeepingProxy(store.endpoint);
+    const port = await freePort();
+    const env = { ...harness.stack.env, TALLY_PORT: String(port), TALLY_S3_PUBLIC_ENDPOINT: proxy.url };
+    const publicApi = await startAppProcess('api', env, join(tmpdir(), `tally-api-s3-public-${Date.now()}.log`));
+    try {
+      const { appId, client, stream } = await liveStream('s3-public', false);
+      const uploaded = await inBucket(client, appId, (await record(client, appId, stream.id, 'auto')).id);
+      const viaPublic = client.at(`http://127.0.0.1:${port}`);
+
+      const redirect = await viaPublic.raw(`/v1/apps/${appId}/recordings/${uploaded.id}/file`);
+      expect(redirect.status).toBe(302);
+      const url = new URL(redirect.headers.get('location') ?? '');
+      expect(url.origin).toBe(proxy.url);
+      expect(url.pathname).toBe(`/${store.bucket}/${uploaded.location}`);
+
+      const path = join(tmpdir(), `s3-public-${uploaded.id}.bin`);
+      await run('curl', ['-sf', '-o', path, url.href]);
+      expect(sha256(path)).toBe(uploaded.sha256);
+      // The signature covers the host: the same link sent to the store's own address is refused.
+      expect((await fetch(`${store.endpoint}${url.pathname}${url.search}`)).status).toBe(403);
+    } finally {
+      await publicApi.stop();
+      await proxy.stop();
+    }
+  }, 240_000);
+
   async function lastRecording(client: ApiClient, appId: string): Promise<RecordingView> {
     const list = (await client.get<{ items: RecordingView[] }>(`/v1/apps/${appId}/recordings`)).body.items;
     expect(list).toHaveLength(1);
     return list[0]!;
   }
 });
+
+/** A reverse proxy to `target` that passes the Host header on unchanged (Caddy's default). */
+async function hostKeepingProxy(target: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((incoming, outgoing) => {
+    const forwarded = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    forwarded.on('error', () => outgoing.writeHead(502).end());
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -54,6 +54,7 @@ export const EnvSchema = z.object({
   TALLY_RECORDINGS_DIR: z.string().min(1).optional(),
   TALLY_S3_BUCKET: z.string().min(1).optional(),
   TALLY_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  TALLY_S3_PUBLIC_ENDPOINT: url(['http:', 'https:']).optional(),
   TALLY_S3_REGION: z.string().min(1).default('us-east-1'),
   TALLY_S3_ACCESS_KEY: z.string().min(1).optional(),
   TALLY_S3_SECRET_KEY: z.string().min(1).optional(),

@@ -106,6 +106,8 @@ export type Config = Readonly<{
 export type S3Config = Readonly<{
   bucket: string;
   endpoint: string | undefined;
+  /** Where players fetch download links (signed for this host); unset: `endpoint`. */
+  publicEndpoint: string | undefined;
   region: string;
   accessKey: string;
   secretKey: string;
@@ -215,6 +217,7 @@ function s3Config(e: Env): S3Config | undefined {
   return Object.freeze({
     bucket: e.TALLY_S3_BUCKET,
     endpoint: e.TALLY_S3_ENDPOINT,
+    publicEndpoint: e.TALLY_S3_PUBLIC_ENDPOINT,
     region: e.TALLY_S3_REGION,
     accessKey: e.TALLY_S3_ACCESS_KEY,
     secretKey: e.TALLY_S3_SECRET_KEY,

@@ -11,6 +11,11 @@ export class ApiClient {
     return new ApiClient(this.baseUrl, key);
   }
 
+  /** The same key, sent to another API process. */
+  at(baseUrl: string): ApiClient {
+    return new ApiClient(baseUrl, this.key);
+  }
+
   get<T = unknown>(path: string): Promise<ApiResponse<T>> {
     return this.request<T>('GET', path);
   }

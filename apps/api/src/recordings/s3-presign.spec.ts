@@ -4,6 +4,7 @@ import { presignS3Get } from './s3-presign.js';
 const aws = {
   bucket: 'examplebucket',
   endpoint: 'https://s3.amazonaws.com',
+  publicEndpoint: undefined,
   region: 'us-east-1',
   accessKey: 'AKIAIOSFODNN7EXAMPLE',
   secretKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
@@ -38,7 +39,15 @@ describe(presignS3Get.name, () => {
   it('puts the bucket in the path for path-style endpoints and escapes the key', async () => {
     const url = new URL(
       await presignS3Get(
-        { bucket: 'rec', endpoint: 'http://127.0.0.1:9000', region: 'us-east-1', accessKey: 'k', secretKey: 's', forcePathStyle: true },
+        {
+          bucket: 'rec',
+          endpoint: 'http://127.0.0.1:9000',
+          publicEndpoint: undefined,
+          region: 'us-east-1',
+          accessKey: 'k',
+          secretKey: 's',
+          forcePathStyle: true,
+        },
         'app_x/a b.mp4',
         new Date('2026-01-01T00:00:00Z'),
         60,
@@ -47,5 +56,18 @@ describe(presignS3Get.name, () => {
     expect(url.host).toBe('127.0.0.1:9000');
     expect(url.pathname).toBe('/rec/app_x/a%20b.mp4');
     expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
+  });
+
+  it('signs for the public endpoint when there is one: the host players reach, the same bucket path', async () => {
+    const store = { ...aws, endpoint: 'http://127.0.0.1:7070', forcePathStyle: true, bucket: 'tally-recordings' };
+    const at = new Date('2026-01-01T00:00:00Z');
+    const inside = new URL(await presignS3Get(store, 'app_x/rec.mp4', at, 60));
+    const outside = new URL(await presignS3Get({ ...store, publicEndpoint: 'https://media.example.com' }, 'app_x/rec.mp4', at, 60));
+
+    expect(inside.origin).toBe('http://127.0.0.1:7070');
+    expect(outside.origin).toBe('https://media.example.com');
+    expect(outside.pathname).toBe('/tally-recordings/app_x/rec.mp4');
+    // The signature covers the host, so a link signed for one host is no good at the other.
+    expect(outside.searchParams.get('X-Amz-Signature')).not.toBe(inside.searchParams.get('X-Amz-Signature'));
   });
 });

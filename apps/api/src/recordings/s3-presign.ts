@@ -16,13 +16,19 @@ const loadSdk = (): Promise<Sdk> =>
 
 const clients = new WeakMap<S3Config, S3Client>();
 
-/** One client per configured bucket: the SDK keeps its endpoint resolution and credentials there. */
+/**
+ * One signing client per configured bucket: the SDK keeps its endpoint resolution and credentials
+ * there. Links are signed for the public endpoint when there is one: a SigV4 signature covers the
+ * host, so a link must name the host its player reaches (Caddy's `--domain` in front of the bundled
+ * store), and a proxy in between must pass the Host header on unchanged.
+ */
 function clientFor({ client: { S3Client } }: Sdk, s3: S3Config): S3Client {
   let client = clients.get(s3);
   if (!client) {
+    const endpoint = s3.publicEndpoint ?? s3.endpoint;
     client = new S3Client({
       region: s3.region,
-      ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
+      ...(endpoint ? { endpoint } : {}),
       forcePathStyle: s3.forcePathStyle,
       credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
       // A plain download link: no x-amz-checksum-mode, which some S3-compatible stores reject.
