@@ -50,6 +50,12 @@ describe('ws-mjpeg cameras', () => {
 
     const token = (await client.post<CameraToken>(`/v1/apps/${app.id}/cameras/${camera.id}/tokens`, { ttlS: 600 })).body;
     expect((await fetch(`${base()}/v1/apps/${app.id}/cameras/${camera.id}/frame.jpg`)).status).toBe(401);
+    // An unknown camera is a 404 whatever the credential; a malformed id a 400 naming the field.
+    const viewerToken = `?token=${encodeURIComponent(token.token)}`;
+    expect((await fetch(`${base()}/v1/apps/${app.id}/cameras/cam_0000000000000000/frame.jpg${viewerToken}`)).status).toBe(404);
+    const malformed = await fetch(`${base()}/v1/apps/${app.id}/cameras/not-a-camera/mjpeg${viewerToken}`);
+    expect(malformed.status).toBe(400);
+    expect(JSON.stringify(await malformed.json())).toContain('cameraId');
     await expect(TestSocketViewer.connect(token.websocketUrl)).rejects.toMatchObject({ status: 401 });
 
     const mjpeg = await TestMjpegViewer.open(`${token.mjpegUrl}?token=${encodeURIComponent(token.token)}`);

@@ -2,10 +2,13 @@ import { applyDecorators, type CanActivate, createParamDecorator, type Execution
 import type { Camera } from '@tally/db';
 import { CameraParams } from '@tally/contracts';
 import type { FastifyRequest } from 'fastify';
+import { ZodPipe } from '../common/zod.pipe.js';
 import { Public } from '../routes/access.js';
 import { CameraViewersService, presentedCredential } from './camera-viewers.service.js';
 
 type ViewerRequest = FastifyRequest & { viewedCamera?: Camera };
+
+const CAMERA_PARAMS = new ZodPipe(CameraParams);
 
 /**
  * Who may watch the camera in the path: a viewer token for it (Bearer or `?token=`), the app's key,
@@ -18,13 +21,12 @@ export class CameraViewerGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ViewerRequest>();
-    const params = CameraParams.safeParse(request.params);
-    // A malformed id is left to the route's validation (400 naming the field).
-    if (!params.success) return true;
+    // A malformed id is a 400 naming the field, before any credential is judged.
+    const params = CAMERA_PARAMS.transform(request.params);
     const token = (request.query as Record<string, unknown> | undefined)?.['token'];
     const query = new URLSearchParams(typeof token === 'string' ? { token } : {});
     const credential = presentedCredential(request.headers.authorization, query, 'token');
-    request.viewedCamera = await this.viewers.authorize(params.data.appId, params.data.cameraId, credential, request.ip);
+    request.viewedCamera = await this.viewers.authorize(params.appId, params.cameraId, credential, request.ip);
     return true;
   }
 }
