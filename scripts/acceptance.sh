@@ -2,10 +2,10 @@
 # The acceptance suite: installs Tally with ./install.sh exactly as the README tells a user to,
 # drives the installed platform through its public surface only (test/acceptance: HTTP API, real
 # LiveKit clients, ffmpeg, Chromium, schemathesis), then runs ./install.sh again on the same home
-# (an upgrade) and the same suite again. With TALLY_ACCEPT_OBJECT_STORE=1 (or the object-store spec
-# named), once more with --object-store (recordings go to the object store install.sh runs on the
-# node) and the object-store spec, and a last time without the flag, which must keep the store's
-# data and keys.
+# (an upgrade) and the same suite again. Then, on a new home, once more with --object-store
+# (recordings go to the object store install.sh runs on the node) and the object-store spec, and a
+# last time without the flag, which must keep the store's data and keys. Naming specs runs only
+# those (the object-store run only when its spec is among them).
 #
 # The install lives in a network namespace this script creates, with one veth address as the
 # node's media address (WebRTC clients ignore loopback candidates); nothing routes out of it, and
@@ -100,9 +100,21 @@ suite() {
 # override TALLY_NODE_* states it), not what the agent measures on a 2-core CI host: there an RTMP
 # transcode does not fit, and the derived app.ingresses cap is 0.
 # A stream nobody joins ends after TALLY_STREAM_JOIN_TIMEOUT_S, shortened so the suite can watch one end.
-printf '%s\n' TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 TALLY_NODE_CPU_MILLICORES=8000 TALLY_NODE_RAM_MB=8192 \
-  TALLY_NODE_NIC_MBPS=1000 TALLY_STREAM_JOIN_TIMEOUT_S=30 >"$home/tally.env"
-chmod 600 "$home/tally.env"
+operator_settings() {
+  printf '%s\n' TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 TALLY_NODE_CPU_MILLICORES=8000 TALLY_NODE_RAM_MB=8192 \
+    TALLY_NODE_NIC_MBPS=1000 TALLY_STREAM_JOIN_TIMEOUT_S=30 >"$home/tally.env"
+  chmod 600 "$home/tally.env"
+}
+operator_settings
+
+# new_home: stops the install in $home and starts over in a new, empty home (same namespace and address).
+new_home() {
+  ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "--stop of $home failed"
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
+  home="$(mktemp -d /tmp/tally-accept.XXXXXX)"
+  operator_settings
+  say "new home $home"
+}
 
 say "home $home, namespace $ns, media address $node_ip"
 # What --object-store keeps across re-runs: the keys (tally.env's and the root key) and the objects.
@@ -116,9 +128,10 @@ run_install first
 suite first "$@"
 run_install upgrade
 suite upgraded "$@"
-# The object-store run switches a home that already holds the first two runs' recordings to
-# --object-store; it runs when asked for (TALLY_ACCEPT_OBJECT_STORE=1, or the spec named), not by npm test.
-if [[ "$*" == *object-store* || ( $# -eq 0 && "${TALLY_ACCEPT_OBJECT_STORE:-0}" == 1 ) ]]; then
+# The object-store run installs on a home of its own: --object-store from the first install, as an
+# operator who wants recordings in a bucket runs it.
+if [[ $# -eq 0 || "$*" == *object-store* ]]; then
+  new_home
   run_install object-store --object-store
   suite object-store
   keys="$(object_store_keys)" objects="$(stored_objects)"
