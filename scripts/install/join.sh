@@ -220,12 +220,7 @@ rtc:
 EOF
   livekit_stun_yaml
   livekit_turn_yaml
-  cat <<EOF
-redis:
-  address: $address
-EOF
-  [[ -z "$username" ]] || echo "  username: $username"
-  [[ -z "$password" ]] || echo "  password: $password"
+  livekit_redis_yaml "$address" "$username" "$password" "${CLUSTER[REDIS_SENTINELS]:-}" "${CLUSTER[REDIS_SENTINEL_NAME]:-}"
   cat <<EOF
 node_selector:
   kind: sysload
