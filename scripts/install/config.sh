@@ -364,8 +364,8 @@ EOF
 
 # livekit_redis_yaml ADDRESS USERNAME PASSWORD [SENTINELS [NAME]]: livekit-server's redis: section.
 # With SENTINELS (REDIS_SENTINELS, host:port comma-separated) it asks them for the primary of NAME
-# (default tally) instead of using ADDRESS, and signs in to them as the same user
-# (docs/adr/0040-redis-sentinel.md).
+# (default tally) instead of using ADDRESS; the Sentinels are asked without credentials (their
+# default user may only ask which server is primary; docs/adr/0040-redis-sentinel.md).
 livekit_redis_yaml() {
   local address="$1" username="$2" password="$3" sentinels="${4:-}" name="${5:-}" sentinel
   local -a list=()
@@ -379,8 +379,6 @@ livekit_redis_yaml() {
     for sentinel in "${list[@]}"; do
       [[ -z "$sentinel" ]] || echo "    - $sentinel"
     done
-    [[ -z "$username" ]] || echo "  sentinel_username: $username"
-    [[ -z "$password" ]] || echo "  sentinel_password: $password"
   fi
   [[ -z "$username" ]] || echo "  username: $username"
   [[ -z "$password" ]] || echo "  password: $password"

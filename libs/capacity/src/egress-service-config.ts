@@ -45,8 +45,6 @@ export type EgressRedisConfig = Readonly<{
   use_tls?: boolean;
   sentinel_master_name?: string;
   sentinel_addresses?: readonly string[];
-  sentinel_username?: string;
-  sentinel_password?: string;
 }>;
 
 /** The egress v1.8.6 service config (pkg/config/service.go, base.go) Tally writes. */
@@ -99,7 +97,7 @@ export function renderEgressServiceConfig(input: EgressServiceConfigInput): Egre
 
 /**
  * LiveKit's `redis:` section for a Redis URL; with a Sentinel group, the Sentinels replace the
- * address and are reached with the URL's user and password too (docs/adr/0040-redis-sentinel.md).
+ * address (they are asked without credentials; the URL's user signs in to the servers; docs/adr/0040-redis-sentinel.md).
  */
 export function egressRedisConfig(redisUrl: string, sentinel?: LivekitRedisSentinel): EgressRedisConfig {
   const url = new URL(redisUrl);
@@ -114,8 +112,8 @@ export function egressRedisConfig(redisUrl: string, sentinel?: LivekitRedisSenti
     return {
       sentinel_master_name: sentinel.name,
       sentinel_addresses: sentinel.addresses.map(sentinelAddress),
-      ...(username === undefined ? {} : { username, sentinel_username: username }),
-      ...(password === undefined ? {} : { password, sentinel_password: password }),
+      ...(username === undefined ? {} : { username }),
+      ...(password === undefined ? {} : { password }),
       ...(db === 0 ? {} : { db }),
     };
   }

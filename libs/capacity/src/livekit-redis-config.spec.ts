@@ -19,14 +19,12 @@ describe(egressRedisConfig.name, () => {
     });
   });
 
-  it('points LiveKit at the Sentinels, with the node user for the servers and the Sentinels', () => {
+  it('points LiveKit at the Sentinels, with the node user for the servers only', () => {
     expect(egressRedisConfig('redis://tally-node-a:p%40w@10.0.0.1:6379/3', sentinel)).toEqual({
       sentinel_master_name: 'tally',
       sentinel_addresses: ['10.0.0.2:26379', '[fd00::3]:26379'],
       username: 'tally-node-a',
-      sentinel_username: 'tally-node-a',
       password: 'p@w',
-      sentinel_password: 'p@w',
       db: 3,
     });
   });
@@ -54,7 +52,6 @@ describe(egressRedisConfig.name, () => {
       sentinel_master_name: 'tally',
       sentinel_addresses: ['10.0.0.2:26379', '[fd00::3]:26379'],
       password: 'pw',
-      sentinel_password: 'pw',
     });
   });
 });

@@ -23,7 +23,7 @@ describe(redisConnectionOptions.name, () => {
     });
   });
 
-  it('asks the Sentinels for the primary, with the URL credentials for the servers and the Sentinels', () => {
+  it('asks the Sentinels for the primary without credentials, and signs in to the servers with the URL', () => {
     const config = loadConfig({ ...valid, REDIS_SENTINELS: '10.0.0.2:26379, 10.0.0.3:26380,[fd00::4]:26379' });
 
     const sut = redisConnectionOptions(config.redis, { maxRetriesPerRequest: 3 });
@@ -37,12 +37,12 @@ describe(redisConnectionOptions.name, () => {
       name: 'tally',
       username: 'tally-api',
       password: 's@cret',
-      sentinelUsername: 'tally-api',
-      sentinelPassword: 's@cret',
       db: 2,
       maxRetriesPerRequest: 3,
     });
     expect(sut.url).toBeUndefined();
+    expect(sut).not.toHaveProperty('sentinelUsername');
+    expect(sut).not.toHaveProperty('sentinelPassword');
     expect(sut.reconnectOnError?.(new Error("READONLY You can't write against a read only replica."))).toBe(2);
     expect(sut.reconnectOnError?.(new Error('ERR unknown command'))).toBe(false);
   });

@@ -8,7 +8,8 @@ export type RedisSentinel = Readonly<{ name: string; addresses: readonly Sentine
 
 /**
  * Where a process's Redis is. Without `sentinel`, `url` is the server. With it, the Sentinels say
- * which server is the primary and `url` gives only the user, password and database (its host is unused).
+ * which server is the primary and `url` gives only the user, password and database for the servers
+ * (its host is unused).
  */
 export type RedisTarget = Readonly<{ url: string; sentinel: RedisSentinel | undefined }>;
 
@@ -71,8 +72,6 @@ export type RedisConnectionOptions = RedisClientExtra & {
   name?: string;
   username?: string;
   password?: string;
-  sentinelUsername?: string;
-  sentinelPassword?: string;
   db?: number;
   reconnectOnError?: (error: Error) => boolean | 1 | 2;
 };
@@ -80,8 +79,8 @@ export type RedisConnectionOptions = RedisClientExtra & {
 /**
  * The one place a Redis connection's options are built, for every ioredis client and BullMQ
  * connection of every process. Without Sentinel: the URL and `extra`, unchanged. With Sentinel: the
- * Sentinels, the group name, and the URL's user, password and database, used for the Sentinels as
- * well (the installer gives every Sentinel the same ACL users as the servers); a connection that
+ * Sentinels (asked without credentials: their default user may only ask which server is primary),
+ * the group name, and the URL's user, password and database for the servers; a connection that
  * meets a demoted primary (READONLY) reconnects through the Sentinels and resends the command.
  */
 export function redisConnectionOptions(target: RedisTarget, extra: RedisClientExtra = {}): RedisConnectionOptions {
@@ -91,8 +90,8 @@ export function redisConnectionOptions(target: RedisTarget, extra: RedisClientEx
   const password = decodeURIComponent(url.password);
   const db = Number.parseInt(url.pathname.slice(1), 10);
   const credentials = {
-    ...(username === '' ? {} : { username, sentinelUsername: username }),
-    ...(password === '' ? {} : { password, sentinelPassword: password }),
+    ...(username === '' ? {} : { username }),
+    ...(password === '' ? {} : { password }),
   };
   return {
     sentinels: target.sentinel.addresses.map((a) => ({ host: a.host, port: a.port })),

@@ -28,10 +28,15 @@ const DOWN_AFTER_MS = 5_000;
 
 type Server = Readonly<{ port: number; child: Child }>;
 
+/** What the installer lets anyone ask a Sentinel (its `default` user): docs/adr/0040-redis-sentinel.md. */
+const SENTINEL_READER_RULES =
+  'allchannels -@all +auth +hello +ping +client|setname +client|getname +subscribe +psubscribe +unsubscribe +punsubscribe +sentinel|get-master-addr-by-name +sentinel|sentinels +sentinel|replicas +sentinel|slaves +sentinel|master +sentinel|masters +role +info';
+
 /**
  * A Redis primary, one replica and three Sentinels (quorum two) on loopback, laid out as the
  * installer lays them out: the same ACL users written on every server (Redis does not replicate
- * ACLs), a replication user, a user the Sentinels monitor with, and Tally's user on the Sentinels too.
+ * ACLs), a replication user and a user the Sentinels monitor with; the Sentinels answer anyone which
+ * server is primary and nothing else.
  */
 export async function startRedisSentinelGroup(): Promise<TestRedisSentinelGroup> {
   const dir = mkdtempSync(join(tmpdir(), 'tally-redis-ha-'));
@@ -59,18 +64,18 @@ export async function startRedisSentinelGroup(): Promise<TestRedisSentinelGroup>
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];
   const sentinels = sentinelPorts.map((port, i) =>
     startSentinel(join(dir, `sentinel-${i}`), port, primaryPort, [
-      'user default off',
+      // Tally's processes and LiveKit's, without credentials: which server is primary, and news of
+      // a failover; nothing that changes the group.
+      `user default on nopass ${SENTINEL_READER_RULES}`,
       // Sentinels sign in to each other as this user.
       `user tally-sentinel on >${secret.sentinel} allchannels +@all`,
-      // Tally's processes and LiveKit's: which server is primary, and news of a failover; nothing that changes the group.
-      `user tally on >${secret.tally} allchannels -@all +@connection -client|kill +ping +info +role +subscribe +psubscribe +unsubscribe +punsubscribe +sentinel|get-master-addr-by-name +sentinel|sentinels +sentinel|replicas +sentinel|slaves +sentinel|master`,
       `sentinel auth-user ${NAME} tally-sentinel`,
       `sentinel auth-pass ${NAME} ${secret.sentinel}`,
       'sentinel sentinel-user tally-sentinel',
       `sentinel sentinel-pass ${secret.sentinel}`,
     ]),
   );
-  const sentinelUrl = (port: number) => `redis://tally:${secret.tally}@127.0.0.1:${port}`;
+  const sentinelUrl = (port: number) => `redis://127.0.0.1:${port}`;
   // Every Sentinel knows the replica and the two other Sentinels: a failover can be agreed on.
   await waitFor(
     'sentinels to see each other and the replica',
