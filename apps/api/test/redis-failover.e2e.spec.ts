@@ -67,6 +67,19 @@ describe('Redis failover through Sentinel', () => {
 
     const killedPort = await group.killPrimary();
     const killed = performance.now();
+    // What an app is answered while there is no primary: reads of its usage, checks that reserve nothing.
+    const during = new Map<string, number>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const [usage, check] = await Promise.all([
+          tenant.client.get(`/v1/apps/${tenant.app.id}/usage`),
+          tenant.client.post(`/v1/apps/${tenant.app.id}/capacity/check`, { kind: 'stream', count: 1 }),
+        ]);
+        for (const key of [`GET usage ${usage.status}`, `POST capacity/check ${check.status}`]) during.set(key, (during.get(key) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
 
     const promotedPort = await waitFor(
       'a replica promoted by the Sentinels',
@@ -87,6 +100,8 @@ describe('Redis failover through Sentinel', () => {
       180_000,
     );
     const healthyAfterS = seconds(killed);
+    polling = false;
+    await poller;
 
     // Until the agent's next heartbeat reaches the new primary the pool may be empty: that refusal
     // says so (429 naming node capacity) and holds nothing.
@@ -123,7 +138,10 @@ describe('Redis failover through Sentinel', () => {
         `  API healthy (Redis + livekit-server) after ${healthyAfterS} s`,
         `  stream admitted after ${admittedAfterS} s (refused meanwhile: ${refusals.length === 0 ? 'none' : refusals.join(', ')})`,
         `  reconcile job round trip (API → BullMQ → worker) done after ${queuedAfterS} s`,
+        `  answered until healthy: ${[...during].map(([k, n]) => `${k} ×${n}`).join(', ')}`,
       ].join('\n'),
     );
+    // A dependency that is down is a 503 naming it, never a 500.
+    expect([...during.keys()].filter((k) => k.endsWith(' 500'))).toEqual([]);
   });
 });
