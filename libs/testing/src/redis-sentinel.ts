@@ -19,6 +19,8 @@ export type TestRedisSentinelGroup = Readonly<{
   primaryPort(): Promise<number | undefined>;
   /** `kill -9` of the server that is primary now; resolves with its port. */
   killPrimary(): Promise<number>;
+  /** What the Sentinels' ACLs refused since they started (`ACL LOG`), as `user: command/key/channel`. */
+  sentinelDenials(): Promise<string[]>;
   stop(): Promise<void>;
 }>;
 
@@ -110,6 +112,19 @@ export async function startRedisSentinelGroup(): Promise<TestRedisSentinelGroup>
       if (!server) throw new Error(`the Sentinels name no server of this group as primary (port ${port})`);
       await server.child.stop('SIGKILL');
       return server.port;
+    },
+    async sentinelDenials() {
+      const denials: string[] = [];
+      for (const port of sentinelPorts) {
+        const log = (await command(`redis://tally-sentinel:${secret.sentinel}@127.0.0.1:${port}`, 'acl', 'log')) as unknown as
+          string[][] | undefined;
+        if (log === undefined) throw new Error(`Sentinel :${port} did not answer ACL LOG`);
+        for (const entry of log) {
+          const fields = Object.fromEntries(pairs(entry));
+          denials.push(`:${port} ${fields['username']}: ${fields['reason']} ${fields['object']}`);
+        }
+      }
+      return denials;
     },
     async stop() {
       await Promise.all(sentinels.map((s) => s.stop()));
