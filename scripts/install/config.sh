@@ -362,6 +362,28 @@ EOF
   fi
 }
 
+# livekit_redis_yaml ADDRESS USERNAME PASSWORD [SENTINELS [NAME]]: livekit-server's redis: section.
+# With SENTINELS (REDIS_SENTINELS, host:port comma-separated) it asks them for the primary of NAME
+# (default tally) instead of using ADDRESS; the Sentinels are asked without credentials (their
+# default user may only ask which server is primary; docs/adr/0040-redis-sentinel.md).
+livekit_redis_yaml() {
+  local address="$1" username="$2" password="$3" sentinels="${4:-}" name="${5:-}" sentinel
+  local -a list=()
+  echo "redis:"
+  if [[ -z "$sentinels" ]]; then
+    echo "  address: $address"
+  else
+    echo "  sentinel_master_name: ${name:-tally}"
+    echo "  sentinel_addresses:"
+    IFS=',' read -ra list <<<"${sentinels// /}"
+    for sentinel in "${list[@]}"; do
+      [[ -z "$sentinel" ]] || echo "    - $sentinel"
+    done
+  fi
+  [[ -z "$username" ]] || echo "  username: $username"
+  [[ -z "$password" ]] || echo "  password: $password"
+}
+
 livekit_yaml_content() {
   cat <<EOF
 # livekit-server configuration, written by install.sh (re-running it rewrites this file;
@@ -379,11 +401,9 @@ EOF
   livekit_stun_yaml
   livekit_turn_yaml
   livekit_ingress_yaml
+  livekit_redis_yaml "127.0.0.1:${PORT[redis]}" tally-origin-media "$MEDIA_REDIS_PASSWORD" \
+    "${OLD[REDIS_SENTINELS]:-}" "${OLD[REDIS_SENTINEL_NAME]:-}"
   cat <<EOF
-redis:
-  address: 127.0.0.1:${PORT[redis]}
-  username: tally-origin-media
-  password: $MEDIA_REDIS_PASSWORD
 # Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
 room:
   auto_create: false
@@ -477,7 +497,7 @@ ensure_admin_key() {
 # The agent's variables (apps/agent/src/config.ts, runtime/workers-config.ts,
 # transcode/transcode-config.ts): what DIR/agent.env carries over from tally.env. The database URL,
 # TALLY_SECRETS_KEY, the metrics token and the full Redis password stay out of the media user's reach.
-AGENT_ENV_KEYS='REDIS_URL|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
+AGENT_ENV_KEYS='REDIS_URL|REDIS_SENTINELS|REDIS_SENTINEL_NAME|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
 
 agent_env_content() {
   echo "# The node agent's environment, written by install.sh from tally.env (re-running it rewrites this"

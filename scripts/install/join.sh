@@ -81,7 +81,9 @@ S3_KEYS=(TALLY_S3_BUCKET TALLY_S3_ENDPOINT TALLY_S3_REGION TALLY_S3_FORCE_PATH_S
 exchange_join_token() {
   if [[ -n "${OLD[TALLY_NODE_ROLE]:-}" && "${OLD[TALLY_NODE_ID]:-}" == "$JOIN_NAME" && -n "${OLD[REDIS_URL]:-}" ]]; then
     local key
-    for key in REDIS_URL LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}"; do CLUSTER[$key]="${OLD[$key]:-}"; done
+    for key in REDIS_URL REDIS_SENTINELS REDIS_SENTINEL_NAME LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}"; do
+      CLUSTER[$key]="${OLD[$key]:-}"
+    done
     CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
     log "    already joined as $JOIN_NAME ($ENV_FILE): keeping its settings, the token is not used"
     return 0
@@ -155,6 +157,14 @@ resolve_recordings_dir() {
   log "    recordings directory: $RECORDINGS_DIR (shared with the origin, writable by $AGENT_USER)"
 }
 
+# join_sentinel_env_lines: with Redis under Sentinel (docs/cluster.md), the lines that follow
+# REDIS_URL, each after a newline; nothing otherwise.
+join_sentinel_env_lines() {
+  [[ -n "${CLUSTER[REDIS_SENTINELS]:-}" ]] || return 0
+  printf '\n%s' "# Redis with Sentinel: the Sentinels name the primary; REDIS_URL gives the user." \
+    "REDIS_SENTINELS=${CLUSTER[REDIS_SENTINELS]}" "REDIS_SENTINEL_NAME=${CLUSTER[REDIS_SENTINEL_NAME]:-tally}"
+}
+
 # shellcheck disable=SC2153 # NODE_IP is set by resolve_network (config.sh)
 join_env_content() {
   local livekit_url="http://127.0.0.1:${PORT[livekit]}"
@@ -168,7 +178,7 @@ TALLY_HOME=$HOME_DIR
 TALLY_NODE_ID=$JOIN_NAME
 TALLY_NODE_ROLE=$JOIN_ROLE
 TALLY_ORIGIN_URL=$JOIN_URL
-REDIS_URL=${CLUSTER[REDIS_URL]}
+REDIS_URL=${CLUSTER[REDIS_URL]}$(join_sentinel_env_lines)
 LIVEKIT_URL=$livekit_url
 LIVEKIT_API_KEY=${CLUSTER[LIVEKIT_API_KEY]}
 LIVEKIT_API_SECRET=${CLUSTER[LIVEKIT_API_SECRET]}
@@ -220,12 +230,7 @@ rtc:
 EOF
   livekit_stun_yaml
   livekit_turn_yaml
-  cat <<EOF
-redis:
-  address: $address
-EOF
-  [[ -z "$username" ]] || echo "  username: $username"
-  [[ -z "$password" ]] || echo "  password: $password"
+  livekit_redis_yaml "$address" "$username" "$password" "${CLUSTER[REDIS_SENTINELS]:-}" "${CLUSTER[REDIS_SENTINEL_NAME]:-}"
   cat <<EOF
 node_selector:
   kind: sysload

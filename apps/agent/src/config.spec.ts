@@ -54,6 +54,25 @@ describe(loadAgentConfig.name, () => {
       expect(attempt).toThrow(name);
   });
 
+  it('follows the primary through the Sentinels, and hands them to egress and ingress', () => {
+    const sut = loadAgentConfig({ REDIS_URL, REDIS_SENTINELS: '10.0.0.2:26379,10.0.0.3:26379' }, 'media-1');
+
+    const sentinel = {
+      name: 'tally',
+      addresses: [
+        { host: '10.0.0.2', port: 26379 },
+        { host: '10.0.0.3', port: 26379 },
+      ],
+    };
+    expect(sut.redis).toEqual({ url: REDIS_URL, sentinel });
+    expect(sut.workers.redisSentinel).toEqual(sentinel);
+    expect(loadAgentConfig({ REDIS_URL }, 'media-1').workers.redisSentinel).toBeUndefined();
+  });
+
+  it('refuses a Sentinel list that is not host:port', () => {
+    expect(() => loadAgentConfig({ REDIS_URL, REDIS_SENTINELS: '10.0.0.2' }, 'media-1')).toThrow(/REDIS_SENTINELS/);
+  });
+
   it('refuses a hostname that cannot be a node id unless TALLY_NODE_ID is set', () => {
     expect(() => loadAgentConfig({ REDIS_URL }, 'bad host')).toThrow(/TALLY_NODE_ID/);
     expect(loadAgentConfig({ REDIS_URL, TALLY_NODE_ID: 'n1' }, 'bad host').nodeId).toBe('n1');

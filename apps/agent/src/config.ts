@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { LogLevel } from '@tally/config';
+import { LogLevel, RedisSentinelEnvSchema, redisTarget, type RedisTarget } from '@tally/config';
 import { NodeId, NodeRole } from '@tally/contracts';
 import { z } from 'zod';
 import type { BudgetOverrides } from './budget.js';
@@ -32,6 +32,7 @@ export const AgentEnvSchema = z.object({
   REDIS_URL: z
     .string()
     .refine((v) => URL.canParse(v) && ['redis:', 'rediss:'].includes(new URL(v).protocol), 'must be a redis: or rediss: URL'),
+  ...RedisSentinelEnvSchema.shape,
   TALLY_NODE_ID: NodeId.optional(),
   TALLY_NODE_ROLE: NodeRole.default('origin'),
   TALLY_HEARTBEAT_INTERVAL_S: positiveInt.default(5),
@@ -53,6 +54,8 @@ export const AgentEnvSchema = z.object({
 
 export type AgentConfig = Readonly<{
   redisUrl: string;
+  /** Where the agent's Redis clients connect: `redisUrl`, or the primary the Sentinels name. */
+  redis: RedisTarget;
   nodeId: string;
   role: NodeRole;
   heartbeat: Readonly<{ intervalS: number; ttlS: number }>;
@@ -84,14 +87,17 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
     throw new AgentConfigError(`invalid agent configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const redis = redisTarget(e.REDIS_URL, e);
+  if ('error' in redis) throw new AgentConfigError(`invalid agent configuration:\n  ${redis.error.variable}: ${redis.error.message}`);
   const nodeId = e.TALLY_NODE_ID ?? NodeId.safeParse(host).data;
   if (nodeId === undefined)
     throw new AgentConfigError(`invalid agent configuration:\n  TALLY_NODE_ID: unset and the hostname "${host}" is not a valid node id`);
-  const workers = workersOrThrow(e);
+  const workers = workersOrThrow(e, redis);
   const objectStore = objectStoreConfig(e);
   if (objectStore instanceof Error) throw new AgentConfigError(`invalid agent configuration:\n  ${objectStore.message}`);
   return Object.freeze({
     redisUrl: e.REDIS_URL,
+    redis,
     nodeId,
     role: e.TALLY_NODE_ROLE,
     heartbeat: Object.freeze({ intervalS: e.TALLY_HEARTBEAT_INTERVAL_S, ttlS: e.TALLY_HEARTBEAT_INTERVAL_S * TTL_BEATS }),
@@ -117,9 +123,9 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env, host: stri
   });
 }
 
-function workersOrThrow(e: z.infer<typeof AgentEnvSchema>): WorkersConfig {
+function workersOrThrow(e: z.infer<typeof AgentEnvSchema>, redis: RedisTarget): WorkersConfig {
   try {
-    return workersConfig(e);
+    return workersConfig(e, redis.sentinel);
   } catch (error) {
     throw new AgentConfigError(`invalid agent configuration:\n  ${error instanceof Error ? error.message : String(error)}`);
   }

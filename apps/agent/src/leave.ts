@@ -7,11 +7,12 @@
  */
 import { CapacityLedger } from '@tally/admission';
 import { NodeId } from '@tally/contracts';
-import { Redis } from 'ioredis';
+import { createRedis, redisTarget, RedisSentinelEnvSchema } from '@tally/config';
 import { z } from 'zod';
 
 const Env = z.object({
   REDIS_URL: z.string().min(1),
+  ...RedisSentinelEnvSchema.shape,
   TALLY_NODE_ID: NodeId,
   TALLY_LEAVE_TIMEOUT_S: z.coerce.number().int().min(0).default(600),
 });
@@ -20,7 +21,9 @@ const POLL_MS = 1_000;
 const PROGRESS_EVERY_MS = 5_000;
 
 const env = Env.parse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== '')));
-const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
+const target = redisTarget(env.REDIS_URL, env);
+if ('error' in target) throw new Error(`${target.error.variable}: ${target.error.message}`);
+const redis = createRedis(target, { maxRetriesPerRequest: 2 });
 const ledger = new CapacityLedger(redis);
 const nodeId = env.TALLY_NODE_ID;
 

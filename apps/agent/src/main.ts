@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { flushCompileCache } from 'node:module';
 import { join } from 'node:path';
 import { NodeRegistry } from '@tally/nodes';
-import { Redis } from 'ioredis';
+import { createRedis } from '@tally/config';
 import { startAgent } from './agent.js';
 import { handOverFile, handOverRequested } from './runtime/hand-over.js';
 import { AgentConfigError, loadAgentConfig } from './config.js';
@@ -30,7 +30,7 @@ try {
   const transcodeConfig = loadTranscodeConfig();
   const logger = agentLogger(config.logLevel);
   const log = (line: string) => logger.info(line);
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  const redis = createRedis(config.redis, { maxRetriesPerRequest: 3 });
   redis.on('error', (error: Error) => logger.error(`redis: ${error.message}`));
   const registry = new NodeRegistry(redis);
   const agent = await startAgent({

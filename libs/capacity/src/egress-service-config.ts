@@ -11,6 +11,8 @@ export type EgressServiceConfigInput = Readonly<{
   wsUrl: string;
   /** The Redis livekit-server uses: redis://[[user]:password@]host:port[/db] or rediss://. */
   redisUrl: string;
+  /** The Sentinels that name the primary, when Redis runs with Sentinel (`redisUrl` then gives only user, password, db). */
+  redisSentinel?: LivekitRedisSentinel;
   /**
    * GET / answers the service's status: every running request (room names, output locations, S3
    * credentials). Egress binds it on every address, so Tally's own workers leave it out (no port).
@@ -31,7 +33,19 @@ export type EgressServiceConfigInput = Readonly<{
   chromeSandbox: boolean;
 }>;
 
-export type EgressRedisConfig = Readonly<{ address: string; username?: string; password?: string; db?: number; use_tls?: boolean }>;
+/** A Sentinel group as LiveKit's services take it: the name the primary is monitored under and the Sentinels. */
+export type LivekitRedisSentinel = Readonly<{ name: string; addresses: readonly Readonly<{ host: string; port: number }>[] }>;
+
+/** LiveKit's `redis:` section (protocol's RedisConfig), shared by livekit-server, egress and ingress. */
+export type EgressRedisConfig = Readonly<{
+  address?: string;
+  username?: string;
+  password?: string;
+  db?: number;
+  use_tls?: boolean;
+  sentinel_master_name?: string;
+  sentinel_addresses?: readonly string[];
+}>;
 
 /** The egress v1.8.6 service config (pkg/config/service.go, base.go) Tally writes. */
 export type EgressServiceConfig = Readonly<{
@@ -70,7 +84,7 @@ export function renderEgressServiceConfig(input: EgressServiceConfigInput): Egre
     api_key: input.apiKey,
     api_secret: input.apiSecret,
     ws_url: input.wsUrl,
-    redis: egressRedisConfig(input.redisUrl),
+    redis: egressRedisConfig(input.redisUrl, input.redisSentinel),
     ...(input.healthPort === undefined ? {} : { health_port: input.healthPort }),
     template_port: input.templatePort,
     ...(input.prometheusPort === undefined ? {} : { prometheus_port: input.prometheusPort }),
@@ -81,19 +95,39 @@ export function renderEgressServiceConfig(input: EgressServiceConfigInput): Egre
   };
 }
 
-export function egressRedisConfig(redisUrl: string): EgressRedisConfig {
+/**
+ * LiveKit's `redis:` section for a Redis URL; with a Sentinel group, the Sentinels replace the
+ * address (they are asked without credentials; the URL's user signs in to the servers; docs/adr/0040-redis-sentinel.md).
+ */
+export function egressRedisConfig(redisUrl: string, sentinel?: LivekitRedisSentinel): EgressRedisConfig {
   const url = new URL(redisUrl);
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
     throw new RangeError(`redisUrl must be redis:// or rediss://, got ${url.protocol}`);
   const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0;
   if (!Number.isInteger(db) || db < 0) throw new RangeError(`redisUrl has an invalid database number: ${url.pathname}`);
+  const username = url.username === '' ? undefined : decodeURIComponent(url.username);
+  const password = url.password === '' ? undefined : decodeURIComponent(url.password);
+  if (sentinel !== undefined) {
+    if (url.protocol === 'rediss:') throw new RangeError('Sentinel mode takes a redis:// URL (no TLS through Sentinel)');
+    return {
+      sentinel_master_name: sentinel.name,
+      sentinel_addresses: sentinel.addresses.map(sentinelAddress),
+      ...(username === undefined ? {} : { username }),
+      ...(password === undefined ? {} : { password }),
+      ...(db === 0 ? {} : { db }),
+    };
+  }
   return {
     address: `${url.hostname}:${url.port || '6379'}`,
-    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
-    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(username === undefined ? {} : { username }),
+    ...(password === undefined ? {} : { password }),
     ...(db === 0 ? {} : { db }),
     ...(url.protocol === 'rediss:' ? { use_tls: true } : {}),
   };
+}
+
+function sentinelAddress(a: Readonly<{ host: string; port: number }>): string {
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
 }
 
 /** Tally's log levels (pino's) as egress names them. */

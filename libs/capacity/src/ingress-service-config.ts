@@ -1,9 +1,13 @@
+import { egressRedisConfig, type EgressRedisConfig, type LivekitRedisSentinel } from './egress-service-config.js';
+
 export type IngressServiceConfigInput = Readonly<{
   apiKey: string;
   apiSecret: string;
   wsUrl: string;
   /** The Redis livekit-server uses: redis://[[user]:password@]host:port[/db]. */
   redisUrl: string;
+  /** The Sentinels that name the primary, when Redis runs with Sentinel. */
+  redisSentinel?: LivekitRedisSentinel;
   /** Ingress binds it on every address, so Tally's own workers leave it out (no port). */
   healthPort?: number;
   /** The ports livekit-server's `ingress:` section announces in the URLs CreateIngress returns. */
@@ -20,7 +24,7 @@ export type IngressServiceConfig = Readonly<{
   api_key: string;
   api_secret: string;
   ws_url: string;
-  redis: { address: string; username?: string; password?: string; db?: number };
+  redis: EgressRedisConfig;
   health_port?: number;
   rtmp_port: number;
   whip_port: number;
@@ -63,12 +67,14 @@ export function renderIngressServiceConfig(input: IngressServiceConfigInput): In
     api_key: input.apiKey,
     api_secret: input.apiSecret,
     ws_url: input.wsUrl,
-    redis: {
-      address: `${redis.hostname}:${redis.port || '6379'}`,
-      ...(redis.username === '' ? {} : { username: decodeURIComponent(redis.username) }),
-      ...(redis.password === '' ? {} : { password: decodeURIComponent(redis.password) }),
-      ...(db === '' ? {} : { db: Number(db) }),
-    },
+    redis: input.redisSentinel
+      ? egressRedisConfig(input.redisUrl, input.redisSentinel)
+      : {
+          address: `${redis.hostname}:${redis.port || '6379'}`,
+          ...(redis.username === '' ? {} : { username: decodeURIComponent(redis.username) }),
+          ...(redis.password === '' ? {} : { password: decodeURIComponent(redis.password) }),
+          ...(db === '' ? {} : { db: Number(db) }),
+        },
     ...(input.healthPort === undefined ? {} : { health_port: input.healthPort }),
     rtmp_port: input.rtmpPort,
     whip_port: input.whipPort,

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { RedisSentinelEnvSchema } from './redis.js';
 
 const port = z.coerce.number().int().min(1).max(65_535);
 const url = (protocols: string[]) =>
@@ -32,6 +33,7 @@ export const EnvSchema = z.object({
   TALLY_LOG_LEVEL: LogLevel.default('info'),
   DATABASE_URL: url(['postgresql:', 'postgres:']),
   REDIS_URL: url(['redis:', 'rediss:']),
+  ...RedisSentinelEnvSchema.shape,
   LIVEKIT_URL: url(['http:', 'https:']),
   LIVEKIT_PUBLIC_URL: url(['ws:', 'wss:']),
   LIVEKIT_API_KEY: z.string().min(3),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvSchema, type Env } from './config.schema.js';
+import { redisTarget, type RedisTarget } from './redis.js';
 
 export type Config = Readonly<{
   home: string;
@@ -11,6 +12,8 @@ export type Config = Readonly<{
   logLevel: Env['TALLY_LOG_LEVEL'];
   databaseUrl: string;
   redisUrl: string;
+  /** Where every Redis client of the process connects: `redisUrl`, or the primary the Sentinels name. */
+  redis: RedisTarget;
   livekit: Readonly<{ url: string; publicUrl: string; apiKey: string; apiSecret: string }>;
   /** A capacity profile written by bench/capacity; the built-in measured defaults when absent. */
   capacityProfilePath: string | undefined;
@@ -126,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const redis = redisTarget(e.REDIS_URL, e);
+  if ('error' in redis) throw new ConfigError(`invalid configuration:\n  ${redis.error.variable}: ${redis.error.message}`);
   return Object.freeze({
     home: e.TALLY_HOME,
     http: Object.freeze({
@@ -138,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.TALLY_LOG_LEVEL,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redis,
     livekit: Object.freeze({
       url: e.LIVEKIT_URL,
       publicUrl: e.LIVEKIT_PUBLIC_URL,

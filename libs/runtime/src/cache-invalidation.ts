@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
+import { CONFIG, type Config, createRedis } from '@tally/config';
 import { INVALIDATION_CHANNEL as CHANNEL, Invalidation } from '@tally/contracts';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RedisConnection } from './redis-connection.js';
 
 export type { Invalidation } from '@tally/contracts';
@@ -24,7 +24,7 @@ export class CacheInvalidation implements OnModuleInit, OnApplicationShutdown {
     @Inject(CONFIG) config: Config,
     private readonly redis: RedisConnection,
   ) {
-    this.subscriber = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+    this.subscriber = createRedis(config.redis, { lazyConnect: true, maxRetriesPerRequest: null });
   }
 
   get live(): boolean {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
+import { CONFIG, type Config, redisConnectionOptions } from '@tally/config';
 import { Redis } from 'ioredis';
 
 /**
@@ -10,7 +10,9 @@ import { Redis } from 'ioredis';
 @Injectable()
 export class RedisConnection extends Redis implements OnApplicationShutdown {
   constructor(@Inject(CONFIG) config: Config) {
-    super(config.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
+    const { url, ...options } = redisConnectionOptions(config.redis, { maxRetriesPerRequest: 3, lazyConnect: false });
+    if (url === undefined) super(options);
+    else super(url, options);
   }
 
   async onApplicationShutdown(): Promise<void> {

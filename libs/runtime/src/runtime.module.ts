@@ -34,7 +34,7 @@ export class RuntimeModule {
       { provide: LivekitRoomClient, useFactory: () => new LivekitRoomClient(config.livekit) },
       Clock,
       EgressStopRequests,
-      { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redisUrl) },
+      { provide: DeliveryWake, useFactory: () => new DeliveryWake(config.redis) },
       { provide: WebhookOutbox, useFactory: (wake: DeliveryWake) => new WebhookOutbox(wake, { onFlushError }), inject: [DeliveryWake] },
       // One egress adapter per process, noting every stop it asks (the worker's reconciler reads the notes).
       {

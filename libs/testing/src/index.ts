@@ -10,6 +10,7 @@ export * from './object-store.js';
 export * from './ports.js';
 export * from './processes.js';
 export * from './redis.js';
+export * from './redis-sentinel.js';
 export * from './stack.js';
 export * from './tools.js';
 export * from './postgres.js';

@@ -1,6 +1,8 @@
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { egressRedisConfig } from '@tally/capacity';
+import type { RedisSentinel } from '@tally/config';
 import { startChild } from './child.js';
 import { freePort, waitFor } from './ports.js';
 import { toolPath } from './tools.js';
@@ -25,6 +27,8 @@ export type TestLivekit = Readonly<{
 
 export type LivekitOptions = Readonly<{
   redisUrl: string;
+  /** Ask these Sentinels for the primary (`redisUrl` then gives only the user and password). */
+  redisSentinel?: RedisSentinel;
   nodeIp: string;
   webhookUrl?: string;
   /** The ports LiveKit ingress listens on: CreateIngress returns URLs on the node IP and these (no URL without them). */
@@ -61,9 +65,14 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     '  stun_servers: ["127.0.0.1:3478"]',
     ...(options.turn ? await turnConfig(options.turn, options.nodeIp) : []),
     'redis:',
-    `  address: ${redis.hostname}:${redis.port}`,
-    ...(redis.username === '' ? [] : [`  username: ${decodeURIComponent(redis.username)}`]),
-    ...(redis.password === '' ? [] : [`  password: ${decodeURIComponent(redis.password)}`]),
+    ...(options.redisSentinel
+      ? // JSON values are YAML.
+        Object.entries(egressRedisConfig(options.redisUrl, options.redisSentinel)).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`)
+      : [
+          `  address: ${redis.hostname}:${redis.port}`,
+          ...(redis.username === '' ? [] : [`  username: ${decodeURIComponent(redis.username)}`]),
+          ...(redis.password === '' ? [] : [`  password: ${decodeURIComponent(redis.password)}`]),
+        ]),
     // As install.sh writes it: only Tally creates rooms, so a token of an ended stream cannot recreate one.
     'room:',
     '  auto_create: false',

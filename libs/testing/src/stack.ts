@@ -15,6 +15,7 @@ import { startObjectStore, type TestObjectStore } from './object-store.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
 import { startRedis, type TestRedis } from './redis.js';
+import { startRedisSentinelGroup, type TestRedisSentinelGroup } from './redis-sentinel.js';
 import { toolPath } from './tools.js';
 
 export type TestStack = Readonly<{
@@ -23,6 +24,8 @@ export type TestStack = Readonly<{
   env: Readonly<Record<string, string>>;
   adminKey: string;
   redis: TestRedis;
+  /** The primary, replica and Sentinels, when started with `redisSentinel: true` (`redis` is then its first primary). */
+  redisSentinel?: TestRedisSentinelGroup;
   livekit: TestLivekit;
   /** The node the stack's agent heartbeats: the default 8 vCPU / 8 GB origin of the capacity model. */
   nodeId: string;
@@ -58,6 +61,11 @@ export type StackOptions = Readonly<{
   livekitPrometheusPort?: number;
   /** The agent's budget instead of TEST_NODE_BUDGET (a benchmark that holds thousands of streams at once). */
   nodeBudget?: Readonly<Record<keyof typeof TEST_NODE_BUDGET, string>>;
+  /**
+   * Run Redis as a primary, a replica and three Sentinels, and every process (Tally's, livekit-server)
+   * through the Sentinels (REDIS_SENTINELS in `env`).
+   */
+  redisSentinel?: boolean;
   /** Run livekit-server's TURN server; tokens then carry the signalling URL on the node IP, for clients in their own namespaces. */
   turn?: TestTurn;
 }>;
@@ -69,12 +77,14 @@ export type StackOptions = Readonly<{
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
   const serverUrl = options.postgresUrl ?? inject('postgresUrl');
   const databaseUrl = await createTestDatabase(serverUrl);
-  const redis = await startRedis();
+  const redisSentinel = options.redisSentinel ? await startRedisSentinelGroup() : undefined;
+  const redis: TestRedis = redisSentinel ?? (await startRedis());
   const apiPort = await freePort();
   const nodeIp = process.env['TALLY_TEST_NODE_IP'] ?? '127.0.0.1';
   const ports = options.ingress || options.workers ? await ingressPorts() : undefined;
   const livekit = await startLivekit({
     redisUrl: redis.url,
+    ...(redisSentinel === undefined ? {} : { redisSentinel: redisSentinel.sentinel }),
     nodeIp,
     webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
     ...(ports === undefined ? {} : { ingress: ports }),
@@ -104,6 +114,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     TALLY_DISK_RESERVE_MAX_MB: '0',
     ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
     ...objectStore?.env,
+    ...redisSentinel?.env,
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;
@@ -116,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     env,
     adminKey,
     redis,
+    ...(redisSentinel === undefined ? {} : { redisSentinel }),
     livekit,
     nodeId,
     agent,

@@ -1,5 +1,6 @@
 import { WEBHOOK_WAKE_CHANNEL } from '@tally/contracts';
-import { Redis } from 'ioredis';
+import { createRedis, type RedisTarget } from '@tally/config';
+import type { Redis } from 'ioredis';
 
 /**
  * Wakes the workers' dispatchers after deliveries commit: one PUBLISH per app on
@@ -10,8 +11,10 @@ import { Redis } from 'ioredis';
 export class DeliveryWake {
   private readonly redis: Redis;
 
-  constructor(redisUrl: string) {
-    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  /** `redis` is a process's target, or a plain URL (tools and tests). */
+  constructor(redis: RedisTarget | string) {
+    const target = typeof redis === 'string' ? { url: redis, sentinel: undefined } : redis;
+    this.redis = createRedis(target, { maxRetriesPerRequest: null });
   }
 
   /** Publishes each app once; one round trip for all of them. */

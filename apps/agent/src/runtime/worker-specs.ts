@@ -39,6 +39,7 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
   const service = renderEgressServiceConfig({
     ...livekit,
     redisUrl: config.redisUrl,
+    ...(config.redisSentinel === undefined ? {} : { redisSentinel: config.redisSentinel }),
     // No health_port: egress binds it on every address and lists every running request there. The
     // agent supervises the process itself (readiness from its log, exits from the runtime).
     templatePort: config.ports.egressTemplate,
@@ -76,6 +77,7 @@ function ingressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wo
   const service = renderIngressServiceConfig({
     ...livekit,
     redisUrl: config.redisUrl,
+    ...(config.redisSentinel === undefined ? {} : { redisSentinel: config.redisSentinel }),
     // No health_port, as for egress: the agent supervises the process.
     rtmpPort: config.ports.ingressRtmp,
     whipPort: config.ports.ingressWhip,

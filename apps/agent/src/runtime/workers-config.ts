@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RedisSentinel } from '@tally/config';
 import { WorkerRuntimeName } from '@tally/contracts';
 import { z } from 'zod';
 
@@ -36,6 +37,8 @@ export type WorkersConfig = Readonly<{
   runtime: WorkerRuntimeName;
   /** The node's Redis, as egress and ingress reach it (the agent's own). */
   redisUrl: string;
+  /** The Sentinels egress and ingress follow the primary through, when Redis runs with Sentinel. */
+  redisSentinel: RedisSentinel | undefined;
   idleGraceMs: number;
   dir: string;
   dockerSocket: string;
@@ -56,7 +59,7 @@ export type WorkersConfig = Readonly<{
 }>;
 
 /** Throws naming what a runtime other than `none` is missing. */
-export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>): WorkersConfig {
+export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>, redisSentinel?: RedisSentinel): WorkersConfig {
   const livekit =
     e.LIVEKIT_URL && e.LIVEKIT_API_KEY && e.LIVEKIT_API_SECRET
       ? { wsUrl: e.LIVEKIT_URL.replace(/^http/, 'ws'), apiKey: e.LIVEKIT_API_KEY, apiSecret: e.LIVEKIT_API_SECRET }
@@ -67,6 +70,7 @@ export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>): W
   return Object.freeze({
     runtime: e.TALLY_WORKER_RUNTIME,
     redisUrl: e.REDIS_URL,
+    redisSentinel,
     idleGraceMs: e.TALLY_WORKER_IDLE_GRACE_S * 1_000,
     dir: e.TALLY_WORKERS_DIR ?? (e.TALLY_WORKER_RUNTIME === 'none' ? join(tmpdir(), 'tally-workers') : join(e.TALLY_HOME, 'workers')),
     dockerSocket: e.TALLY_DOCKER_SOCKET,

@@ -1,5 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type RedisTarget, redisConnectionOptions } from '@tally/config';
 import { JOBS, nodeReportQueueOf, recordingNodeQueueOf, type RecordingStaged, stagingKey } from '@tally/contracts';
 import { type Job, Queue, Worker } from 'bullmq';
 import { StagingBucket } from './staging-bucket.js';
@@ -10,7 +11,7 @@ export const stageBackoffMs = (attemptsMade: number): number => Math.min(2_000 *
 
 export type StagingDeps = Readonly<{
   nodeId: string;
-  redisUrl: string;
+  redis: RedisTarget;
   recordingsDir: string;
   objectStore: StagingStoreConfig | undefined;
   log: (line: string) => void;
@@ -26,7 +27,7 @@ export type RunningStaging = Readonly<{ close(): Promise<void> }>;
  */
 export function startStagingWorker(deps: StagingDeps): RunningStaging {
   const { nodeId, recordingsDir, log } = deps;
-  const connection = { url: deps.redisUrl, maxRetriesPerRequest: null };
+  const connection = redisConnectionOptions(deps.redis, { maxRetriesPerRequest: null });
   const bucket = deps.objectStore ? new StagingBucket(deps.objectStore) : undefined;
   const reports = new Queue(nodeReportQueueOf(nodeId), { connection });
 

@@ -1,3 +1,4 @@
+import { type RedisTarget, redisConnectionOptions } from '@tally/config';
 import { JOBS, type LadderReport, nodeReportQueueOf } from '@tally/contracts';
 import { Queue } from 'bullmq';
 
@@ -5,8 +6,8 @@ import { Queue } from 'bullmq';
 export class LadderReports {
   private readonly queue: Queue;
 
-  constructor(redisUrl: string, nodeId: string) {
-    this.queue = new Queue(nodeReportQueueOf(nodeId), { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+  constructor(redis: RedisTarget, nodeId: string) {
+    this.queue = new Queue(nodeReportQueueOf(nodeId), { connection: redisConnectionOptions(redis, { maxRetriesPerRequest: null }) });
   }
 
   /** One job per attempt and outcome, so a repeated report is applied once. */

@@ -1,3 +1,4 @@
+import { type RedisTarget, redisConnectionOptions } from '@tally/config';
 import { JOBS, transcodeQueueOf } from '@tally/contracts';
 import { type Job, Worker } from 'bullmq';
 import { type Ffmpeg, systemFfmpeg } from './ffmpeg.js';
@@ -7,7 +8,7 @@ import type { TranscodeConfig } from './transcode-config.js';
 
 export type TranscodeWorkerDeps = Readonly<{
   nodeId: string;
-  redisUrl: string;
+  redis: RedisTarget;
   config: TranscodeConfig;
   ffmpeg: Ffmpeg;
   log: (line: string) => void;
@@ -21,7 +22,7 @@ export type RunningTranscodes = Readonly<{ close(): Promise<void> }>;
  */
 export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscodes {
   const { nodeId, config, ffmpeg, log } = deps;
-  const reports = new LadderReports(deps.redisUrl, nodeId);
+  const reports = new LadderReports(deps.redis, nodeId);
 
   const handle = async (job: Job): Promise<void> => {
     if (job.name !== JOBS.runLadder.name) throw new Error(`unknown job ${job.name}`);
@@ -41,7 +42,7 @@ export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscod
   };
 
   const worker = new Worker(transcodeQueueOf(nodeId), handle, {
-    connection: { url: deps.redisUrl, maxRetriesPerRequest: null },
+    connection: redisConnectionOptions(deps.redis, { maxRetriesPerRequest: null }),
     concurrency: config.concurrency,
   });
   worker.on('error', (error: Error) => log(`transcode queue: ${error.message}`));
@@ -55,7 +56,7 @@ export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscod
 
 /** The hook main.ts calls: this node's ladders, with ffmpeg from PATH and settings from the environment. */
 export function startNodeTranscodes(
-  agent: Readonly<{ nodeId: string; redisUrl: string }>,
+  agent: Readonly<{ nodeId: string; redis: RedisTarget }>,
   config: TranscodeConfig,
   log: (line: string) => void,
 ): RunningTranscodes {

@@ -1,7 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, LimitRefusedError, RateLimitedError } from './domain-error.js';
+import { DomainError, LimitRefusedError, RateLimitedError, UpstreamUnavailableError } from './domain-error.js';
+import { isRedisUnavailable } from './redis-unavailable.js';
 
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   validation_failed: 400,
@@ -69,6 +70,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, exceptio
   if (fastifyStatus !== undefined) {
     const message = exception instanceof Error ? exception.message : 'bad request';
     void reply.status(fastifyStatus).send({ error: { code: 'validation_failed', message }, requestId });
+    return;
+  }
+  if (isRedisUnavailable(exception)) {
+    sendError(request, reply, new UpstreamUnavailableError('redis', exception));
     return;
   }
   logger.error(`request ${requestId} failed`, exception instanceof Error ? exception.stack : String(exception));

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CONFIG, type Config } from '@tally/config';
+import { CONFIG, type Config, createRedis } from '@tally/config';
 import { WEBHOOK_WAKE_CHANNEL } from '@tally/contracts';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { WebhookDeliverer } from './webhook-deliverer.service.js';
 import { type DeliveryToSend, WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 
@@ -55,7 +55,7 @@ export class WebhookDispatcher {
     private readonly deliverer: WebhookDeliverer,
     @Inject(CONFIG) private readonly config: Config,
   ) {
-    this.subscriber = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    this.subscriber = createRedis(config.redis, { maxRetriesPerRequest: null, lazyConnect: true });
   }
 
   async start(): Promise<void> {

@@ -1,7 +1,7 @@
 import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { BullModule } from '@nestjs/bullmq';
-import { CONFIG, type Config } from '@tally/config';
+import { CONFIG, type Config, redisConnectionOptions } from '@tally/config';
 import type { QueueName } from '@tally/contracts';
 import type { QueueOptions } from 'bullmq';
 import { JobWorkers } from './job-workers.js';
@@ -15,7 +15,7 @@ export type QueuesOptions = Readonly<{
 
 /** Every BullMQ connection of a Nest process; blocking commands need `maxRetriesPerRequest: null`. */
 export function bullConnection(config: Config): QueueOptions['connection'] {
-  return { url: config.redisUrl, maxRetriesPerRequest: null };
+  return redisConnectionOptions(config.redis, { maxRetriesPerRequest: null });
 }
 
 /**

@@ -1,0 +1,156 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { redisConnectionOptions } from '@tally/config';
+import { type Health, JOBS, type StreamView } from '@tally/contracts';
+import { ApiClient, type Child, createStream, createTenant, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const log = (name: string) => join(tmpdir(), `tally-redis-failover-${name}-${process.pid}-${Date.now()}.log`);
+const seconds = (since: number) => ((performance.now() - since) / 1_000).toFixed(1);
+
+type Refusal = { error: { code: string; resource?: string; limit?: number; used?: number } };
+
+/**
+ * Redis with Sentinel (docs/adr/0040-redis-sentinel.md): a primary, a replica and three Sentinels;
+ * livekit-server, the agent, the API and the worker all reach Redis through the Sentinels. The
+ * primary is killed with SIGKILL and the platform must go on against the promoted replica.
+ */
+describe('Redis failover through Sentinel', () => {
+  let stack: TestStack;
+  let api: Child;
+  let worker: Child;
+  let anonymous: ApiClient;
+  let admin: ApiClient;
+
+  beforeAll(async () => {
+    stack = await startStack({ redisSentinel: true });
+    api = await startAppProcess('api', stack.env, log('api'));
+    worker = await startAppProcess('worker', stack.env, log('worker'));
+    anonymous = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`);
+    admin = anonymous.withKey(stack.adminKey);
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await api?.stop();
+    await stack?.stop();
+  });
+
+  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ through the Sentinels. */
+  async function sweepRoundTrip(): Promise<void> {
+    const requested = await admin.post<{ jobId: string }>('/v1/reconcile');
+    expect(requested.status).toBe(202);
+    const queue = new Queue(JOBS.reconcileStreams.queue, {
+      connection: redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }),
+    });
+    try {
+      const job = await waitFor(
+        `sweep ${requested.body.jobId} to finish`,
+        async () => {
+          const found = await queue.getJob(requested.body.jobId);
+          return found?.finishedOn === undefined ? undefined : found;
+        },
+        180_000,
+      );
+      expect(job.failedReason).toBeUndefined();
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it('admits streams, keeps their reservations and runs queued work on the promoted replica', { timeout: 600_000 }, async () => {
+    const group = stack.redisSentinel!;
+    const tenant = await createTenant(admin, 'failover app', { maxStreams: 2 });
+    await createStream(tenant.client, tenant.app.id, 'before the failover');
+    await sweepRoundTrip();
+
+    const killedPort = await group.killPrimary();
+    const killed = performance.now();
+    // What an app is answered while there is no primary: reads of its usage and checks that reserve
+    // nothing, one pair sent every half second whether or not the last has been answered.
+    const during = new Map<string, number>();
+    const asked: Promise<void>[] = [];
+    let slowestMs = 0;
+    const note = (key: string, sent: number) => {
+      during.set(key, (during.get(key) ?? 0) + 1);
+      slowestMs = Math.max(slowestMs, performance.now() - sent);
+    };
+    const ask = () => {
+      const sent = performance.now();
+      asked.push(tenant.client.get(`/v1/apps/${tenant.app.id}/usage`).then((r) => note(`GET usage ${r.status}`, sent)));
+      asked.push(
+        tenant.client
+          .post(`/v1/apps/${tenant.app.id}/capacity/check`, { kind: 'stream', count: 1 })
+          .then((r) => note(`POST capacity/check ${r.status}`, sent)),
+      );
+    };
+    ask();
+    const poller = setInterval(ask, 500);
+
+    const promotedPort = await waitFor(
+      'a replica promoted by the Sentinels',
+      async () => {
+        const port = await group.primaryPort();
+        return port !== undefined && port !== killedPort ? port : undefined;
+      },
+      180_000,
+    );
+    const promotedAfterS = seconds(killed);
+
+    await waitFor(
+      'the API healthy on the new primary (its Redis and livekit-server followed)',
+      async () => {
+        const health = await anonymous.get<Health>('/healthz');
+        return health.status === 200 && health.body.status === 'ok' ? true : undefined;
+      },
+      180_000,
+    );
+    const healthyAfterS = seconds(killed);
+    clearInterval(poller);
+    await Promise.all(asked);
+
+    // Until the agent's next heartbeat reaches the new primary the pool may be empty: that refusal
+    // says so (429 naming node capacity) and holds nothing.
+    const refusals: string[] = [];
+    const admitted = await waitFor(
+      'a stream admitted on the new primary',
+      async () => {
+        const response = await tenant.client.post<StreamView | Refusal>(`/v1/apps/${tenant.app.id}/streams`, {
+          name: 'after the failover',
+        });
+        if (response.status === 201) return response.body as StreamView;
+        const error = (response.body as Refusal).error;
+        refusals.push(`${response.status} ${error?.code ?? ''} ${error?.resource ?? ''}`.trim());
+        return undefined;
+      },
+      180_000,
+    );
+    const admittedAfterS = seconds(killed);
+    expect(admitted.name).toBe('after the failover');
+    expect(refusals.filter((r) => !r.startsWith('429 capacity_exhausted node.'))).toEqual([]);
+
+    // The reservation taken before the failover is on the promoted replica: the quota of two is full.
+    const third = await tenant.client.post<Refusal>(`/v1/apps/${tenant.app.id}/streams`, { name: 'one too many' });
+    expect(third.status).toBe(429);
+    expect(third.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams', limit: 2, used: 2 });
+
+    await sweepRoundTrip();
+    const queuedAfterS = seconds(killed);
+
+    console.log(
+      [
+        `[redis failover] primary :${killedPort} killed (SIGKILL); Sentinel down-after 5 s, quorum 2 of 3`,
+        `  replica :${promotedPort} promoted after ${promotedAfterS} s`,
+        `  API healthy (Redis + livekit-server) after ${healthyAfterS} s`,
+        `  stream admitted after ${admittedAfterS} s (refused meanwhile: ${refusals.length === 0 ? 'none' : refusals.join(', ')})`,
+        `  reconcile job round trip (API → BullMQ → worker) done after ${queuedAfterS} s`,
+        `  asked until healthy: ${[...during].map(([k, n]) => `${k} ×${n}`).join(', ')}; slowest answer ${(slowestMs / 1_000).toFixed(1)} s`,
+      ].join('\n'),
+    );
+    // Tally's clients and livekit-server needed nothing from the Sentinels beyond their read-only default user.
+    expect(await group.sentinelDenials()).toEqual([]);
+    // A dependency that is down is a 503 naming it, never a 500.
+    expect([...during.keys()].filter((k) => k.endsWith(' 500'))).toEqual([]);
+  });
+});
