@@ -18,6 +18,8 @@ export class CameraUsage implements OnModuleDestroy, BeforeApplicationShutdown {
   private readonly logger = new Logger(CameraUsage.name);
   /** Open connections of this process, by interval id. */
   private readonly open = new Map<string, ConnectionUsage>();
+  /** Writes under way, awaited before the process lets Prisma go. */
+  private readonly writing = new Set<Promise<void>>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -40,10 +42,10 @@ export class CameraUsage implements OnModuleDestroy, BeforeApplicationShutdown {
     };
     const id = `${meter}:${usage.connectionId}`;
     this.open.set(id, usage);
-    void this.write(usage);
+    this.track(this.write(usage));
     return () => {
       if (!this.open.delete(id)) return;
-      void this.write({ ...usage, endedAt: this.clock.now() });
+      this.track(this.write({ ...usage, endedAt: this.clock.now() }));
     };
   }
 
@@ -51,12 +53,21 @@ export class CameraUsage implements OnModuleDestroy, BeforeApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  /** A stopping process ends what it still holds (the sockets are being closed); Prisma is still connected here. */
+  /**
+   * A stopping process ends what it still holds (its sockets were closed in onModuleDestroy) and
+   * waits for the writes under way; Prisma is still connected here.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     const endedAt = this.clock.now();
     const open = [...this.open.values()];
     this.open.clear();
-    await Promise.all(open.map((usage) => this.write({ ...usage, endedAt })));
+    for (const usage of open) this.track(this.write({ ...usage, endedAt }));
+    await Promise.all([...this.writing]);
+  }
+
+  private track(write: Promise<void>): void {
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
   }
 
   private async markSeen(): Promise<void> {

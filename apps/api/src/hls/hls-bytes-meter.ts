@@ -1,4 +1,4 @@
-import { type BeforeApplicationShutdown, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { floorHour, UsageIntervals } from '@tally/metering';
 import type { FastifyReply } from 'fastify';
 import { Clock } from '../common/clock.js';
@@ -13,7 +13,7 @@ const FLUSH_MS = 1_000;
  * fails is kept and added again at the next flush.
  */
 @Injectable()
-export class HlsBytesMeter implements OnModuleDestroy, BeforeApplicationShutdown {
+export class HlsBytesMeter implements OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(HlsBytesMeter.name);
   /** Bytes not yet written: `<appId> <hour ms>` → bytes. */
   private pending = new Map<string, number>();
@@ -44,8 +44,13 @@ export class HlsBytesMeter implements OnModuleDestroy, BeforeApplicationShutdown
     clearInterval(this.timer);
   }
 
-  /** After the HTTP server finished its requests, before Prisma disconnects. */
+  /** Before the HTTP server closes and Prisma disconnects. */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  /** Responses the closing HTTP server still finished; kept and logged if Prisma has already gone. */
+  async onApplicationShutdown(): Promise<void> {
     await this.flush();
   }
 
