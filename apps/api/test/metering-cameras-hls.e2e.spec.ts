@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppMeteringView, CameraToken, CreatedCamera } from '@tally/contracts';
 import { newId } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
+import { CONNECTION_SEEN_MS } from '@tally/metering';
 import { type ApiClient, type Child, freePort, startAppProcess, TestRows, waitFor } from '@tally/testing';
 import { generateJpegs, TestCamera, TestMjpegViewer, TestSocketViewer } from '@tally/testing/camera';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,8 +230,9 @@ describe('metering of cameras, camera viewers and HLS bytes served', () => {
     );
     const usage = await settledUsage(client, app.id, (u) => u.cameraMinutes);
     expect(minutes(billed.endedAt!.getTime() - billed.startedAt!.getTime())).toBeCloseTo(usage.cameraMinutes, 6);
-    // Ended when last marked open: at most one marking period (10 s) before the kill, never after it.
+    // Ended when last marked open: about one marking period before the kill at most (a timer may
+    // fire a little late on a busy host), never after it.
     expect(usage.cameraMinutes).toBeLessThanOrEqual(minutes(killed - connected) * 1.02);
-    expect(usage.cameraMinutes).toBeGreaterThanOrEqual(minutes(killed - connected - 10_000) * 0.98);
+    expect(usage.cameraMinutes).toBeGreaterThanOrEqual(minutes(killed - connected - CONNECTION_SEEN_MS - 5_000));
   }, 240_000);
 });
