@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CapacityLedger } from '@tally/admission';
-import type { AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import type { AppMeteringView, AppView, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import { NodeRegistry } from '@tally/nodes';
 import { ladderReservationId } from '@tally/recordings';
 import { type ApiClient, type Child, startAppProcess, TEST_NODE_BUDGET, waitFor } from '@tally/testing';
@@ -89,6 +89,15 @@ describe('VOD ladders made by the node agents', () => {
     return complete;
   }
 
+  /** The app's ladder minutes from the hour of `since` on. */
+  async function ladderMinutes(client: ApiClient, appId: string, since: number): Promise<AppMeteringView['ladderMinutes']> {
+    const from = new Date(Math.floor(since / 3_600_000) * 3_600_000).toISOString();
+    const to = new Date(Date.now() + 3_600_000).toISOString();
+    const usage = await client.get<AppMeteringView>(`/v1/apps/${appId}/metering?from=${from}&to=${to}&granularity=hour`);
+    expect(usage.status).toBe(200);
+    return usage.body.ladderMinutes;
+  }
+
   async function ladderDone(client: ApiClient, recording: RecordingView): Promise<RecordingView> {
     return recordingIn(client, recording.appId, recording.id, (r) => r.ladder?.status === 'ready' || r.ladder?.status === 'failed');
   }
@@ -114,6 +123,7 @@ describe('VOD ladders made by the node agents', () => {
     expect((await client.get<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}`)).body.ladder).toBeNull();
     await harness.admin.patch(`/v1/apps/${app.id}`, { quotas: { maxTranscodes: null } });
 
+    const requestedAt = Date.now();
     const requested = await client.post<RecordingView>(`/v1/apps/${app.id}/recordings/${recording.id}/ladder`);
     expect(requested.status).toBe(202);
     // No GPU on this node: the CPU takes it.
@@ -124,8 +134,14 @@ describe('VOD ladders made by the node agents', () => {
     expect(again.status).toBe(202);
 
     const done = await ladderDone(client, recording);
+    const doneAt = Date.now();
     const ladder = done.ladder as Ladder;
     expect(ladder).toMatchObject({ status: 'ready', encoder: 'x264', error: null });
+    // Billed as CPU ladder minutes: the agent's run, which lies within the wait for it.
+    const billed = await ladderMinutes(client, app.id, requestedAt);
+    expect(billed.gpu).toBe(0);
+    expect(billed.cpu).toBeGreaterThan(0);
+    expect(billed.cpu).toBeLessThanOrEqual((doneAt - requestedAt) / 60_000);
     expect(ladder.master).toBe(`/v1/apps/${app.id}/recordings/${recording.id}/ladder/master.m3u8`);
     const planned = planLadder(source).map((r) => ({ ...r, playlist: `${r.name}.m3u8` }));
     expect(ladder.renditions).toEqual(planned);
@@ -189,11 +205,18 @@ describe('VOD ladders made by the node agents', () => {
     const { app, client } = tenant;
     expect((await client.patch<AppView>(`/v1/apps/${app.id}`, { transcodeLadder: true })).body.transcodeLadder).toBe(true);
     const recording = await completeRecording(tenant);
+    const completedAt = Date.now();
     const source = await probeVideo(join(harness.stack.env['TALLY_RECORDINGS_DIR'] ?? '', recording.location));
 
     const done = await ladderDone(client, recording);
+    const doneAt = Date.now();
     const ladder = done.ladder as Ladder;
     expect(ladder).toMatchObject({ status: 'ready', encoder: 'x264', error: null });
+    // The failed GPU run and the CPU run are billed apart, each for its own time.
+    const billed = await ladderMinutes(client, app.id, completedAt - 60_000);
+    expect(billed.gpu).toBeGreaterThan(0);
+    expect(billed.cpu).toBeGreaterThan(0);
+    expect(billed.gpu + billed.cpu).toBeLessThanOrEqual((doneAt - completedAt + 60_000) / 60_000);
     expect(ladder.renditions.map((r) => r.name)).toEqual(planLadder(source).map((r) => r.name));
     await expectLadderPlays(client, done, ladder);
     // The GPU node was asked first (free NVENC sessions are preferred) and its h264_nvenc run really failed.

@@ -12,6 +12,7 @@ export type UsageMeter = Readonly<{
   series: readonly [UsageSeries, ...UsageSeries[]];
 }>;
 
+const GB = 1e9;
 const recordings = (u: UsageTotals): number => Object.values(u.recordingMinutes).reduce((a, b) => a + b, 0);
 
 export const USAGE_METERS: readonly UsageMeter[] = [
@@ -68,6 +69,37 @@ export const USAGE_METERS: readonly UsageMeter[] = [
     total: (u) => u.storageGbHours,
     series: [{ name: 'Recordings stored', value: (u) => u.storageGbHours }],
   },
+  {
+    id: 'cameras',
+    title: 'Camera minutes',
+    unit: 'minutes',
+    total: (u) => u.cameraMinutes,
+    series: [{ name: 'Cameras connected', value: (u) => u.cameraMinutes }],
+  },
+  {
+    id: 'camera-viewers',
+    title: 'Camera viewer minutes',
+    unit: 'minutes',
+    total: (u) => u.cameraViewerMinutes,
+    series: [{ name: 'Camera viewers', value: (u) => u.cameraViewerMinutes }],
+  },
+  {
+    id: 'ladders',
+    title: 'Ladder minutes',
+    unit: 'minutes',
+    total: (u) => u.ladderMinutes.gpu + u.ladderMinutes.cpu,
+    series: [
+      { name: 'GPU', value: (u) => u.ladderMinutes.gpu },
+      { name: 'CPU', value: (u) => u.ladderMinutes.cpu },
+    ],
+  },
+  {
+    id: 'hls-bytes',
+    title: 'HLS served',
+    unit: 'GB',
+    total: (u) => u.hlsBytesServed / GB,
+    series: [{ name: 'HLS served', value: (u) => u.hlsBytesServed / GB }],
+  },
 ];
 
 export const USAGE_DAYS = 30;
@@ -90,8 +122,8 @@ export function chartRows(meter: UsageMeter, buckets: readonly UsageBucket[]): R
   });
 }
 
-/** Minutes with one decimal, GB-hours with three: small bills stay readable. */
+/** Minutes with one decimal, GB-hours and GB with three: small bills stay readable. */
 export function formatUsage(value: number, unit: string): string {
-  const digits = unit === 'GB-hours' ? 3 : 1;
+  const digits = unit === 'GB-hours' || unit === 'GB' ? 3 : 1;
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }

@@ -9,8 +9,9 @@ describe(lastDays.name, () => {
 });
 
 describe(formatUsage.name, () => {
-  it('shows minutes with one decimal and GB-hours with three', () => {
+  it('shows minutes with one decimal and GB-hours and GB with three', () => {
     expect(formatUsage(1234.56, 'minutes')).toBe('1,234.6');
     expect(formatUsage(0.0004, 'GB-hours')).toBe('0.000');
+    expect(formatUsage(0.0123456, 'GB')).toBe('0.012');
   });
 });

@@ -93,7 +93,15 @@ describe('the Usage page in Chromium', () => {
     expect(heights[28]).toBeLessThan(heights[24]!);
     expect(heights[24]).toBeLessThan(heights[0]!);
     expect(await chart.locator('circle[data-series="Subscribers"]').count()).toBe(30);
-    expect(await page.getByRole('figure').count()).toBe(6);
+    expect(await page.getByRole('figure').count()).toBe(10);
+    expect(await totals.getByRole('row', { name: /^Ladder minutes/ }).textContent()).toContain('GPU 0.0 · CPU 0.0');
+    expect(
+      await totals
+        .getByRole('row', { name: /^HLS served/ })
+        .getByRole('cell')
+        .first()
+        .textContent(),
+    ).toBe('0.000');
     expect(await page.getByRole('alert').count()).toBe(0);
     await screenshot(page, 'usage');
 

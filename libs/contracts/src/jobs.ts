@@ -61,16 +61,34 @@ const ReportedRendition = z.object({
   bitrateKbps: z.number().int(),
 });
 
+/**
+ * When the run began and ended on the agent's clock (ladder minutes): every report carries the
+ * start, so the end bills right whichever report the worker applies first. Absent from a failure
+ * the worker declares for a node that left.
+ */
+const RunTimes = {
+  startedAt: z.iso.datetime().optional(),
+  endedAt: z.iso.datetime().optional(),
+};
+
 export const LadderReport = z.discriminatedUnion('outcome', [
-  z.object({ outcome: z.literal('started'), recordingId: z.string(), attempt: z.number().int(), nodeId: z.string() }),
+  z.object({ outcome: z.literal('started'), recordingId: z.string(), attempt: z.number().int(), nodeId: z.string(), ...RunTimes }),
   z.object({
     outcome: z.literal('ready'),
     recordingId: z.string(),
     attempt: z.number().int(),
     nodeId: z.string(),
     renditions: z.array(ReportedRendition).min(1),
+    ...RunTimes,
   }),
-  z.object({ outcome: z.literal('failed'), recordingId: z.string(), attempt: z.number().int(), nodeId: z.string(), error: z.string() }),
+  z.object({
+    outcome: z.literal('failed'),
+    recordingId: z.string(),
+    attempt: z.number().int(),
+    nodeId: z.string(),
+    error: z.string(),
+    ...RunTimes,
+  }),
 ]);
 export type LadderReport = z.infer<typeof LadderReport>;
 

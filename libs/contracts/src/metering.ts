@@ -51,6 +51,14 @@ export const UsageTotals = z.object({
   hlsMinutes: Minutes,
   /** Complete recordings' bytes held over time, in GB (10^9 bytes) × hours. */
   storageGbHours: Minutes,
+  /** ws-mjpeg cameras connected to their ingest. */
+  cameraMinutes: Minutes,
+  /** Live MJPEG and WebSocket viewers of the app's cameras (still frames are not minutes). */
+  cameraViewerMinutes: Minutes,
+  /** VOD ladder runs on a node's agent, on NVENC GPUs or the CPU. */
+  ladderMinutes: z.object({ gpu: Minutes, cpu: Minutes }),
+  /** Body bytes of the public HLS playlists and segments Tally served (complete responses). */
+  hlsBytesServed: z.number().nonnegative(),
 });
 export type UsageTotals = z.infer<typeof UsageTotals>;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventTime, overlapSeconds, totalsOf } from './meters.js';
+import { usageCloudEvents } from './usage-events.js';
 
 const t = (iso: string): Date => new Date(`2026-11-01T${iso}Z`);
 
@@ -21,7 +22,7 @@ describe('eventTime', () => {
 });
 
 describe('totalsOf', () => {
-  it('puts each meter in its billing unit: minutes by role and mode, GB-hours of storage', () => {
+  it('puts each meter in its billing unit: minutes by role, mode and hardware, GB-hours of storage, bytes served', () => {
     const totals = totalsOf([
       { meter: 'participant', dimension: 'publisher', quantity: 600 },
       { meter: 'participant', dimension: 'subscriber', quantity: 1200 },
@@ -29,6 +30,12 @@ describe('totalsOf', () => {
       { meter: 'recording', dimension: 'room_composite', quantity: 60 },
       { meter: 'ingress', dimension: 'transcoded', quantity: 120 },
       { meter: 'storage', dimension: '', quantity: 2e9 * 1800 },
+      { meter: 'camera', dimension: '', quantity: 90 },
+      { meter: 'camera_viewer', dimension: '', quantity: 180 },
+      { meter: 'camera_viewer', dimension: '', quantity: 60 },
+      { meter: 'ladder', dimension: 'gpu', quantity: 30 },
+      { meter: 'ladder', dimension: 'cpu', quantity: 240 },
+      { meter: 'hls_bytes', dimension: '', quantity: 1_234_567 },
       { meter: 'unknown', dimension: '', quantity: 99 },
     ]);
     expect(totals).toMatchObject({
@@ -38,6 +45,32 @@ describe('totalsOf', () => {
       recordingMinutes: { passthrough: 5, room_composite: 1, track: 0, track_composite: 0 },
       ingressMinutes: { transcoded: 2, forwarded: 0 },
       storageGbHours: 1,
+      cameraMinutes: 1.5,
+      cameraViewerMinutes: 4,
+      ladderMinutes: { gpu: 0.5, cpu: 4 },
+      hlsBytesServed: 1_234_567,
     });
+  });
+});
+
+describe('usageCloudEvents', () => {
+  it('names each meter tally.usage.<meter> with its unit, and the ladder hardware in the data', () => {
+    const hour = new Date('2026-11-01T10:00:00Z');
+    const events = usageCloudEvents(
+      hour,
+      [
+        { appId: 'app_a', meter: 'camera', dimension: '', hour, quantity: 120 },
+        { appId: 'app_a', meter: 'camera_viewer', dimension: '', hour, quantity: 30 },
+        { appId: 'app_a', meter: 'ladder', dimension: 'gpu', hour, quantity: 90 },
+        { appId: 'app_a', meter: 'hls_bytes', dimension: '', hour, quantity: 5000 },
+      ],
+      'https://tally.example/v1/metering',
+    );
+    expect(events.map((e) => [e.type, e.data.value, e.data.unit, e.data['hardware']])).toEqual([
+      ['tally.usage.camera_minutes', 2, 'minutes', undefined],
+      ['tally.usage.camera_viewer_minutes', 0.5, 'minutes', undefined],
+      ['tally.usage.ladder_minutes', 1.5, 'minutes', 'gpu'],
+      ['tally.usage.hls_bytes_served', 5000, 'bytes', undefined],
+    ]);
   });
 });

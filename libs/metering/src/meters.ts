@@ -1,7 +1,8 @@
 import type { MeteringGranularity, UsageTotals } from '@tally/contracts';
 
 /** What an interval meters (docs/adr/0028-usage-metering.md). */
-export type Meter = 'participant' | 'stream' | 'recording' | 'ingress' | 'hls' | 'storage';
+export type Meter =
+  'participant' | 'stream' | 'recording' | 'ingress' | 'hls' | 'storage' | 'camera' | 'camera_viewer' | 'ladder' | 'hls_bytes';
 
 /** Seconds × weight of one meter and dimension over some span. */
 export type Quantity = Readonly<{ meter: string; dimension: string; quantity: number }>;
@@ -52,6 +53,10 @@ export function emptyTotals(): UsageTotals {
     ingressMinutes: { transcoded: 0, forwarded: 0 },
     hlsMinutes: 0,
     storageGbHours: 0,
+    cameraMinutes: 0,
+    cameraViewerMinutes: 0,
+    ladderMinutes: { gpu: 0, cpu: 0 },
+    hlsBytesServed: 0,
   };
 }
 
@@ -79,6 +84,17 @@ export function addQuantity(totals: UsageTotals, q: Quantity): UsageTotals {
       return { ...totals, hlsMinutes: totals.hlsMinutes + minutes };
     case 'storage':
       return { ...totals, storageGbHours: totals.storageGbHours + q.quantity / 3600 / GB };
+    case 'camera':
+      return { ...totals, cameraMinutes: totals.cameraMinutes + minutes };
+    case 'camera_viewer':
+      return { ...totals, cameraViewerMinutes: totals.cameraViewerMinutes + minutes };
+    case 'ladder': {
+      const hardware = q.dimension === 'gpu' ? 'gpu' : 'cpu';
+      return { ...totals, ladderMinutes: { ...totals.ladderMinutes, [hardware]: totals.ladderMinutes[hardware] + minutes } };
+    }
+    case 'hls_bytes':
+      // A count is an interval of one second weighted by the count (usage-intervals.ts).
+      return { ...totals, hlsBytesServed: totals.hlsBytesServed + q.quantity };
     default:
       return totals;
   }
@@ -105,5 +121,10 @@ export function flatMeters(totals: UsageTotals): Readonly<Record<string, number>
     ingress_minutes_forwarded: totals.ingressMinutes.forwarded,
     hls_minutes: totals.hlsMinutes,
     storage_gb_hours: totals.storageGbHours,
+    camera_minutes: totals.cameraMinutes,
+    camera_viewer_minutes: totals.cameraViewerMinutes,
+    ladder_minutes_gpu: totals.ladderMinutes.gpu,
+    ladder_minutes_cpu: totals.ladderMinutes.cpu,
+    hls_bytes_served: totals.hlsBytesServed,
   };
 }

@@ -9,17 +9,23 @@ export type UsageCloudEvent = Readonly<{
   subject: string;
   time: string;
   datacontenttype: 'application/json';
-  data: Readonly<{ start: string; end: string; value: number; unit: 'minutes' | 'GB-hours' } & Readonly<Record<string, string | number>>>;
+  data: Readonly<{ start: string; end: string; value: number; unit: UsageUnit } & Readonly<Record<string, string | number>>>;
 }>;
 
+type UsageUnit = 'minutes' | 'GB-hours' | 'bytes';
+
 /** Each meter's event type suffix, the data field its dimension goes in, and its unit (seconds × weight per unit). */
-const SHAPES: Readonly<Record<string, Readonly<{ name: string; label?: string; unit: 'minutes' | 'GB-hours'; per: number }>>> = {
+const SHAPES: Readonly<Record<string, Readonly<{ name: string; label?: string; unit: UsageUnit; per: number }>>> = {
   participant: { name: 'participant_minutes', label: 'role', unit: 'minutes', per: 60 },
   stream: { name: 'stream_minutes', unit: 'minutes', per: 60 },
   recording: { name: 'recording_minutes', label: 'mode', unit: 'minutes', per: 60 },
   ingress: { name: 'ingress_minutes', label: 'kind', unit: 'minutes', per: 60 },
   hls: { name: 'hls_minutes', unit: 'minutes', per: 60 },
   storage: { name: 'storage_gb_hours', unit: 'GB-hours', per: 3600 * 1e9 },
+  camera: { name: 'camera_minutes', unit: 'minutes', per: 60 },
+  camera_viewer: { name: 'camera_viewer_minutes', unit: 'minutes', per: 60 },
+  ladder: { name: 'ladder_minutes', label: 'hardware', unit: 'minutes', per: 60 },
+  hls_bytes: { name: 'hls_bytes_served', unit: 'bytes', per: 1 },
 };
 
 /**

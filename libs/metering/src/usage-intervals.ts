@@ -22,8 +22,37 @@ export type IngressUsage = Readonly<{
   endedAt: Date | undefined;
 }>;
 
+/** A connection Tally itself holds: a camera's ingest socket, or one live viewer of a camera. */
+export type ConnectionUsage = Readonly<{
+  meter: 'camera' | 'camera_viewer';
+  /** Unique per connection (made when it opened). */
+  connectionId: string;
+  appId: string;
+  cameraId: string;
+  startedAt: Date | undefined;
+  endedAt: Date | undefined;
+}>;
+
+/** One attempt of a VOD ladder on a node's agent, as its reports tell it. */
+export type LadderUsage = Readonly<{
+  appId: string;
+  recordingId: string;
+  attempt: number;
+  hardware: 'gpu' | 'cpu';
+  startedAt: Date | undefined;
+  endedAt: Date | undefined;
+}>;
+
+/** How often a process marks the connections it holds (cameras, camera viewers) as still open. */
+export const CONNECTION_SEEN_MS = 10_000;
+/** A connection not marked seen for this long belongs to a process that died: it ends when last seen. */
+export const CONNECTION_LAPSE_MS = 60_000;
+
+/** A count is one second weighted by the count: `quantity` = weight × seconds = the count. */
+const COUNT_SPAN_MS = 1000;
+
 /**
- * Writes the intervals LiveKit's webhooks tell about. Each is keyed by LiveKit's own id, and a start
+ * Writes the intervals LiveKit's webhooks, Tally's own connections and the agents' reports tell about. Each is keyed by LiveKit's own id, and a start
  * or an end is set only while it is unset, so duplicated, reordered or repeated events leave one
  * interval with the first-known times (docs/adr/0028-usage-metering.md).
  */
@@ -54,6 +83,55 @@ export class UsageIntervals {
       endedAt: usage.endedAt,
       changedAt,
     });
+  }
+
+  async connection(usage: ConnectionUsage, changedAt: Date): Promise<void> {
+    await this.upsert({
+      id: `${usage.meter}:${usage.connectionId}`,
+      appId: usage.appId,
+      meter: usage.meter,
+      dimension: '',
+      source: usage.cameraId,
+      startedAt: usage.startedAt,
+      endedAt: usage.endedAt,
+      changedAt,
+    });
+  }
+
+  async ladder(usage: LadderUsage, changedAt: Date): Promise<void> {
+    await this.upsert({
+      id: `ladder:${usage.recordingId}:${usage.attempt}`,
+      appId: usage.appId,
+      meter: 'ladder',
+      dimension: usage.hardware,
+      source: usage.recordingId,
+      startedAt: usage.startedAt,
+      endedAt: usage.endedAt,
+      changedAt,
+    });
+  }
+
+  /**
+   * Open connections of this process still run at `now`: if the process dies, the reconciler ends
+   * them at the last such time.
+   */
+  async seen(ids: readonly string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.$executeRaw`
+      UPDATE "UsageInterval" SET "lastSeenAt" = ${at(now)} WHERE id = ANY(${[...ids]}::text[]) AND "endedAt" IS NULL`;
+  }
+
+  /**
+   * Adds `count` to the app's count of `meter` in the hour starting at `hour`: one row per app, meter
+   * and hour, spanning the hour's first second with the count as its weight, so every reader, the
+   * roll-up and the totals handle it as any interval. The addition is one atomic statement.
+   */
+  async addCount(meter: 'hls_bytes', appId: string, hour: Date, count: number, changedAt: Date): Promise<void> {
+    const end = new Date(hour.getTime() + COUNT_SPAN_MS);
+    await this.prisma.$executeRaw`
+      INSERT INTO "UsageInterval" (id, "appId", meter, dimension, weight, "startedAt", "endedAt", "changedAt")
+      VALUES (${`${meter}:${appId}:${hour.toISOString()}`}, ${appId}, ${meter}, '', ${count}::float8, ${at(hour)}, ${at(end)}, ${at(changedAt)})
+      ON CONFLICT (id) DO UPDATE SET weight = "UsageInterval".weight + EXCLUDED.weight, "changedAt" = EXCLUDED."changedAt"`;
   }
 
   private async upsert(row: {

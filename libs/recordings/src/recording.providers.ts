@@ -5,6 +5,7 @@ import { Admitter, CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
 import { PrismaService } from '@tally/db';
 import { LivekitEgressClient } from '@tally/livekit';
+import { UsageIntervals } from '@tally/metering';
 import { WebhookOutbox } from '@tally/webhooks';
 import { FinaliseQueue } from './finalise.queue.js';
 import { LadderLifecycle } from './ladder/ladder-lifecycle.js';
@@ -54,7 +55,7 @@ export const RECORDING_PROVIDERS: Provider[] = [
   {
     provide: LadderLifecycle,
     useFactory: (prisma: PrismaService, admitter: Admitter, ledger: CapacityLedger, outbox: WebhookOutbox, queue: LadderQueue) =>
-      new LadderLifecycle(prisma, admitter, ledger, outbox, queue),
+      new LadderLifecycle(prisma, admitter, ledger, outbox, queue, new UsageIntervals(prisma)),
     inject: [PrismaService, Admitter, CapacityLedger, WebhookOutbox, LadderQueue],
   },
 ];

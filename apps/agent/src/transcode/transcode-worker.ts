@@ -27,17 +27,18 @@ export function startTranscodeWorker(deps: TranscodeWorkerDeps): RunningTranscod
   const handle = async (job: Job): Promise<void> => {
     if (job.name !== JOBS.runLadder.name) throw new Error(`unknown job ${job.name}`);
     const run = JOBS.runLadder.payload.parse(job.data);
-    const ids = { recordingId: run.recordingId, attempt: run.attempt, nodeId };
+    const startedAt = new Date().toISOString();
+    const ids = { recordingId: run.recordingId, attempt: run.attempt, nodeId, startedAt };
     await reports.send({ outcome: 'started', ...ids });
     log(`ladder ${run.recordingId} (attempt ${run.attempt}): encoding with ${run.encoder}`);
     try {
       const renditions = await runLadder(run, config.recordingsDir, ffmpeg);
       log(`ladder ${run.recordingId}: ready, ${renditions.map((r) => r.name).join(' ')}`);
-      await reports.send({ outcome: 'ready', ...ids, renditions });
+      await reports.send({ outcome: 'ready', ...ids, endedAt: new Date().toISOString(), renditions });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       log(`ladder ${run.recordingId} (${run.encoder}) failed: ${message}`);
-      await reports.send({ outcome: 'failed', ...ids, error: `${run.encoder}: ${message}` });
+      await reports.send({ outcome: 'failed', ...ids, endedAt: new Date().toISOString(), error: `${run.encoder}: ${message}` });
     }
   };
 

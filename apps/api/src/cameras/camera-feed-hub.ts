@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { CameraCloseReason } from '@tally/contracts';
+import { CameraUsage, type MeteredCamera } from './camera-usage.js';
 import { CameraViewerPresence } from './camera-viewer-presence.js';
 
 /** The camera's live connection, as the hub closes it (a newer connection took over, the camera was deleted). */
@@ -20,18 +21,25 @@ type Feed = { latest?: LatestFrame; ingest?: IngestHandle; viewers: Set<FrameVie
 export class CameraFeedHub implements OnModuleDestroy {
   private readonly feeds = new Map<string, Feed>();
 
-  constructor(private readonly viewerPresence: CameraViewerPresence) {}
+  constructor(
+    private readonly viewerPresence: CameraViewerPresence,
+    private readonly usage: CameraUsage,
+  ) {}
 
   /**
-   * Registers the camera's connection; an earlier one is closed as replaced. Returns the detach
-   * function, which says whether this connection was still the camera's current one.
+   * Registers the camera's connection (metered as camera minutes until it detaches); an earlier one
+   * is closed as replaced. Returns the detach function, which says whether this connection was still
+   * the camera's current one.
    */
-  attachIngest(cameraId: string, handle: IngestHandle): () => boolean {
+  attachIngest(camera: MeteredCamera, handle: IngestHandle): () => boolean {
+    const cameraId = camera.id;
     const feed = this.feed(cameraId);
     const previous = feed.ingest;
     feed.ingest = handle;
     previous?.close('replaced', 'a newer connection took over this camera');
+    const metered = this.usage.opened('camera', camera);
     return () => {
+      metered();
       const current = feed.ingest === handle;
       if (current) delete feed.ingest;
       this.forgetIfIdle(cameraId, feed);
@@ -51,14 +59,18 @@ export class CameraFeedHub implements OnModuleDestroy {
 
   /**
    * Adds a viewer, who gets the latest frame at once when there is one, and is counted among the
-   * camera's viewers on every replica. Returns the unsubscribe function.
+   * camera's viewers on every replica and metered as camera-viewer minutes. Returns the unsubscribe
+   * function.
    */
-  subscribe(cameraId: string, viewer: FrameViewer): () => void {
+  subscribe(camera: MeteredCamera, viewer: FrameViewer): () => void {
+    const cameraId = camera.id;
     const feed = this.feed(cameraId);
     feed.viewers.add(viewer);
     const leave = this.viewerPresence.joined(cameraId);
+    const metered = this.usage.opened('camera_viewer', camera);
     if (feed.latest) viewer.offer(feed.latest.frame);
     return () => {
+      metered();
       leave();
       feed.viewers.delete(viewer);
       this.forgetIfIdle(cameraId, feed);

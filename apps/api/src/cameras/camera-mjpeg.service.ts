@@ -38,7 +38,7 @@ export class CameraMjpegService {
       },
       () => res.destroy(),
     );
-    const unsubscribe = this.hub.subscribe(camera.id, { offer: (frame) => sink.offer(frame), end: () => res.end() });
+    const unsubscribe = this.hub.subscribe(camera, { offer: (frame) => sink.offer(frame), end: () => res.end() });
     lease.onLost(() => res.end());
     const left = () => {
       sink.close();

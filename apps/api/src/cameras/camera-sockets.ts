@@ -65,7 +65,7 @@ export class CameraSockets implements OnModuleDestroy {
     fastify.get(
       `${CAMERA_PATH}/ws`,
       { websocket: true, errorHandler, preValidation: async (request) => this.admitted.set(request, await this.admitViewer(request)) },
-      (ws, request) => this.view(ws, scope(request).cameraId, this.admitted.get(request) as ViewerLease),
+      (ws, request) => this.view(ws, scope(request), this.admitted.get(request) as ViewerLease),
     );
   }
 
@@ -112,7 +112,7 @@ export class CameraSockets implements OnModuleDestroy {
       clearTimeout(idle);
       idle = setTimeout(() => close('idle', `no frame for ${this.idleMs / 1000} s`), this.idleMs);
     };
-    const detach = this.hub.attachIngest(camera.id, { close });
+    const detach = this.hub.attachIngest(camera, { close });
     armIdle();
     void this.presence.seen(camera.id, this.clock.now()).catch(() => {});
 
@@ -138,16 +138,19 @@ export class CameraSockets implements OnModuleDestroy {
     ws.on('error', () => ws.readyState !== ws.CLOSING && ws.terminate());
   }
 
-  private view(ws: WebSocket, cameraId: string, lease: ViewerLease): void {
+  private view(ws: WebSocket, { appId, cameraId }: z.infer<typeof CameraParams>, lease: ViewerLease): void {
     limitIncomingMessages(ws, VIEWER_MAX_MESSAGE_BYTES);
     const sink = new LatestFrameSink(
       (frame, done) => ws.send(frame, { binary: true }, done),
       () => ws.terminate(),
     );
-    const unsubscribe = this.hub.subscribe(cameraId, {
-      offer: (frame) => sink.offer(frame),
-      end: () => ws.close(CAMERA_CLOSE_CODES.deleted, 'the camera was deleted'),
-    });
+    const unsubscribe = this.hub.subscribe(
+      { id: cameraId, appId },
+      {
+        offer: (frame) => sink.offer(frame),
+        end: () => ws.close(CAMERA_CLOSE_CODES.deleted, 'the camera was deleted'),
+      },
+    );
     lease.onLost(() => ws.close(CAMERA_CLOSE_CODES.viewerRefused, 'the viewer no longer fits app.camera_viewers or the node'));
     ws.on('message', () => {
       // Viewers only receive; anything they send is ignored.

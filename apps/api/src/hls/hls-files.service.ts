@@ -4,6 +4,7 @@ import { CONFIG, type Config } from '@tally/config';
 import type { FastifyReply } from 'fastify';
 import { NotFoundError } from '../common/domain-error.js';
 import { isFile, sendStaticFile } from '../common/static-files.js';
+import { HlsBytesMeter } from './hls-bytes-meter.js';
 import { HlsRepository } from './hls.repository.js';
 
 /**
@@ -15,6 +16,7 @@ import { HlsRepository } from './hls.repository.js';
 export class HlsFilesService {
   constructor(
     private readonly sessions: HlsRepository,
+    private readonly bytes: HlsBytesMeter,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -27,6 +29,7 @@ export class HlsFilesService {
     const path = `${relative(root, session.dir)}/${file}`;
     // Purged segments (and a purged playlist) answer this API's own 404.
     if (!(await isFile(root, path))) throw new NotFoundError(playlist ? 'HLS playlist' : 'HLS segment');
+    this.bytes.meter(session.appId, reply);
     const maxAge = session.status === 'stopped' ? session.segmentS : Math.max(1, Math.floor(session.segmentS / 2));
     await sendStaticFile(
       reply,

@@ -7,7 +7,7 @@ import { MetricsRegistry } from '../metrics/metrics.registry.js';
 
 type Spec = Readonly<{ name: string; help: string; meter: string; label?: string; unit: number }>;
 
-/** Seconds × weight → the counter's unit: minutes, or GB-hours for storage (weight in bytes). */
+/** Seconds × weight → the counter's unit: minutes, GB-hours for storage (weight in bytes), bytes for HLS served (one second × bytes). */
 const SPECS: readonly Spec[] = [
   {
     name: METRICS.usageParticipantMinutes,
@@ -27,6 +27,21 @@ const SPECS: readonly Spec[] = [
   },
   { name: METRICS.usageHlsMinutes, help: 'Live HLS minutes per app', meter: 'hls', unit: 60 },
   { name: METRICS.usageStorageGbHours, help: "GB-hours of an app's complete recordings kept", meter: 'storage', unit: 3600 * 1e9 },
+  { name: METRICS.usageCameraMinutes, help: 'ws-mjpeg camera minutes (ingest connected) per app', meter: 'camera', unit: 60 },
+  {
+    name: METRICS.usageCameraViewerMinutes,
+    help: 'Live camera viewer minutes (MJPEG and WebSocket) per app',
+    meter: 'camera_viewer',
+    unit: 60,
+  },
+  {
+    name: METRICS.usageLadderMinutes,
+    help: 'VOD ladder minutes per app, by hardware (gpu, cpu)',
+    meter: 'ladder',
+    label: 'hardware',
+    unit: 60,
+  },
+  { name: METRICS.usageHlsBytesServed, help: 'Bytes of public HLS playlists and segments served per app', meter: 'hls_bytes', unit: 1 },
 ];
 
 /** tally_usage_*_total{app}: what GET /v1/apps/{appId}/metering bills, since metering began (docs/metering.md). */

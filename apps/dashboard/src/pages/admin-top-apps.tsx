@@ -7,7 +7,8 @@ import { Loaded } from '../components/loaded.js';
 import { formatUsage, lastDays, USAGE_DAYS, USAGE_METERS, USAGE_REFRESH_MS } from '../usage-meters.js';
 
 const TOP = 10;
-const SHOWN = USAGE_METERS.filter((m) => m.id !== 'hls');
+/** The meters most apps use; each app's Usage page has all of them. */
+const SHOWN = USAGE_METERS.filter((m) => ['participants', 'streams', 'recordings', 'ingresses', 'storage'].includes(m.id));
 
 /** The apps that used most over the last 30 days (most participant minutes first, as the API sorts them). */
 export function TopAppsPanel({ apps }: { apps: AppView[] }): ReactNode {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { LivekitRoomClient } from '@tally/livekit';
-import { type RollupReport, UsageCursors, UsageRollup } from '@tally/metering';
+import { CONNECTION_LAPSE_MS, type RollupReport, UsageCursors, UsageRollup } from '@tally/metering';
 import { MeteringSyncRepository, type OpenParticipant } from './metering-sync.repository.js';
 import { UsageExporter } from './usage-exporter.service.js';
 
@@ -18,6 +18,7 @@ export type MeteringSweepReport = Readonly<{
   participantsClosed: number;
   ingressesClosed: number;
   storageClosed: number;
+  connectionsClosed: number;
   rollup: RollupReport;
   exportedHours: number;
 }>;
@@ -43,14 +44,16 @@ export class MeteringSweep {
     const storageClosed = await this.repository.sweepStorage(now);
     const ingressesClosed = await this.repository.closeIngresses(now);
     const participantsClosed = await this.closeDeparted(now);
+    const connectionsClosed = await this.repository.closeLapsedConnections(now, CONNECTION_LAPSE_MS);
     const rollup = await this.rollup.run(now, this.config.metering.retentionMonths);
     const exportedHours = await this.exporter.run(now);
-    if (participantsClosed + ingressesClosed + storageClosed > 0) {
+    if (participantsClosed + ingressesClosed + storageClosed + connectionsClosed > 0) {
       this.logger.log(
-        `closed ${participantsClosed} participant, ${ingressesClosed} ingress and ${storageClosed} storage intervals whose end was lost`,
+        `closed ${participantsClosed} participant, ${ingressesClosed} ingress, ${storageClosed} storage and ` +
+          `${connectionsClosed} camera intervals whose end was lost`,
       );
     }
-    return { copied, participantsClosed, ingressesClosed, storageClosed, rollup, exportedHours };
+    return { copied, participantsClosed, ingressesClosed, storageClosed, connectionsClosed, rollup, exportedHours };
   }
 
   private async closeDeparted(now: Date): Promise<number> {

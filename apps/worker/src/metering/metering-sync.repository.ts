@@ -61,6 +61,18 @@ export class MeteringSyncRepository {
         AND NOT EXISTS (SELECT 1 FROM "Ingress" i WHERE i."livekitIngressId" = u.source AND i.status = 'publishing' AND i."deletedAt" IS NULL)`;
   }
 
+  /**
+   * Camera and camera-viewer connections whose API process stopped marking them seen (it died) end
+   * when they were last seen, else at their start.
+   */
+  closeLapsedConnections(now: Date, lapseMs: number): Promise<number> {
+    const cutoff = new Date(now.getTime() - lapseMs);
+    return this.prisma.$executeRaw`
+      UPDATE "UsageInterval" SET "endedAt" = GREATEST("startedAt", COALESCE("lastSeenAt", "startedAt")), "changedAt" = ${at(now)}
+      WHERE meter IN ('camera', 'camera_viewer') AND "endedAt" IS NULL AND "startedAt" IS NOT NULL
+        AND COALESCE("lastSeenAt", "startedAt") < ${at(cutoff)}`;
+  }
+
   /** The hour the first usage began in, if any. */
   async firstUsageHour(): Promise<Date | undefined> {
     const first = await this.prisma.usageInterval.findFirst({

@@ -3,6 +3,7 @@ import { Admitter, CapacityLedger, policiesFrom } from '@tally/admission';
 import { DEFAULT_MODEL, type NodeBudget } from '@tally/capacity';
 import { type LadderRun, transcodeQueueOf } from '@tally/contracts';
 import { createPrismaClient, type PrismaClient, type Recording } from '@tally/db';
+import { totalsOf, UsageIntervals, UsageReader } from '@tally/metering';
 import { createTestDatabase, startRedis, type TestRedis } from '@tally/testing';
 import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
@@ -37,7 +38,14 @@ describe(LadderLifecycle.name, () => {
     };
     deliveries = new DeliveryWake(redis.url);
     ladderQueue = new LadderQueue({ url: redis.url, maxRetriesPerRequest: null });
-    sut = new LadderLifecycle(prisma, new Admitter(ledger, pool, DEFAULT_MODEL), ledger, new WebhookOutbox(deliveries), ladderQueue);
+    sut = new LadderLifecycle(
+      prisma,
+      new Admitter(ledger, pool, DEFAULT_MODEL),
+      ledger,
+      new WebhookOutbox(deliveries),
+      ladderQueue,
+      new UsageIntervals(prisma),
+    );
   });
 
   afterAll(async () => {
@@ -182,5 +190,38 @@ describe(LadderLifecycle.name, () => {
     // After a failure, asking again starts a new attempt.
     await sut.request(await reload(recording.id));
     expect(await reload(recording.id)).toMatchObject({ ladderStatus: 'queued', ladderAttempt: 2 });
+  });
+
+  it('bills each attempt once, GPU apart from CPU, on the agent clock, whatever the order and repetition of its reports', async () => {
+    nodes = [GPU, CPU];
+    const recording = await completeRecording();
+    expect((await sut.request(recording)).ok).toBe(true);
+    const t0 = Date.now() - 20 * 60_000;
+    const at = (minutes: number): string => new Date(t0 + minutes * 60_000).toISOString();
+    const gpu = { recordingId: recording.id, attempt: 1, nodeId: GPU.id, startedAt: at(0) };
+    await sut.apply({ outcome: 'started', ...gpu });
+    await sut.apply({ outcome: 'failed', ...gpu, endedAt: at(2), error: 'nvenc: no device' });
+    await sut.apply({ outcome: 'failed', ...gpu, endedAt: at(3), error: 'nvenc: no device' });
+    const fallback = await reload(recording.id);
+    expect(fallback).toMatchObject({ ladderEncoder: 'x264', ladderAttempt: 2 });
+
+    // The CPU run's outcome is applied before its start, and its start twice.
+    const cpu = { recordingId: recording.id, attempt: 2, nodeId: fallback.ladderNodeId ?? '', startedAt: at(4) };
+    const renditions = [{ name: '360p', width: 640, height: 360, bitrateKbps: 800 }];
+    await sut.apply({ outcome: 'ready', ...cpu, endedAt: at(9.5), renditions });
+    await sut.apply({ outcome: 'started', ...cpu });
+    await sut.apply({ outcome: 'started', ...cpu, startedAt: at(5) });
+    expect((await reload(recording.id)).ladderStatus).toBe('ready');
+
+    const from = new Date(Math.floor(t0 / 3_600_000) * 3_600_000);
+    const hours = await new UsageReader(prisma).hourly(
+      { appId: recording.appId },
+      from,
+      new Date(from.getTime() + 2 * 3_600_000),
+      new Date(),
+    );
+    const billed = totalsOf(hours).ladderMinutes;
+    expect(billed.gpu).toBeCloseTo(2, 9);
+    expect(billed.cpu).toBeCloseTo(5.5, 9);
   });
 });

@@ -2,6 +2,7 @@ import type { Admitter, CapacityLedger } from '@tally/admission';
 import { explainRefusal, type Refusal, type WorkloadKind } from '@tally/capacity';
 import type { LadderEncoder, LadderReport, WebhookEventType } from '@tally/contracts';
 import type { LadderStatus, Prisma, PrismaClient, Recording } from '@tally/db';
+import type { UsageIntervals } from '@tally/metering';
 import type { WebhookOutbox } from '@tally/webhooks';
 import { toRecordingView } from '../recording.view.js';
 import type { LadderQueue } from './ladder.queue.js';
@@ -37,6 +38,7 @@ export class LadderLifecycle {
     private readonly ledger: CapacityLedger,
     private readonly outbox: WebhookOutbox,
     private readonly queue: LadderQueue,
+    private readonly usage: UsageIntervals,
   ) {}
 
   /** Starts a ladder for a complete recording, unless one is queued, running or ready (then it is returned as is). */
@@ -59,6 +61,7 @@ export class LadderLifecycle {
     const recording = await this.prisma.recording.findUnique({ where: { id: report.recordingId } });
     // A report from another node than the one running the ladder changes nothing.
     if (!recording || recording.ladderAttempt !== report.attempt || (recording.ladderNodeId ?? '') !== report.nodeId) return;
+    await this.meter(recording, report);
     switch (report.outcome) {
       case 'started':
         await this.transition(recording, ['queued'], { ladderStatus: 'running' });
@@ -117,6 +120,22 @@ export class LadderLifecycle {
       );
     }
     return outcome;
+  }
+
+  /**
+   * Ladder minutes: one interval per attempt, from the agent's start to its end (its own clock). A
+   * report without times (a failure declared for a node that left) ends the run now. Idempotent, so
+   * a repeated or reordered report changes nothing.
+   */
+  private async meter(recording: Recording, report: LadderReport): Promise<void> {
+    const now = new Date();
+    const startedAt = report.startedAt ? new Date(report.startedAt) : report.outcome === 'started' ? now : undefined;
+    const endedAt = report.outcome === 'started' ? undefined : report.endedAt ? new Date(report.endedAt) : now;
+    const hardware = recording.ladderEncoder === 'nvenc' ? 'gpu' : 'cpu';
+    await this.usage.ladder(
+      { appId: recording.appId, recordingId: recording.id, attempt: report.attempt, hardware, startedAt, endedAt },
+      now,
+    );
   }
 
   /** Marks an open ladder failed and tells the app. */
