@@ -39,7 +39,9 @@ type IceServer = { urls: string[]; username: string; credential: string };
 
 /** LiveKit's join response to a client connecting with `token`: the ICE servers it hands that client. */
 async function iceServersFromJoin(url: string, token: string): Promise<IceServer[]> {
-  const socket = new WebSocket(`${url}/rtc?access_token=${encodeURIComponent(token)}&auto_subscribe=1&sdk=js&protocol=15`);
+  const socket = new WebSocket(
+    `${url.replace(/\/+$/, '')}/rtc?access_token=${encodeURIComponent(token)}&auto_subscribe=1&sdk=js&protocol=15`,
+  );
   try {
     return await new Promise<IceServer[]>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no join response from LiveKit within 30 s')), 30_000);
