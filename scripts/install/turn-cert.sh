@@ -6,7 +6,7 @@
 # renewal), copies it and has coturn reload it (SIGUSR2: coturn swaps its certificate without
 # dropping a relayed session).
 #
-# Usage (as root; a service of install.sh, tally-turn-cert):
+# Usage (as root; the service turn-cert runs install.sh's copy of it, DIR/bin/tally-turn-cert):
 #   turn-cert.sh HOME_DIR DOMAIN TURN_USER INTERVAL_S
 # scripts/install/turn.sh sources this file for the first copy (turn_cert_sync).
 #

@@ -128,6 +128,7 @@ start_turn_tls() {
   ensure_dir "$HOME_DIR/turn/run" 700 "$TALLY_TURN_USER"
   write_file "$HOME_DIR/turn/auth-secret" 600 root <<<"$TURN_SECRET"
   write_file "$HOME_DIR/turn/turnserver.conf" 640 "root:$TALLY_TURN_USER" < <(turnserver_conf_content)
+  write_file "$HOME_DIR/bin/tally-turn-cert" 755 root <"$TALLY_INSTALL_LIB/turn-cert.sh"
   if dry; then
     log "    would copy Caddy's certificate for $DOMAIN ($HOME_DIR/caddy/data/certificates/*/$DOMAIN/) to $HOME_DIR/turn/tls"
   else
