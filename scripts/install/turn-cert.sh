@@ -28,6 +28,9 @@ turn_cert_sync() {
   key="${crt%.crt}.key"
   [[ -s "$crt" && -s "$key" ]] || return 2
   if cmp -s "$crt" "$dir/cert.pem" && cmp -s "$key" "$dir/key.pem"; then return 1; fi
+  # Caddy writes the two files one after the other: copy only a certificate and key that belong
+  # together (the next check takes the pair once both are written).
+  [[ "$(openssl x509 -noout -pubkey -in "$crt" 2>/dev/null)" == "$(openssl pkey -pubout -in "$key" 2>/dev/null)" ]] || return 1
   install -m 644 -o root -g "$user" "$crt" "$dir/cert.pem.tmp" || return 2
   install -m 640 -o root -g "$user" "$key" "$dir/key.pem.tmp" || return 2
   mv -f "$dir/key.pem.tmp" "$dir/key.pem"
