@@ -33,6 +33,8 @@ source "$here/scripts/install/services.sh" # systemd units or supervised backgro
 source "$here/scripts/install/egress.sh"   # what the host needs for the egress the agent runs
 # shellcheck source=scripts/install/tls.sh
 source "$here/scripts/install/tls.sh"      # --domain: Caddy in front, HTTPS
+# shellcheck source=scripts/install/turn.sh
+source "$here/scripts/install/turn.sh"     # --domain: TURN over TLS (coturn) with Caddy's certificate
 # shellcheck source=scripts/install/drain.sh
 source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media workers over
 # shellcheck source=scripts/install/health.sh
@@ -89,6 +91,7 @@ main() {
   resolve_network
   resolve_stun
   resolve_tls
+  resolve_turn_tls
   resolve_secrets
   write_config
 
@@ -121,6 +124,9 @@ main() {
 
   step "HTTPS (--domain)"
   start_tls_proxy
+
+  step "TURN over TLS (--domain): coturn with Caddy's certificate"
+  start_turn_tls
 
   end_step
   if dry; then

@@ -13,11 +13,15 @@
 #   TLS: --domain NAME --tls internal puts Caddy in front: curl --cacert reaches /healthz over
 #     HTTPS, a real LiveKit client (@livekit/rtc-node) joins a stream over wss:// through it, the
 #     API and LiveKit's HTTP port listen on loopback only, /metrics needs its token.
+#   TURN over TLS: with --domain, LiveKit's join response names turns:NAME:5349; a client that
+#     trusts only Caddy's CA allocates a relay there with the credentials LiveKit handed it (on the
+#     node's media address, towards which alone it may relay); one trusting only the public roots is
+#     refused; a renewed certificate in Caddy's storage reaches coturn without a restart.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
 # Side effects on the host, as install.sh itself: apt packages / LiveKit builds if missing, the
-# system users tally, tally-media, tally-livekit, tally-postgres, tally-redis, /etc/sysctl.d/60-tally.conf, Debian's caddy package; a network namespace,
+# system users tally, tally-media, tally-livekit, tally-postgres, tally-redis, /etc/sysctl.d/60-tally.conf, Debian's caddy and coturn packages; a network namespace,
 # removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -83,7 +87,7 @@ cleanup() {
       tail -n 30 "$f" >&2 || true
     done
   fi
-  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec" "$hosts"; fi
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec" "$home.renew" "$hosts"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
   if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
 }
@@ -124,6 +128,8 @@ check "livekit.yaml: use_external_ip false" yaml_has '^  use_external_ip: false$
 check "livekit.yaml: the node's own address" yaml_has "^  node_ip: $node_ip\$"
 check "livekit.yaml: no public STUN handed to clients" yaml_has '^    - 127\.0\.0\.1:3478$'
 check "GET /healthz answers 200" healthz_is_200
+check "without --domain the summary says TURN/TLS is off and how to turn it on" said "TURN/TLS: +off \(TURN over UDP only\).*re-run"
+check "... and no TURN/TLS server runs" test ! -e "$home/run/turn.pid"
 
 # Least privilege: the systemd units this home would get (rendered as install.sh renders them)
 # pass `systemd-analyze verify`, each with its own user, its hardening and exactly the paths it writes.
@@ -131,12 +137,12 @@ if command -v systemd-analyze >/dev/null 2>&1; then
   units="$home.units"
   mkdir -p "$units"
   declare -A unit_user=([postgres]=tally-postgres [redis]=tally-redis [livekit]=tally-livekit [agent]=tally-media
-    [api]=tally [worker]=tally [caddy]=caddy)
+    [api]=tally [worker]=tally [caddy]=caddy [turn]=turnserver [turn-cert]=root)
   declare -A unit_writes=([postgres]="$home/postgres" [redis]="$home/redis" [livekit]=""
     [agent]="$home/workers $home/recordings $home/hls -/home/egress/tmp" [api]="$home/recordings $home/hls"
-    [worker]="$home/recordings $home/hls" [caddy]="$home/caddy")
+    [worker]="$home/recordings $home/hls" [caddy]="$home/caddy" [turn]="$home/turn/run" [turn-cert]="$home/turn/tls")
   unit_has() { grep -qxF -- "$2" "$units/tally-$1.service" || fail "tally-$1.service lacks the line $2"; }
-  for name in postgres redis livekit agent api worker caddy; do
+  for name in postgres redis livekit agent api worker caddy turn turn-cert; do
     # shellcheck disable=SC2016 # expanded by the inner shell
     bash -c 'source scripts/install/lib.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
       PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin | sort -V | tail -n1)" && declare -A PORT=([pg]=5432) &&
@@ -150,6 +156,8 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     fi
     if [[ "$name" == caddy ]]; then
       unit_has caddy CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+    elif [[ "$name" == turn-cert ]]; then
+      unit_has turn-cert "CapabilityBoundingSet=CAP_CHOWN CAP_DAC_READ_SEARCH"
     else
       unit_has "$name" CapabilityBoundingSet=
     fi
@@ -209,8 +217,9 @@ say "recording: $(tail -n1 "$state/client.log")"
 say "ok: the recording completed after the upgrade and plays (ffprobe)"
 rm -rf "$state"
 
-# 5. TLS: --domain with Caddy's local CA. Clients trust that CA only.
-install tls --domain "$domain" --tls internal
+# 5. TLS: --domain with Caddy's local CA. Clients trust that CA only. Renewals of the certificate
+# are looked for every 2 s here (TALLY_TURN_CERT_CHECK_S; 600 by default).
+TALLY_TURN_CERT_CHECK_S=2 install tls --domain "$domain" --tls internal
 ca="$home/caddy/data/pki/authorities/local/root.crt"
 check "it printed where the CA certificate is" said "CA cert: +$ca"
 check "Caddy runs as caddy (Debian's user), not tally" test "$(ps -o user:32= -p "$(cat "$home/run/caddy.child.pid")" | tr -d ' ')" == caddy
@@ -251,5 +260,42 @@ fi
 rm -f "$bundle"
 say "joined: $(tail -n1 <<<"$joined")"
 say "ok: a real LiveKit client (@livekit/rtc-node) joined a stream over wss://$domain"
+
+# TURN over TLS beside Caddy: coturn on 5349 with Caddy's certificate for the domain.
+check "the summary lists TCP 5349 for TURN over TLS" said "tcp 5349 +TURN relay over TLS \(turns:$domain:5349\)"
+check "coturn runs as turnserver (Debian's user)" test "$(ps -o user:32= -p "$(cat "$home/run/turn.child.pid")" | tr -d ' ')" == turnserver
+check "livekit.yaml hands clients turns:$domain:5349" yaml_has "^    - host: $domain\$"
+if ! relayed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" 2>&1)"; then
+  printf '%s\n' "$relayed" >&2
+  fail "a client trusting only Caddy's CA could not get a TURN relay over TLS on the announced port"
+fi
+say "turn: $(tail -n1 <<<"$relayed")"
+say "ok: LiveKit announced turns:$domain:5349; a client trusting only the CA got a relay there on $node_ip (and nowhere else); public roots alone were refused"
+# A renewal: Caddy's certificate for the domain changes in its storage (here: replaced by hand).
+presented_fingerprint() {
+  openssl s_client -connect "$node_ip:5349" -servername "$domain" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256 2>/dev/null
+}
+presents() { [[ "$(presented_fingerprint)" == "$1" ]]; }
+caddy_crt="$(find "$home/caddy/data/certificates" -path "*/$domain/$domain.crt" | head -n1)"
+check "Caddy stored a certificate for $domain" test -s "$caddy_crt"
+check "coturn presents that certificate" test "$(presented_fingerprint)" == "$(openssl x509 -noout -fingerprint -sha256 -in "$caddy_crt")"
+renew="$home.renew"
+mkdir -p "$renew"
+cp -p "$caddy_crt" "${caddy_crt%.crt}.key" "$renew/"
+turn_pid="$(cat "$home/run/turn.child.pid")"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=$domain" \
+  -addext "subjectAltName=DNS:$domain" -keyout "$renew/new.key" -out "$renew/new.crt" 2>/dev/null
+cat "$renew/new.key" >"${caddy_crt%.crt}.key"
+cat "$renew/new.crt" >"$caddy_crt"
+renewed="$(openssl x509 -noout -fingerprint -sha256 -in "$renew/new.crt")"
+check "a renewed certificate reaches coturn" eventually 60 presents "$renewed"
+check "... without restarting it" test "$(cat "$home/run/turn.child.pid")" == "$turn_pid"
+check "... and the copier said so" grep -q "certificate for $domain changed .*coturn reloaded it" "$home/log/turn-cert.log"
+cat "$renew/$(basename "${caddy_crt%.crt}.key")" >"${caddy_crt%.crt}.key"
+cat "$renew/$(basename "$caddy_crt")" >"$caddy_crt"
+check "Caddy's own certificate is back in coturn" eventually 60 presents "$(openssl x509 -noout -fingerprint -sha256 -in "$caddy_crt")"
+rm -rf "$renew"
 install tls-rerun
 check "a re-run remembers the domain" test "$(https_code "https://$domain/healthz")" == 200
+check "... and TURN over TLS, with its secret: coturn was left running" test "$(cat "$home/run/turn.child.pid")" == "$turn_pid"

@@ -8,7 +8,7 @@ TALLY_USAGE="Usage:
                [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
                [--ingress-udp-port N]
-               [--domain NAME [--tls internal]]
+               [--domain NAME [--tls internal] [--turn-tls-port N]]
                [--object-store [--object-store-port N] |
                 --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
                 [--s3-credentials-file F]] [--dry-run]
@@ -42,19 +42,23 @@ Options:
   --domain NAME       HTTPS: Caddy (Debian's package) in front of the API, the dashboard and
                       LiveKit's signalling on https://NAME (ports 443/80; \$TALLY_HTTPS_PORT,
                       \$TALLY_HTTP_PORT); the API and LiveKit's HTTP port then listen on 127.0.0.1
-                      only and /metrics needs TALLY_METRICS_TOKEN (remembered)
+                      only and /metrics needs TALLY_METRICS_TOKEN (remembered). Also TURN over
+                      TLS for clients whose network drops UDP: coturn (Debian's package) on TCP
+                      5349 with Caddy's certificate for NAME, handed to every participant by
+                      livekit-server as turns:NAME:5349; renewed certificates reach it within
+                      \$TALLY_TURN_CERT_CHECK_S (600) seconds, without dropping a session
   --tls internal      with --domain: a certificate from Caddy's local CA (hosts without public
                       DNS; the summary prints where its CA certificate is); --tls acme (default):
                       a public certificate, NAME must resolve here
   --no-systemd        run services as supervised background processes even under systemd
   --no-sysctl         leave the kernel UDP buffer sizes alone
   --pg-port N, --redis-port N, --livekit-port N, --rtc-tcp-port N, --rtc-udp-port N,
-  --turn-udp-port N (livekit-server's TURN relay over UDP),
+  --turn-udp-port N (livekit-server's TURN relay over UDP), --turn-tls-port N (TURN over TLS, --domain),
   --egress-template-port N (egress web template, localhost)
-                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP, 3478 UDP, 7980; a taken
+                      ports (defaults 5432, 6379, 7880, 7881, 7882 UDP, 3478 UDP, 5349, 7980; a taken
                       default port is replaced by a free one; a taken explicit one is an error).
                       Also: \$TALLY_PG_PORT \$TALLY_REDIS_PORT \$TALLY_LIVEKIT_PORT
-                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_TURN_UDP_PORT
+                      \$TALLY_RTC_TCP_PORT \$TALLY_RTC_UDP_PORT \$TALLY_TURN_UDP_PORT \$TALLY_TURN_TLS_PORT
                       \$TALLY_EGRESS_TEMPLATE_PORT
                       (egress and ingress open no status port: the agent supervises them)
   --ingress-rtmp-port N, --ingress-whip-port N, --ingress-relay-port N, --ingress-udp-port N
@@ -131,6 +135,7 @@ declare -A PORT_ARG=(
   [rtc-tcp]="${TALLY_RTC_TCP_PORT:-}"
   [rtc-udp]="${TALLY_RTC_UDP_PORT:-}"
   [turn-udp]="${TALLY_TURN_UDP_PORT:-}"
+  [turn-tls]="${TALLY_TURN_TLS_PORT:-}"
   [egress-template]="${TALLY_EGRESS_TEMPLATE_PORT:-}"
   [ingress-rtmp]="${TALLY_INGRESS_RTMP_PORT:-}"
   [ingress-whip]="${TALLY_INGRESS_WHIP_PORT:-}"
@@ -150,7 +155,7 @@ parse_args() {
         shift
         ;;
       --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
-      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --turn-udp-port | --egress-template-port | \
+      --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --turn-udp-port | --turn-tls-port | --egress-template-port | \
         --ingress-rtmp-port | --ingress-whip-port | --ingress-relay-port | --ingress-udp-port)
         need_value "$@"
         key="${1#--}"            # --rtc-udp-port -> rtc-udp-port (--egress-template-port likewise)

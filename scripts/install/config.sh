@@ -10,13 +10,13 @@ declare -A OLD=()          # KEY=VALUE lines of an existing DIR/tally.env
 declare -a OLD_EXTRA=()    # its lines this script does not manage (kept verbatim)
 declare -A PORT=()         # resolved ports, by key (api pg redis livekit rtc-tcp rtc-udp egress-template)
 declare -A PORT_DEFAULT=([api]=8080 [pg]=5432 [redis]=6379 [livekit]=7880 [rtc-tcp]=7881 [rtc-udp]=7882
-  [turn-udp]=3478 [egress-template]=7980)
+  [turn-udp]=3478 [turn-tls]=5349 [egress-template]=7980)
 declare -A PORT_ENV_KEY=([api]=TALLY_PORT [pg]=TALLY_PG_PORT [redis]=TALLY_REDIS_PORT
   [livekit]=TALLY_LIVEKIT_PORT [rtc-tcp]=TALLY_RTC_TCP_PORT [rtc-udp]=TALLY_RTC_UDP_PORT
-  [turn-udp]=TALLY_TURN_UDP_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
+  [turn-udp]=TALLY_TURN_UDP_PORT [turn-tls]=TALLY_TURN_TLS_PORT [egress-template]=TALLY_EGRESS_TEMPLATE_PORT)
 declare -A PORT_SERVICE=([api]=api [pg]=postgres [redis]=redis [livekit]=livekit [rtc-tcp]=livekit [rtc-udp]=livekit
-  [turn-udp]=livekit [egress-template]=agent) # egress runs under the agent
-PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp turn-udp egress-template)
+  [turn-udp]=livekit [turn-tls]=turn [egress-template]=agent) # egress runs under the agent; turn: coturn (turn.sh)
+PORT_KEYS=(api pg redis livekit rtc-tcp rtc-udp turn-udp turn-tls egress-template)
 # The ingress ports (scripts/install/features.sh) join these arrays.
 
 # Tunables: kept from tally.env when present, else these defaults (the schema's). Only those
@@ -32,7 +32,7 @@ TUNABLE_KEYS=()
 # Everything else install.sh writes into tally.env.
 MANAGED_KEYS=(TALLY_HOME TALLY_PORT TALLY_PUBLIC_URL DATABASE_URL REDIS_URL TALLY_MEDIA_REDIS_URL LIVEKIT_URL LIVEKIT_PUBLIC_URL
   LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_SECRETS_KEY TALLY_NODE_IP TALLY_OFFLINE TALLY_PG_PORT
-  TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT
+  TALLY_REDIS_PORT TALLY_LIVEKIT_PORT TALLY_RTC_TCP_PORT TALLY_RTC_UDP_PORT TALLY_TURN_UDP_PORT TALLY_TURN_TLS_PORT
   TALLY_EGRESS_TEMPLATE_PORT TALLY_CLUSTER_BIND TALLY_CLUSTER_REDIS_URL TALLY_WORKER_RUNTIME TALLY_WORKERS_DIR
   TALLY_EGRESS_BIN TALLY_STUN_SERVERS)
 # Keys earlier versions wrote that nothing reads any more: dropped from tally.env on a re-run. Egress
@@ -143,7 +143,7 @@ resolve_ports() {
     done
     PORT[$key]="$want"
   done
-  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, turn udp ${PORT[turn-udp]}, egress template ${PORT[egress-template]}"
+  log "    ports: api ${PORT[api]}, postgres ${PORT[pg]}, redis ${PORT[redis]}, livekit ${PORT[livekit]}, rtc tcp ${PORT[rtc-tcp]}, rtc udp ${PORT[rtc-udp]}, turn udp ${PORT[turn-udp]}, turn tls ${PORT[turn-tls]}, egress template ${PORT[egress-template]}"
   log_ingress_ports
 }
 
@@ -353,6 +353,7 @@ TALLY_LIVEKIT_PORT=${PORT[livekit]}
 TALLY_RTC_TCP_PORT=${PORT[rtc-tcp]}
 TALLY_RTC_UDP_PORT=${PORT[rtc-udp]}
 TALLY_TURN_UDP_PORT=${PORT[turn-udp]}
+TALLY_TURN_TLS_PORT=${PORT[turn-tls]}
 TALLY_EGRESS_TEMPLATE_PORT=${PORT[egress-template]}
 TALLY_CLUSTER_BIND=$CLUSTER_BIND
 EOF
@@ -399,6 +400,7 @@ rtc:
   node_ip: $NODE_IP
 EOF
   livekit_stun_yaml
+  livekit_turn_servers_yaml
   livekit_turn_yaml
   livekit_ingress_yaml
   livekit_redis_yaml "127.0.0.1:${PORT[redis]}" tally-origin-media "$MEDIA_REDIS_PASSWORD" \

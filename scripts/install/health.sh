@@ -41,13 +41,14 @@ wait_healthy() {
 
 # print_ports_summary: every port this install listens on, what it is for, and which to open.
 print_ports_summary() {
-  local api_line lk_line store_line=""
+  local api_line lk_line store_line="" turn_tls_line=""
   if [[ "$OBJECT_STORE" == bundled ]]; then
     store_line=$'\n'"[install]     tcp ${PORT[object-store]}           object store: recording downloads follow signed links to it; nodes stage recordings in it"
   fi
   if [[ -n "$DOMAIN" ]]; then
     api_line="tcp $HTTPS_PORT, $HTTP_PORT      Caddy: HTTPS API, dashboard and LiveKit signalling; $HTTP_PORT for ACME and redirects"
     lk_line="(API ${PORT[api]} and LiveKit signalling ${PORT[livekit]} listen on 127.0.0.1 behind Caddy)"
+    turn_tls_line=$'\n'"[install]     tcp ${PORT[turn-tls]}           TURN relay over TLS (turns:$DOMAIN:${PORT[turn-tls]}), for clients whose network drops UDP"
   else
     api_line="tcp ${PORT[api]}           API and dashboard (plain HTTP)"
     lk_line="tcp ${PORT[livekit]}           LiveKit signalling (WebSocket)"
@@ -58,11 +59,10 @@ print_ports_summary() {
 [install]     $lk_line
 [install]     udp ${PORT[rtc-udp]}           media (WebRTC; every participant on this one port)
 [install]     tcp ${PORT[rtc-tcp]}           media over TCP, for clients whose UDP cannot reach udp ${PORT[rtc-udp]}
-[install]     udp ${PORT[turn-udp]}           TURN relay over UDP, for clients that may send UDP only to well-known ports
+[install]     udp ${PORT[turn-udp]}           TURN relay over UDP, for clients that may send UDP only to well-known ports$turn_tls_line
 [install]     tcp ${PORT[ingress-rtmp]}, ${PORT[ingress-whip]}, udp ${PORT[ingress-udp]}  ingest: RTMP, WHIP and WHIP's media$store_line
 [install]   Local only: postgres ${PORT[pg]}, redis ${PORT[redis]}$([[ -z "$CLUSTER_BIND" ]] || echo " (also on $CLUSTER_BIND for joining nodes)"), egress template ${PORT[egress-template]}, ingress relay ${PORT[ingress-relay]}
-[install]   TURN/TLS:   off. Clients behind networks that pass only TCP 443 need TURN over TLS on
-[install]               port 443 of an address Caddy does not hold (docs/adr/0039-turn.md).
+$(print_turn_summary)
 EOF
 }
 

@@ -12,6 +12,7 @@ TALLY_LIVEKIT_USER="${TALLY_LIVEKIT_USER:-tally-livekit}"
 TALLY_PG_USER="${TALLY_PG_USER:-tally-postgres}"    # Tally's own cluster (initdb refuses root)
 TALLY_REDIS_USER="${TALLY_REDIS_USER:-tally-redis}"
 TALLY_CADDY_USER="${TALLY_CADDY_USER:-caddy}"       # Debian's caddy package's user (--domain)
+TALLY_TURN_USER="${TALLY_TURN_USER:-turnserver}"    # Debian's coturn package's user (--domain: TURN over TLS)
 # Recordings and live HLS are shared: the media user's group, which the tally user joins; shared
 # files are created group-writable (this umask) so either side can move or delete them.
 TALLY_SHARED_UMASK=0007

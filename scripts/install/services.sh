@@ -122,6 +122,17 @@ service_spec() {
         --config "$HOME_DIR/caddy/Caddyfile")
       SPEC_USER=root SPEC_CONFIG=("$HOME_DIR/caddy/Caddyfile")
       ;;
+    turn)
+      # coturn, TURN over TLS (scripts/install/turn.sh); SIGUSR2 makes it re-read its certificate.
+      SPEC_CMD=("$(command -v turnserver || echo /usr/bin/turnserver)" -c "$HOME_DIR/turn/turnserver.conf")
+      SPEC_USER="$TALLY_TURN_USER" SPEC_CONFIG=("$HOME_DIR/turn/turnserver.conf")
+      ;;
+    turn-cert)
+      # As root: it reads Caddy's storage and writes coturn's copy of the certificate. Root runs
+      # the copy in DIR/bin (root's), not the checkout's.
+      SPEC_CMD=(bash "$HOME_DIR/bin/tally-turn-cert" "$HOME_DIR" "$DOMAIN" "$TALLY_TURN_USER" "$TURN_CERT_CHECK_S")
+      SPEC_USER=root SPEC_CONFIG=("$HOME_DIR/bin/tally-turn-cert")
+      ;;
     *) die "unknown service: $1" ;;
   esac
 }
@@ -232,6 +243,8 @@ render_unit() {
     [NODE_BIN]="$NODE_BIN" [PG_BIN]="$PG_BIN" [PG_PORT]="${PORT[pg]:-}"
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
     [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"
+    [TURN_USER]="$TALLY_TURN_USER" [TURNSERVER]="$(command -v turnserver || echo /usr/bin/turnserver)"
+    [TURN_CERT_ARGS]="$HOME_DIR ${DOMAIN:-} $TALLY_TURN_USER ${TURN_CERT_CHECK_S:-600}"
     [OBJECTS_USER]="$TALLY_OBJECTS_USER" [OBJECT_STORE_ENV]="$(object_store_env_file)"
     [OBJECT_STORE_ARGS]="$([[ "$OBJECT_STORE" != bundled ]] || object_store_listen_args | paste -sd' ') --admin-port 127.0.0.1:${PORT[object-store-admin]:-}"
   )

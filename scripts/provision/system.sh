@@ -8,6 +8,7 @@
 #   pkg-config portaudio19-dev libasound2-dev build-essential - cgo deps of `lk` (portaudio_system)
 #   caddy                     - the TLS proxy install.sh puts in front with --domain; the installer
 #                               tests verify its unit (systemd-analyze) before their --domain install
+#   coturn                    - TURN over TLS beside Caddy with --domain (scripts/install/turn.sh)
 # Note: on hosts with init scripts/systemd, installing postgresql/redis-server may auto-start
 # system services (on this machine /usr/sbin/policy-rc.d prevents it). Nothing relies on them.
 set -euo pipefail
@@ -29,13 +30,14 @@ TALLY_APT_PACKAGES=(
   iptables libnss3-tools openssl # turn-tls.e2e: a client's firewall, the test CA its Chromium trusts
   docker.io busybox-static debootstrap # the docker worker runtime: a real dockerd, images built with no registry
   caddy                                # install.sh --domain's TLS proxy (scripts/install/tls.sh)
+  coturn                               # install.sh --domain's TURN over TLS (scripts/install/turn.sh)
 )
 
 log "system packages: ${TALLY_APT_PACKAGES[*]}"
 apt_install_missing "${TALLY_APT_PACKAGES[@]}"
-# Debian's package starts its own caddy.service on ports 80/443 where systemd runs: the tests (like
-# install.sh) run their own instance.
-if [[ -d /run/systemd/system ]]; then systemctl disable --now caddy.service >/dev/null 2>&1 || true; fi
+# Debian's packages start their own caddy.service (ports 80/443) and coturn.service (3478, livekit-server's
+# TURN port) where systemd runs: the tests (like install.sh) run their own instances.
+if [[ -d /run/systemd/system ]]; then systemctl disable --now caddy.service coturn.service >/dev/null 2>&1 || true; fi
 
 # Sanity checks on what the rest of the project expects to find.
 pg_bin="$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n1)"

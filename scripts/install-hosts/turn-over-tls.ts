@@ -1,0 +1,122 @@
+/**
+ * TURN over TLS on an installed node, as a client behind a UDP-dropping firewall meets it
+ * (scripts/install-hosts.int.sh): through https://BASE it creates an app, a key, a stream and a
+ * publisher token, as an app would; joins LiveKit's signalling (wss://) with that token and takes
+ * the ICE servers from LiveKit's join response, as every LiveKit client does; then, trusting only
+ * CA_FILE, opens TLS to the announced `turns:` server, allocates a relay with the announced
+ * credentials, and asks for permissions towards the node's media address (granted) and another
+ * address (refused). It also checks that the same server is refused by a client that trusts only
+ * the public roots. Prints one JSON line; exit 0 = all of that held.
+ *
+ * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/turn-over-tls.ts BASE_URL ADMIN_KEY_FILE CA_FILE NODE_IP
+ * (NODE_EXTRA_CA_CERTS=CA_FILE for the HTTPS and WebSocket calls.)
+ */
+import { readFileSync } from 'node:fs';
+import { SignalResponse } from '@livekit/protocol';
+import { connectTurnTls } from '@tally/testing/turn';
+import { WebSocket } from 'ws';
+
+const [base, adminKeyFile, caFile, nodeIp] = process.argv.slice(2) as [string, string, string, string];
+const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
+const ca = readFileSync(caFile);
+/** An address outside the node (TEST-NET-2): a relay must not reach it. */
+const ELSEWHERE = '198.51.100.7';
+
+type Json = Record<string, unknown>;
+
+async function call(key: string, method: string, path: string, status: number, body?: Json): Promise<Json> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text === '' ? {} : (JSON.parse(text) as Json);
+}
+
+type IceServer = { urls: string[]; username: string; credential: string };
+
+/** LiveKit's join response to a client connecting with `token`: the ICE servers it hands that client. */
+async function iceServersFromJoin(url: string, token: string): Promise<IceServer[]> {
+  const socket = new WebSocket(
+    `${url.replace(/\/+$/, '')}/rtc?access_token=${encodeURIComponent(token)}&auto_subscribe=1&sdk=js&protocol=15`,
+  );
+  try {
+    return await new Promise<IceServer[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no join response from LiveKit within 30 s')), 30_000);
+      socket.on('error', reject);
+      socket.on('message', (data: Buffer) => {
+        const response = SignalResponse.fromBinary(new Uint8Array(data));
+        if (response.message.case !== 'join') return;
+        clearTimeout(timer);
+        resolve(response.message.value.iceServers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })));
+      });
+    });
+  } finally {
+    socket.close();
+  }
+}
+
+const app = await call(adminKey, 'POST', '/v1/apps', 201, { name: 'turn-over-tls' });
+const appId = String(app.id);
+const key = String((await call(adminKey, 'POST', `/v1/apps/${appId}/keys`, 201)).key);
+const stream = await call(key, 'POST', `/v1/apps/${appId}/streams`, 201, { name: 'behind-a-firewall' });
+const token = await call(key, 'POST', `/v1/apps/${appId}/streams/${String(stream.id)}/tokens`, 201, {
+  identity: 'firewalled',
+  role: 'publisher',
+});
+const iceServers = await iceServersFromJoin(String(token.url), String(token.token));
+const turns = iceServers.flatMap((s) => s.urls.filter((u) => u.startsWith('turns:')).map((u) => ({ url: u, server: s })));
+if (turns.length !== 1)
+  throw new Error(`expected one turns: URL in the join response, got ${JSON.stringify(iceServers.flatMap((s) => s.urls))}`);
+const { url: turnsUrl, server } = turns[0]!;
+const match = /^turns:([^:?]+):(\d+)\?transport=tcp$/.exec(turnsUrl);
+if (match === null) throw new Error(`unexpected TURN/TLS URL: ${turnsUrl}`);
+const [, host, port] = match as unknown as [string, string, string];
+
+const client = await connectTurnTls({
+  host,
+  port: Number(port),
+  servername: host,
+  ca,
+  username: server.username,
+  credential: server.credential,
+});
+let relayed: string | undefined;
+try {
+  const allocation = await client.allocate();
+  if (!allocation.ok) throw new Error(`Allocate over TLS refused: ${allocation.code} ${allocation.reason}`);
+  relayed = allocation.relayed;
+  if (relayed === undefined || !relayed.startsWith(`${nodeIp}:`))
+    throw new Error(`relayed address ${relayed} is not on the node's media address ${nodeIp}`);
+  const toNode = await client.createPermission(nodeIp);
+  if (!toNode.ok) throw new Error(`permission towards the node's media address refused: ${toNode.code} ${toNode.reason}`);
+  const elsewhere = await client.createPermission(ELSEWHERE);
+  if (elsewhere.ok || elsewhere.code !== 403)
+    throw new Error(`permission towards ${ELSEWHERE} was not refused with 403: ${JSON.stringify(elsewhere.ok || elsewhere.code)}`);
+} finally {
+  client.close();
+}
+
+const publicRoots = readFileSync('/etc/ssl/certs/ca-certificates.crt');
+const untrusted = await connectTurnTls({
+  host,
+  port: Number(port),
+  servername: host,
+  ca: publicRoots,
+  username: server.username,
+  credential: server.credential,
+}).then(
+  (c) => {
+    c.close();
+    return 'accepted';
+  },
+  (error: NodeJS.ErrnoException) => error.code ?? error.message,
+);
+if (untrusted === 'accepted') throw new Error('a client that trusts only the public roots accepted the TURN server certificate');
+
+console.log(
+  JSON.stringify({ turns: turnsUrl, relayed, permissionToNode: 'granted', [`permissionTo${ELSEWHERE}`]: 403, withoutTheCa: untrusted }),
+);
+process.exit(0);
