@@ -16,7 +16,7 @@ import { raceCheck } from './race.js';
 import { scenarios } from './scenarios.js';
 
 const args = benchArgs({
-  connections: [1, 10, 50],
+  connections: [1, 10, 100],
   duration: 5,
   raceRequests: 1000,
   raceQuota: 10,

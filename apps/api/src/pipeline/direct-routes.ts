@@ -14,6 +14,7 @@ import type { Access } from '../routes/access.js';
 import type { AuthGuard } from './auth.guard.js';
 import { IDEMPOTENCY_HEADER } from '../idempotency/idempotency.interceptor.js';
 import { routeDeclaration } from '../routes/route-metadata.js';
+import { endOfTurn } from '../common/end-of-turn.js';
 import { sendError } from '../common/http-error.filter.js';
 import { ZodPipe } from '../common/zod.pipe.js';
 
@@ -87,6 +88,8 @@ export function registerDirectRoutes(fastify: FastifyInstance, discovery: Discov
         await guard.authorize(request, access);
         const args = direct.args.map((arg) => arg.pipe.transform(request[arg.from]));
         const result = await instance[direct.method]!.apply(instance, args);
+        // The responses of one loop turn leave together (common/end-of-turn.ts).
+        await endOfTurn();
         return await reply.code(direct.status).send(result);
       } catch (error) {
         sendError(request, reply, error);
