@@ -10,22 +10,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { joinAndPublish } from '@tally/testing/media';
+import { apiCaller } from './api-call.js';
 
 const [base, adminKeyFile] = process.argv.slice(2) as [string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
 
-type Json = Record<string, unknown>;
-
-async function call(key: string, method: string, path: string, status: number, body?: Json): Promise<Json> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text === '' ? {} : (JSON.parse(text) as Json);
-}
+const call = apiCaller(base);
 
 const app = await call(adminKey, 'POST', '/v1/apps', 201, { name: 'over-tls' });
 const appId = String(app.id);

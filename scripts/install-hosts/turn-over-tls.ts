@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { SignalResponse } from '@livekit/protocol';
 import { connectTurnTls } from '@tally/testing/turn';
 import { WebSocket } from 'ws';
+import { apiCaller } from './api-call.js';
 
 const [base, adminKeyFile, caFile, nodeIp] = process.argv.slice(2) as [string, string, string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
@@ -22,18 +23,7 @@ const ca = readFileSync(caFile);
 /** An address outside the node (TEST-NET-2): a relay must not reach it. */
 const ELSEWHERE = '198.51.100.7';
 
-type Json = Record<string, unknown>;
-
-async function call(key: string, method: string, path: string, status: number, body?: Json): Promise<Json> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text === '' ? {} : (JSON.parse(text) as Json);
-}
+const call = apiCaller(base);
 
 type IceServer = { urls: string[]; username: string; credential: string };
 
