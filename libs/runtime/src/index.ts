@@ -1,4 +1,5 @@
 export * from './clock.js';
+export * from './stop-signals.js';
 export * from './egress-stop-requests.js';
 export * from './redis-connection.js';
 export * from './runtime.module.js';
