@@ -22,6 +22,18 @@ function expectNear(actual: number, expected: number): void {
   expect(Math.abs(actual - expected), `${actual} vs ${expected} minutes`).toBeLessThanOrEqual(expected * 0.02);
 }
 
+/**
+ * What the test's clock brackets: a participant was in the room at least from the moment its join
+ * completed to the moment its leave began, at most from the moment its join began to the moment the
+ * API was seen to have applied its leave. Billed within 2 % of that bracket.
+ */
+function expectBracketed(actual: number, at: { joining: number; joined: number; leaving: number; left: number }): void {
+  const shortest = minutes(at.leaving - at.joined);
+  const longest = minutes(at.left - at.joining);
+  expect(actual, `${actual} minutes, between ${shortest} and ${longest}`).toBeGreaterThanOrEqual(shortest * 0.98);
+  expect(actual, `${actual} minutes, between ${shortest} and ${longest}`).toBeLessThanOrEqual(longest * 1.02);
+}
+
 type UsageEvent = { id: string; type: string; subject: string; specversion: string; data: { start: string; value: number; role?: string } };
 
 /** The operator's usage endpoint: keeps each batch with whether its Standard Webhooks signature verified. */
@@ -106,9 +118,11 @@ describe('usage metering', () => {
     const path = `/v1/apps/${app.id}/metering?from=${new Date(h).toISOString()}&to=${new Date(h + 3 * HOUR_MS).toISOString()}&granularity=hour`;
     const read = async () => (await client.get<AppMeteringView>(path)).body;
     const first = await read();
-    expect(first.publisherMinutes).toBeCloseTo(25, 6);
-    expect(first.subscriberMinutes).toBeCloseTo(3, 6);
-    expect(first.buckets.map((b) => b.usage.publisherMinutes.toFixed(3))).toEqual(['10.000', '15.000', '0.000']);
+    // A leave's time is its whole second; received after that second (as these are), its middle.
+    const halfSecond = 0.5 / 60;
+    expect(first.publisherMinutes).toBeCloseTo(25 + halfSecond, 6);
+    expect(first.subscriberMinutes).toBeCloseTo(3 + halfSecond, 6);
+    expect(first.buckets.map((b) => b.usage.publisherMinutes.toFixed(4))).toEqual(['10.0000', (15 + halfSecond).toFixed(4), '0.0000']);
     // The roll-up of those closed hours (the worker sweeps every second) gives the same bill.
     await sleep(2_500);
     expect(await read()).toEqual(first);
@@ -125,7 +139,7 @@ describe('usage metering', () => {
     const publisherByHour = exported.filter((e) => e.data.role === 'publisher').map((e) => [e.data.start, e.data.value]);
     expect(publisherByHour).toEqual([
       [new Date(h).toISOString(), 10],
-      [new Date(h + HOUR_MS).toISOString(), 15],
+      [new Date(h + HOUR_MS).toISOString(), expect.closeTo(15 + halfSecond, 6)],
     ]);
   });
 
@@ -140,49 +154,64 @@ describe('usage metering', () => {
     const usage = async (): Promise<AppMeteringView> =>
       (await client.get<AppMeteringView>(`/v1/apps/${app.id}/metering?from=${from}&to=${to}&granularity=hour`)).body;
 
-    const publisherJoined = Date.now();
+    const publisherJoining = Date.now();
     publisher = await joinAndPublish(pubToken.url, pubToken.token);
+    const publisherJoined = Date.now();
     await waitFor('the stream to be live', async () => ((await client.get<StreamView>(base)).body.status === 'live' ? true : undefined));
     await sleep(5_000);
-    const viewerJoined = Date.now();
+    const viewerJoining = Date.now();
     viewer = await joinAsViewer(viewToken.url, viewToken.token);
     await viewer.tracks;
+    const viewerJoined = Date.now();
     await waitFor('the worker to meter the live stream', async () => ((await usage()).streamMinutes > 0 ? true : undefined));
 
     await worker?.stop('SIGKILL');
     worker = undefined;
     await sleep(8_000);
     worker = await startWorker();
-    await sleep(Math.max(0, publisherJoined + 30_000 - Date.now()));
+    await sleep(Math.max(0, publisherJoining + 30_000 - Date.now()));
 
-    const viewerLeft = Date.now();
+    const viewerLeaving = Date.now();
     await viewer.room.disconnect();
     viewer = undefined;
-    const publisherLeft = Date.now();
+    const publisherLeaving = Date.now();
     await publisher.stop();
     publisher = undefined;
     await waitFor('both leaves to be applied', async () =>
       (await client.get<StreamView>(base)).body.participants === 0 ? true : undefined,
     );
-    const streamEnded = Date.now();
+    const roomEmpty = Date.now();
     expect((await client.delete<StreamView>(base)).body.status).toBe('ended');
 
-    const streamMinutes = minutes(streamEnded - publisherJoined);
+    const streamMinutes = minutes(roomEmpty - publisherJoining);
     // LiveKit's leave webhooks may come after the room is empty: until they do, the open intervals
     // still count up to each read, so the bill is final once two reads in a row agree.
-    let previous = -1;
+    // The first of the two agreeing reads answered after both leaves were applied: the latest a leave can be billed at.
+    let previous = { minutes: -1, answeredAt: 0 };
+    let leavesAppliedBy = 0;
     const billed = await waitFor(
       'the leaves and the ended stream to be metered',
       async () => {
         const u = await usage();
-        const settled = u.participantMinutes === previous && Math.abs(u.streamMinutes - streamMinutes) <= streamMinutes * 0.02;
-        previous = u.participantMinutes;
+        const settled = u.participantMinutes === previous.minutes && Math.abs(u.streamMinutes - streamMinutes) <= streamMinutes * 0.02;
+        if (settled) leavesAppliedBy = previous.answeredAt;
+        previous = { minutes: u.participantMinutes, answeredAt: Date.now() };
         return settled ? u : undefined;
       },
       30_000,
     );
-    expectNear(billed.publisherMinutes, minutes(publisherLeft - publisherJoined));
-    expectNear(billed.subscriberMinutes, minutes(viewerLeft - viewerJoined));
+    expectBracketed(billed.publisherMinutes, {
+      joining: publisherJoining,
+      joined: publisherJoined,
+      leaving: publisherLeaving,
+      left: leavesAppliedBy,
+    });
+    expectBracketed(billed.subscriberMinutes, {
+      joining: viewerJoining,
+      joined: viewerJoined,
+      leaving: viewerLeaving,
+      left: leavesAppliedBy,
+    });
     expect(billed.participantMinutes).toBeCloseTo(billed.publisherMinutes + billed.subscriberMinutes, 9);
     expect(billed.recordingMinutes).toEqual({ room_composite: 0, track_composite: 0, track: 0, passthrough: 0 });
     expect(billed.buckets).toHaveLength(3);

@@ -14,9 +14,10 @@ describe('overlapSeconds', () => {
 });
 
 describe('eventTime', () => {
-  it('takes the receive time within the event second, else the event second', () => {
+  it('takes the receive time within the event second, else the middle of the event second', () => {
     expect(eventTime(t('01:00:00'), t('01:00:00.420'))).toEqual(t('01:00:00.420'));
-    expect(eventTime(t('01:00:00'), t('01:00:05.000'))).toEqual(t('01:00:00'));
+    expect(eventTime(t('01:00:00'), t('01:00:01.200'))).toEqual(t('01:00:00.500'));
+    expect(eventTime(t('01:00:00'), t('01:00:05.000'))).toEqual(t('01:00:00.500'));
     expect(eventTime(t('01:00:01'), t('01:00:00.900'))).toEqual(t('01:00:01'));
   });
 });

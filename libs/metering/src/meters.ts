@@ -35,12 +35,13 @@ export function overlapSeconds(start: Date | null, end: Date | null, from: Date,
 
 /**
  * A leave event carries LiveKit's time in whole seconds. Received within that second, the receive
- * time is the same instant to the millisecond; received later (a retry, a backlog), the event's own
- * second is the better one.
+ * time is the same instant to the millisecond; received later (a retry, a backlog, a busy host), the
+ * event happened somewhere in its second, and its middle is off by half a second at most.
  */
 export function eventTime(createdAt: Date, receivedAt: Date): Date {
   const lag = receivedAt.getTime() - createdAt.getTime();
-  return lag >= 0 && lag < 1000 ? receivedAt : createdAt;
+  if (lag < 0) return createdAt;
+  return lag < 1000 ? receivedAt : new Date(createdAt.getTime() + 500);
 }
 
 export function emptyTotals(): UsageTotals {
