@@ -388,7 +388,8 @@ refused_for_media() { REDISCLI_AUTH="$full_password" redis-cli -h 127.0.0.1 -p "
 check "ACL LOG: nothing refused to tally-origin-media" test "$(refused_for_media)" == 0
 check "the media user reaches Redis" test "$(media_cli PING)" == PONG
 set -f # the commands' words are not globs
-for command in FLUSHALL "CONFIG GET requirepass" "CONFIG SET appendonly no" "ACL LIST" "KEYS *" "GET tally:{cap}:policy:x"; do
+for command in FLUSHALL "CONFIG GET requirepass" "CONFIG SET appendonly no" "ACL LIST" "KEYS *" "GET tally:{cap}:policy:x" \
+  "SREM tally:{nodes}:index x" "DEL tally:{nodes}:index"; do
   # shellcheck disable=SC2086 # the command's words
   check "the media user is refused $command (NOPERM)" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli $command)"
 done

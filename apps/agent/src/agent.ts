@@ -13,7 +13,7 @@ export type AgentDeps = Readonly<{
   probe: HostProbe;
   /** Measured on every beat: free space moves with every second recorded. */
   filesystems: FilesystemProbe;
-  registry: Pick<NodeRegistry, 'heartbeat' | 'remove'>;
+  registry: Pick<NodeRegistry, 'heartbeat' | 'leave'>;
   version: string;
   now?: () => Date;
   log?: (line: string) => void;
@@ -98,7 +98,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     stop,
     async shutdown() {
       await stop();
-      await registry.remove(config.nodeId);
+      await registry.leave(config.nodeId);
     },
   };
 }

@@ -177,6 +177,7 @@ describe('joined nodes credentials', () => {
     const redis = connect(node.localRedisUrl);
     await redis.connect();
     const other = name('other');
+    await new NodeRegistry(admin).heartbeat(heartbeatOf(other), 600);
     const attempts: Record<string, () => Promise<unknown>> = {
       'CONFIG GET': () => redis.call('CONFIG', 'GET', 'requirepass'),
       FLUSHALL: () => redis.flushall(),
@@ -188,6 +189,8 @@ describe('joined nodes credentials', () => {
       SHUTDOWN: () => redis.call('SHUTDOWN', 'NOSAVE'),
       'CLIENT KILL': () => redis.call('CLIENT', 'KILL', 'TYPE', 'normal'),
       "another node's heartbeat": () => redis.set(`tally:{nodes}:hb:${other}`, '{}'),
+      'another node out of the pool': () => redis.srem('tally:{nodes}:index', other),
+      "the pool's index": () => redis.del('tally:{nodes}:index'),
       'the capacity pool': () => redis.hset('tally:{cap}:pool', 'ramMb', '0'),
       "an app's limits": () => redis.get('tally:{cap}:policy:app_x'),
       'the recordings queue': () => redis.lpush('bull:tally-recordings:wait', 'x'),
@@ -203,9 +206,21 @@ describe('joined nodes credentials', () => {
       await expect(attempt(), what).rejects.toThrow(/NOPERM/);
     }
     expect(await deniedFor(user)).toEqual(
-      expect.arrayContaining(['key tally:{cap}:pool', 'command flushall', `channel tally:{nodes}:wake:${other}`]),
+      expect.arrayContaining([
+        'key tally:{cap}:pool',
+        'command flushall',
+        'key tally:{nodes}:index',
+        `channel tally:{nodes}:wake:${other}`,
+      ]),
     );
     expect(await listed(nodeName)).toBe(true);
+    expect(await listed(other)).toBe(true);
+
+    // Stopped, its agent takes the node out of the pool at once with what its user may do.
+    const refusedBefore = await deniedFor(user);
+    await agent.stop();
+    expect(await listed(nodeName)).toBe(false);
+    expect(await deniedFor(user)).toEqual(refusedBefore);
   });
 
   it("a media node's livekit-server runs in the cluster on its own Redis user without a refused command", async () => {

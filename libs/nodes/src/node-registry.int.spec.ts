@@ -53,6 +53,14 @@ describe(NodeRegistry.name, () => {
     expect(await client.sismember(NODE_KEYS.index, 'reg-expiring')).toBe(0);
   });
 
+  it('drops a node that left (its heartbeat deleted) at once, and the next listing drops its index member', async () => {
+    await sut.heartbeat(heartbeat('reg-leaving'), 30);
+    await sut.leave('reg-leaving');
+
+    expect((await sut.list()).some((n) => n.nodeId === 'reg-leaving')).toBe(false);
+    expect(await client.sismember(NODE_KEYS.index, 'reg-leaving')).toBe(0);
+  });
+
   it('keeps an operator status across the node leaving and coming back, until set active', async () => {
     await sut.heartbeat(heartbeat('reg-disable'), 30);
     await sut.setStatus('reg-disable', 'disabled');
@@ -86,5 +94,22 @@ describe(NodeRegistry.name, () => {
     expect(listed.map((n) => n.nodeId)).not.toContain('reg-garbled');
     expect(malformed).toContain('reg-garbled');
     await expect(sut.get('reg-garbled')).rejects.toThrow(/malformed/);
+  });
+
+  it("never takes a node's heartbeat for another node's: one naming another node is skipped and reported", async () => {
+    await sut.heartbeat(heartbeat('reg-victim', { budget: { cpuMillicores: 8_000, ramMb: 16_000, nicMbps: 1_000, gpus: [] } }), 30);
+    // What a node's own Redis user can write: its own key, saying it is the victim, with no budget.
+    const forged = heartbeat('reg-victim', { budget: { cpuMillicores: 0, ramMb: 0, nicMbps: 0, gpus: [] } });
+    await client
+      .multi()
+      .set(NODE_KEYS.heartbeat('reg-forger'), JSON.stringify(forged), 'EX', 30)
+      .sadd(NODE_KEYS.index, 'reg-forger')
+      .exec();
+
+    const victims = (await sut.list()).filter((n) => n.nodeId === 'reg-victim');
+
+    expect(victims.map((n) => n.budget.cpuMillicores)).toEqual([8_000]);
+    expect(malformed).toContain('reg-forger');
+    await expect(sut.get('reg-forger')).rejects.toThrow(/names node reg-victim/);
   });
 });

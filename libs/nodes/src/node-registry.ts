@@ -55,9 +55,9 @@ export class NodeRegistry {
         await this.redis.tallyPruneNode(NODE_KEYS.index, NODE_KEYS.heartbeat(nodeId), nodeId);
         continue;
       }
-      const view = decode(raw, statuses[nodeId]);
-      if (view.success) nodes.push(view.data);
-      else this.options.onMalformed?.(nodeId, view.error.message);
+      const view = decode(nodeId, raw, statuses[nodeId]);
+      if (view.ok) nodes.push(view.node);
+      else this.options.onMalformed?.(nodeId, view.problem);
     }
     return nodes;
   }
@@ -66,9 +66,9 @@ export class NodeRegistry {
   async get(nodeId: string): Promise<NodeView | undefined> {
     const [raw, status] = await Promise.all([this.redis.get(NODE_KEYS.heartbeat(nodeId)), this.redis.hget(NODE_KEYS.status, nodeId)]);
     if (raw === null) return undefined;
-    const view = decode(raw, status ?? undefined);
-    if (!view.success) throw new Error(`malformed heartbeat for node ${nodeId}: ${view.error.message}`);
-    return view.data;
+    const view = decode(nodeId, raw, status ?? undefined);
+    if (!view.ok) throw new Error(`malformed heartbeat for node ${nodeId}: ${view.problem}`);
+    return view.node;
   }
 
   /** Survives the heartbeat and restarts of the agent: a disabled node comes back disabled. */
@@ -78,7 +78,16 @@ export class NodeRegistry {
     else await this.redis.hset(NODE_KEYS.status, nodeId, parsed);
   }
 
-  /** Takes the node out of the pool now (graceful shutdown). Its operator status is kept. */
+  /**
+   * The node's own agent leaving (graceful shutdown): its heartbeat goes, so it is out of the pool
+   * now; the next listing drops its index member. A node's Redis user may only add to the shared
+   * index (docs/adr/0025), so this touches nothing but the node's own key.
+   */
+  async leave(nodeId: string): Promise<void> {
+    await this.redis.del(NODE_KEYS.heartbeat(nodeId));
+  }
+
+  /** Takes the node out of the pool now (the origin removing it). Its operator status is kept. */
   async remove(nodeId: string): Promise<void> {
     await execAll(this.redis.multi().del(NODE_KEYS.heartbeat(nodeId)).srem(NODE_KEYS.index, nodeId));
   }
@@ -91,12 +100,19 @@ async function execAll(transaction: ChainableCommander): Promise<void> {
   if (failed?.[0]) throw failed[0];
 }
 
-function decode(raw: string, status: string | undefined) {
+/**
+ * A node's heartbeat, from its own key. Its node id must be the key's: a node's Redis user writes
+ * only its own key (docs/adr/0025), and what it writes there must not speak for another node.
+ */
+function decode(nodeId: string, raw: string, status: string | undefined): { ok: true; node: NodeView } | { ok: false; problem: string } {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
     json = undefined;
   }
-  return NodeView.safeParse({ ...(typeof json === 'object' ? json : {}), status: status ?? 'active' });
+  const parsed = NodeView.safeParse({ ...(typeof json === 'object' ? json : {}), status: status ?? 'active' });
+  if (!parsed.success) return { ok: false, problem: parsed.error.message };
+  if (parsed.data.nodeId !== nodeId) return { ok: false, problem: `the heartbeat of ${nodeId} names node ${parsed.data.nodeId}` };
+  return { ok: true, node: parsed.data };
 }

@@ -28,11 +28,18 @@ export class NodeWorkers {
     await this.redis.set(WORKER_KEYS.list(list.nodeId), JSON.stringify(WorkerList.parse(list)), 'EX', ttlS);
   }
 
+  /** The node's report, when it is one about that node (its key is the node's own to write). */
   async list(nodeId: string): Promise<WorkerList | undefined> {
     const raw = await this.redis.get(WORKER_KEYS.list(nodeId));
     if (raw === null) return undefined;
-    const parsed = WorkerList.safeParse(JSON.parse(raw));
-    return parsed.success ? parsed.data : undefined;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      return undefined;
+    }
+    const parsed = WorkerList.safeParse(json);
+    return parsed.success && parsed.data.nodeId === nodeId ? parsed.data : undefined;
   }
 
   async clear(nodeId: string): Promise<void> {

@@ -24,6 +24,14 @@ describe(nodeAclRules.name, () => {
     }
   });
 
+  it("lets a node only add itself to the pool's index, never take others out of it", () => {
+    for (const role of ['media', 'worker', 'gpu'] as const) {
+      const sut = nodeAclRules('n1', role);
+      expect(sut).toContain('(~tally:{nodes}:index +sadd)');
+      expect(sut.filter((rule) => rule.includes('tally:{nodes}:index'))).toEqual(['(~tally:{nodes}:index +sadd)']);
+    }
+  });
+
   it('opens every channel only to livekit-server (media), and ingress channels only on worker nodes', () => {
     expect(nodeAclRules('n1', 'media')).toContain('&*');
     expect(nodeAclRules('n1', 'worker')).not.toContain('&*');

@@ -49,8 +49,10 @@ function agentGrants(nodeId: string): string[] {
   return [
     `~tally:{nodes}:hb:${nodeId}`,
     `~tally:{nodes}:workers:${nodeId}`,
-    // Its membership in the pool's index (SADD on every beat, SREM when it leaves).
-    '~tally:{nodes}:index',
+    // Its membership in the pool's index: SADD on every beat, and nothing else on that shared key
+    // (a selector), so it cannot take other nodes out of the pool (SREM, DEL). Leaving deletes its
+    // heartbeat only; whoever lists the pool next drops the member.
+    '(~tally:{nodes}:index +sadd)',
     '%R~tally:{nodes}:status',
     // `install.sh --leave` waits for the node's reservations to end.
     '%R~tally:{cap}:all',
