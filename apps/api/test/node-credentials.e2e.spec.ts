@@ -391,6 +391,22 @@ describe('joined nodes credentials', () => {
     await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     await waitFor(`${user} re-created`, async () => ((await authenticates(node.localRedisUrl)) ? true : undefined), 15_000);
   });
+
+  it('a node user Redis holds without a row (revoked while this server was a replica) is deleted when the API reconnects', async () => {
+    const kept = await joined('worker', name('kept'));
+    const stale = name('revoked');
+    const password = randomBytes(16).toString('hex');
+    // What a former primary promoted again holds: a user the API deleted elsewhere while it was away.
+    await admin.call('ACL', 'SETUSER', `tally-node-${stale}`, 'on', `>${password}`, '~*', '+@all');
+    // A user the installer writes, which is not the API's to delete.
+    await admin.call('ACL', 'SETUSER', 'tally-replication', 'on', `>${password}`, '+psync', '+replconf', '+ping');
+    const staleUrl = `redis://tally-node-${stale}:${password}@127.0.0.1:${redisPort}`;
+    expect(await authenticates(staleUrl)).toBe(true);
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await waitFor(`tally-node-${stale} deleted`, async () => ((await authenticates(staleUrl)) ? undefined : true), 15_000);
+    expect(await authenticates(kept.localRedisUrl)).toBe(true);
+    expect(await admin.call('ACL', 'USERS')).toEqual(expect.arrayContaining(['tally-replication']));
+  });
 });
 
 function heartbeatOf(nodeId: string): NodeHeartbeat {

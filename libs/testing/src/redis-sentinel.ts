@@ -17,6 +17,14 @@ export type TestRedisSentinelGroup = Readonly<{
   env: Readonly<Record<string, string>>;
   /** The port of the server the Sentinels name as primary now (asked of the first Sentinel that answers). */
   primaryPort(): Promise<number | undefined>;
+  /**
+   * A failover asked of a Sentinel (`SENTINEL FAILOVER`, as an operator hands the primary role over):
+   * the replica is promoted while the primary still runs, which the Sentinels then make a replica of
+   * it. Resolves with the new primary's port once the Sentinels name it.
+   */
+  failover(): Promise<number>;
+  /** Whether the primary the Sentinels name has its replica connected and in sync. */
+  replicaInSync(): Promise<boolean>;
   /** `kill -9` of the server that is primary now; resolves with its port. */
   killPrimary(): Promise<number>;
   /** What the Sentinels' ACLs refused since they started (`ACL LOG`), as `user: command/key/channel`. */
@@ -106,6 +114,29 @@ export async function startRedisSentinelGroup(): Promise<TestRedisSentinelGroup>
     sentinel,
     env: { REDIS_SENTINELS: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','), REDIS_SENTINEL_NAME: NAME },
     primaryPort: primaryPortNow,
+    async failover() {
+      const before = await primaryPortNow();
+      const admin = `redis://tally-sentinel:${secret.sentinel}@127.0.0.1:${sentinelPorts[0]}`;
+      // Refused (NOGOODSLAVE, INPROG) until the replica has reported in since the last failover.
+      await waitFor(
+        'a Sentinel to start the failover',
+        async () => ((await command(admin, 'sentinel', 'failover', NAME)) === 'OK' ? true : undefined),
+        120_000,
+      );
+      return waitFor(
+        'the Sentinels to name the promoted replica',
+        async () => {
+          const port = await primaryPortNow();
+          return port !== undefined && port !== before ? port : undefined;
+        },
+        120_000,
+      );
+    },
+    async replicaInSync() {
+      const port = await primaryPortNow();
+      const info = port === undefined ? undefined : await command(`redis://tally:${secret.tally}@127.0.0.1:${port}`, 'info', 'replication');
+      return info?.includes('role:master') === true && /slave0:.*state=online/.test(info);
+    },
     async killPrimary() {
       const port = await primaryPortNow();
       const server = servers.find((s) => s.port === port);

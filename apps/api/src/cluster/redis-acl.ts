@@ -16,6 +16,11 @@ export class RedisAcl {
     await this.redis.call('CLIENT', 'KILL', 'USER', user).catch(() => undefined);
   }
 
+  /** The names of every ACL user of the server the connection is on. */
+  async users(): Promise<string[]> {
+    return (await this.redis.call('ACL', 'USERS')) as string[];
+  }
+
   /** Runs `listener` whenever the connection is (re)established: a restarted Redis lost its ACL users. */
   onReady(listener: () => void): void {
     this.redis.on('ready', listener);
