@@ -60,6 +60,15 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
     return kept.size;
   }
 
+  /**
+   * The server's users other than joined nodes' (the API's, the origin's media user, the replication
+   * and Sentinel users) as redis.conf lines: what a new replica must have, since Redis does not
+   * replicate ACLs, for the origin's processes to sign in once it is promoted.
+   */
+  async serverUsers(): Promise<string[]> {
+    return (await this.acl.list()).filter((line) => !isNodeRedisUser(line.split(' ')[1] ?? ''));
+  }
+
   /** Whether `secret` is the node's current password (its credential towards the API too). */
   async verify(nodeId: string, secret: string): Promise<boolean> {
     const row = await this.repository.get(nodeId);

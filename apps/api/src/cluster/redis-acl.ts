@@ -21,6 +21,11 @@ export class RedisAcl {
     return (await this.redis.call('ACL', 'USERS')) as string[];
   }
 
+  /** Every user of the server as `ACL LIST` gives it: `user NAME on #<sha256> …`, a valid redis.conf line. */
+  async list(): Promise<string[]> {
+    return (await this.redis.call('ACL', 'LIST')) as string[];
+  }
+
   /** Runs `listener` whenever the connection is (re)established: a restarted Redis lost its ACL users. */
   onReady(listener: () => void): void {
     this.redis.on('ready', listener);
