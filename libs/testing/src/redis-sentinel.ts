@@ -179,17 +179,23 @@ function startServer(dir: string, name: string, port: number, lines: string[]): 
 }
 
 /** Sentinel rewrites its config file (what it learned of the group), so the file is its own. */
-function startSentinel(home: string, port: number, primaryPort: number, lines: string[]): Child {
-  mkdirSync(home);
+function startSentinel(
+  home: string,
+  port: number,
+  primaryPort: number,
+  lines: string[],
+  where: Readonly<{ bind: string; primaryHost: string }> = { bind: '127.0.0.1', primaryHost: '127.0.0.1' },
+): Child {
+  mkdirSync(home, { recursive: true });
   const conf = join(home, 'sentinel.conf');
   writeFileSync(
     conf,
     [
-      'bind 127.0.0.1',
+      `bind ${where.bind}`,
       `port ${port}`,
       `dir ${home}`,
       'sentinel resolve-hostnames no',
-      `sentinel monitor ${NAME} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel monitor ${NAME} ${where.primaryHost} ${primaryPort} 2`,
       `sentinel down-after-milliseconds ${NAME} ${DOWN_AFTER_MS}`,
       `sentinel failover-timeout ${NAME} 10000`,
       `sentinel parallel-syncs ${NAME} 1`,
@@ -226,4 +232,51 @@ function pairs(flat: readonly string[]): [string, string][] {
 
 function hex(): string {
   return randomBytes(16).toString('hex');
+}
+
+export type TestOriginSentinel = Readonly<{
+  /** host:port, as the other Sentinels and Tally's processes reach it. */
+  address: string;
+  /** A field of `SENTINEL master tally` (num-slaves, num-other-sentinels, ip, port, flags, …); undefined without an answer. */
+  masterField(field: string): Promise<string | undefined>;
+  stop(): Promise<void>;
+}>;
+
+/**
+ * The Sentinel `install.sh --redis-sentinel` runs on an origin: on `host`:`port`, monitoring the primary
+ * at `primary` (host:port) as the group `tally` with quorum two, anyone may ask it which server is
+ * primary and the Sentinels sign in to it and to the servers as `tally-sentinel` with `password`.
+ */
+export async function startOriginSentinel(host: string, port: number, primary: string, password: string): Promise<TestOriginSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-origin-sentinel-'));
+  const [primaryHost, primaryPort] = primary.split(':');
+  const child = startSentinel(
+    dir,
+    port,
+    Number(primaryPort),
+    [
+      `user default on nopass ${SENTINEL_READER_RULES}`,
+      `user tally-sentinel on >${password} allchannels +@all`,
+      `sentinel auth-user ${NAME} tally-sentinel`,
+      `sentinel auth-pass ${NAME} ${password}`,
+      'sentinel sentinel-user tally-sentinel',
+      `sentinel sentinel-pass ${password}`,
+      `sentinel announce-ip ${host}`,
+    ],
+    { bind: `127.0.0.1 ${host}`, primaryHost: primaryHost ?? '127.0.0.1' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const masterField = async (field: string) => {
+    const master = (await command(url, 'sentinel', 'master', NAME)) as unknown as string[] | undefined;
+    return master ? Object.fromEntries(pairs(master))[field] : undefined;
+  };
+  await waitFor('the origin sentinel', async () => ((await masterField('ip')) === undefined ? undefined : true), 30_000);
+  return {
+    address: `${host}:${port}`,
+    masterField,
+    async stop() {
+      await child.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
