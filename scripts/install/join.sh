@@ -155,6 +155,8 @@ exchange_join_token() {
 # that directory mounted, writable by the media user (the agent and its egress run as it).
 resolve_recordings_dir() {
   RECORDINGS_DIR="${RECORDINGS_DIR_ARG:-${OLD[TALLY_RECORDINGS_DIR]:-}}"
+  # The default remembered from an earlier run is not a mount to check.
+  [[ -n "$RECORDINGS_DIR_ARG" || "$RECORDINGS_DIR" != "$HOME_DIR/recordings" ]] || RECORDINGS_DIR=""
   if [[ -z "$RECORDINGS_DIR" && -n "${CLUSTER[TALLY_S3_BUCKET]:-}" && "${CLUSTER[ORIGIN_RECORDINGS_DIR]:-}" == /* ]]; then
     # The origin keeps recordings in object storage: no shared mount. Egress writes where the origin
     # asks (its recordings directory's path), here on this node, and the agent stages each finished

@@ -169,7 +169,9 @@ replica_redis_conf_content() {
 # redis-server replica for Tally, written by install.sh --join --redis-replica (the Sentinels
 # rewrite replicaof when they fail over).
 bind 127.0.0.1 $NODE_IP
-protected-mode yes
+# Who may do what is the origin's users below (protected mode would refuse the other hosts outright
+# whenever the default user has no password).
+protected-mode no
 port ${PORT[redis]}
 dir $HOME_DIR/redis
 appendonly yes

@@ -135,64 +135,68 @@ describe('install.sh --join --redis-replica', () => {
     expect(existsSync(dryHome)).toBe(false);
   });
 
-  it('joins with a replica in sync and a Sentinel that sees the primary and the origin Sentinel; a re-run keeps them; --leave hands over', async () => {
-    const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role: 'media', name, redisReplica: true });
-    expect(created.status).toBe(201);
-    expect(created.body.command).toContain('--redis-replica');
+  it(
+    'joins with a replica in sync and a Sentinel that sees the primary and the origin Sentinel; a re-run keeps them; --leave hands over',
+    { timeout: 600_000 },
+    async () => {
+      const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role: 'media', name, redisReplica: true });
+      expect(created.status).toBe(201);
+      expect(created.body.command).toContain('--redis-replica');
 
-    const joined = await installOnNode(hosts.ns, joinArgs(created.body.token, home), { TALLY_HEARTBEAT_INTERVAL_S: '1' });
+      const joined = await installOnNode(hosts.ns, joinArgs(created.body.token, home), { TALLY_HEARTBEAT_INTERVAL_S: '1' });
 
-    expect(joined.code, joined.output).toBe(0);
-    expect(joined.output).toContain('in sync');
-    // The replica follows the origin's Redis, and holds what the origin wrote after the join.
-    expect(await replication()).toMatchObject({ role: 'slave', master_host: hosts.originIp, master_link_status: 'up' });
-    const admin = new Redis(sut.stack.redis.url);
-    await admin.set('tally:replica-probe', name);
-    admin.disconnect();
-    await waitFor('the write on the replica', async () => {
-      const client = new Redis({ host: hosts.nodeIp, port: 6379, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        return (await client.get('tally:replica-probe')) === name ? true : undefined;
-      } finally {
-        client.disconnect();
-      }
-    });
-    // Both Sentinels see the primary, the replica and each other: with a second replica node, three.
-    expect(await nodeSentinel('ip')).toBe(hosts.originIp);
-    expect(await nodeSentinel('num-other-sentinels')).toBe('1');
-    await waitFor('the origin Sentinel to see the replica and the node Sentinel', async () =>
-      (await originSentinel.masterField('num-slaves')) === '1' && (await originSentinel.masterField('num-other-sentinels')) === '1'
-        ? true
-        : undefined,
-    );
-    // Every process of the node finds the primary through the Sentinels, its own first.
-    const env = readFileSync(join(home, 'tally.env'), 'utf8');
-    expect(env).toContain(`REDIS_SENTINELS=${hosts.nodeIp}:26379,${originSentinel.address}`);
-    expect(readFileSync(join(home, 'livekit.yaml'), 'utf8')).toContain(
-      `sentinel_addresses:\n    - ${hosts.nodeIp}:26379\n    - ${originSentinel.address}`,
-    );
-    // The replica's config: the origin's users as hashes only, the replication password for its own link.
-    const conf = readFileSync(join(home, 'redis', 'redis.conf'), 'utf8');
-    expect(conf).toContain(`replicaof ${hosts.originIp} ${primary.split(':')[1]}`);
-    expect(conf).toMatch(/^user tally-sentinel on .*#[0-9a-f]{64}/m);
-    expect(conf).not.toContain(SENTINEL_PASSWORD);
+      expect(joined.code, joined.output).toBe(0);
+      expect(joined.output).toContain('in sync');
+      // The replica follows the origin's Redis, and holds what the origin wrote after the join.
+      expect(await replication()).toMatchObject({ role: 'slave', master_host: hosts.originIp, master_link_status: 'up' });
+      const admin = new Redis(sut.stack.redis.url);
+      await admin.set('tally:replica-probe', name);
+      admin.disconnect();
+      await waitFor('the write on the replica', async () => {
+        const client = new Redis({ host: hosts.nodeIp, port: 6379, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          return (await client.get('tally:replica-probe')) === name ? true : undefined;
+        } finally {
+          client.disconnect();
+        }
+      });
+      // Both Sentinels see the primary, the replica and each other: with a second replica node, three.
+      expect(await nodeSentinel('ip')).toBe(hosts.originIp);
+      expect(await nodeSentinel('num-other-sentinels')).toBe('1');
+      await waitFor('the origin Sentinel to see the replica and the node Sentinel', async () =>
+        (await originSentinel.masterField('num-slaves')) === '1' && (await originSentinel.masterField('num-other-sentinels')) === '1'
+          ? true
+          : undefined,
+      );
+      // Every process of the node finds the primary through the Sentinels, its own first.
+      const env = readFileSync(join(home, 'tally.env'), 'utf8');
+      expect(env).toContain(`REDIS_SENTINELS=${hosts.nodeIp}:26379,${originSentinel.address}`);
+      expect(readFileSync(join(home, 'livekit.yaml'), 'utf8')).toContain(
+        `sentinel_addresses:\n    - ${hosts.nodeIp}:26379\n    - ${originSentinel.address}`,
+      );
+      // The replica's config: the origin's users as hashes only, the replication password for its own link.
+      const conf = readFileSync(join(home, 'redis', 'redis.conf'), 'utf8');
+      expect(conf).toContain(`replicaof ${hosts.originIp} ${primary.split(':')[1]}`);
+      expect(conf).toMatch(/^user tally-sentinel on .*#[0-9a-f]{64}/m);
+      expect(conf).not.toContain(SENTINEL_PASSWORD);
 
-    const again = await installOnNode(hosts.ns, joinArgs('tjt_unused', home), { TALLY_HEARTBEAT_INTERVAL_S: '1' });
-    expect(again.code, again.output).toBe(0);
-    expect(again.output).toContain('sentinel.conf: kept');
-    expect(await replication()).toMatchObject({ role: 'slave', master_link_status: 'up' });
+      const again = await installOnNode(hosts.ns, joinArgs('tjt_unused', home), { TALLY_HEARTBEAT_INTERVAL_S: '1' });
+      expect(again.code, again.output).toBe(0);
+      expect(again.output).toContain('sentinel.conf: kept');
+      expect(await replication()).toMatchObject({ role: 'slave', master_link_status: 'up' });
 
-    const left = await installOnNode(hosts.ns, ['--leave', '--home', home], { TALLY_LEAVE_TIMEOUT_S: '60' });
+      const left = await installOnNode(hosts.ns, ['--leave', '--home', home], { TALLY_LEAVE_TIMEOUT_S: '60' });
 
-    expect(left.code, left.output).toBe(0);
-    expect(left.output).toContain(`sentinel ${originSentinel.address}: reset`);
-    expect(existsSync(join(home, 'redis'))).toBe(false);
-    await waitFor('the origin Sentinel to forget the replica and the node Sentinel', async () =>
-      (await originSentinel.masterField('num-slaves')) === '0' && (await originSentinel.masterField('num-other-sentinels')) === '0'
-        ? true
-        : undefined,
-    );
-  });
+      expect(left.code, left.output).toBe(0);
+      expect(left.output).toContain(`sentinel ${originSentinel.address}: reset`);
+      expect(existsSync(join(home, 'redis'))).toBe(false);
+      await waitFor('the origin Sentinel to forget the replica and the node Sentinel', async () =>
+        (await originSentinel.masterField('num-slaves')) === '0' && (await originSentinel.masterField('num-other-sentinels')) === '0'
+          ? true
+          : undefined,
+      );
+    },
+  );
 });
