@@ -119,7 +119,7 @@ describe('install.sh --join --redis-replica', () => {
     expect(misplaced.output).toContain('--redis-replica goes with --join');
   });
 
-  it('--dry-run shows the replica and Sentinel steps and changes nothing', async () => {
+  it('--dry-run shows the replica and Sentinel steps of a node and of the origin, and changes nothing', { timeout: 120_000 }, async () => {
     const dryHome = `${home}-dry`;
     const dry = await installOnNode(hosts.ns, [...joinArgs('tjt_x', dryHome), '--dry-run']);
     expect(dry.code, dry.output).toBe(0);
@@ -133,6 +133,21 @@ describe('install.sh --join --redis-replica', () => {
     ])
       expect(dry.output).toContain(step);
     expect(existsSync(dryHome)).toBe(false);
+
+    // The origin's side: its Sentinel on the cluster address, which --redis-sentinel needs.
+    const origin = ['--home', `${home}-origin`, '--offline', '--no-systemd', '--no-sysctl', '--dry-run'];
+    const sentinel = await installOnNode(hosts.ns, [...origin, '--cluster-bind', hosts.nodeIp, '--redis-sentinel']);
+    expect(sentinel.code, sentinel.output).toBe(0);
+    for (const step of [
+      `redis: Sentinel on ${hosts.nodeIp}:26379 (group tally, quorum 2)`,
+      `would write ${home}-origin/sentinel/sentinel.conf`,
+      `${home}-origin/sentinel/sentinel.conf --sentinel (as tally-redis`,
+    ])
+      expect(sentinel.output).toContain(step);
+    expect(existsSync(`${home}-origin`)).toBe(false);
+    const alone = await installOnNode(hosts.ns, [...origin, '--redis-sentinel']);
+    expect(alone.code).not.toBe(0);
+    expect(alone.output).toContain('--redis-sentinel needs --cluster-bind IP');
   });
 
   it(
