@@ -3,7 +3,7 @@
 #   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
 #                [--object-store | --s3-endpoint URL --s3-bucket B]
 #   ./install.sh --stop --home DIR
-#   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N];  ./install.sh --leave
+#   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--redis-replica];  ./install.sh --leave
 # ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
 set -euo pipefail
 
@@ -27,6 +27,8 @@ source "$here/scripts/install/stun.sh"     # does STUN answer? (use_external_ip,
 source "$here/scripts/install/postgres.sh" # cluster, role, database, migrations
 # shellcheck source=scripts/install/redis.sh
 source "$here/scripts/install/redis.sh"
+# shellcheck source=scripts/install/sentinel.sh
+source "$here/scripts/install/sentinel.sh" # --redis-sentinel (origin), --redis-replica (joined node)
 # shellcheck source=scripts/install/services.sh
 source "$here/scripts/install/services.sh" # systemd units or supervised background processes; --stop
 # shellcheck source=scripts/install/egress.sh
@@ -87,12 +89,14 @@ main() {
   resolve_agent_user
   select_pg_bin
   resolve_object_store
+  want_sentinel_port
   resolve_ports
   resolve_network
   resolve_stun
   resolve_tls
   resolve_turn_tls
   resolve_secrets
+  resolve_redis_sentinel
   write_config
 
   step "kernel UDP buffers"
@@ -103,6 +107,7 @@ main() {
 
   step "Redis"
   start_redis
+  start_sentinel
 
   if [[ "$OBJECT_STORE" == bundled ]]; then
     step "object store (versitygw): the bucket and its scoped key"

@@ -7,13 +7,14 @@ TALLY_USAGE="Usage:
                [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
                [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
-               [--ingress-udp-port N]
+               [--ingress-udp-port N] [--cluster-bind IP [--redis-sentinel] [--sentinel-port N]]
                [--domain NAME [--tls internal] [--turn-tls-port N]]
                [--object-store [--object-store-port N] |
                 --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
                 [--s3-credentials-file F]] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
+               [--redis-replica [--redis-port N] [--sentinel-port N]]
                [--recordings-dir DIR] [--home DIR] [--node-ip IP] [--offline] [--no-provision]
                [--no-systemd] [--dry-run]
   ./install.sh --leave [--home DIR] [--dry-run]
@@ -85,6 +86,17 @@ Options:
   --cluster-bind IP   (origin) Redis also listens on IP, an address of this host, with its
                       password, so hosts on that network can join; TALLY_CLUSTER_REDIS_URL
                       points there (remembered; docs/cluster.md)
+  --redis-sentinel    (origin, with --cluster-bind) Redis with Sentinel, so the cluster survives
+                      losing its Redis primary (docs/adr/0040-redis-sentinel.md): a Sentinel
+                      (Debian's redis-server in Sentinel mode, as tally-redis, config and state in
+                      DIR/sentinel) on 127.0.0.1 and the --cluster-bind address, port 26379
+                      (--sentinel-port N), monitoring this Redis as the group "tally" with quorum 2;
+                      Redis gets a replication user (tally-replication) and the Sentinels' user
+                      (tally-sentinel); every service here and on every joined node finds the
+                      primary through the Sentinels (REDIS_SENTINELS). Nodes joined with
+                      --redis-replica add a replica and a Sentinel each: with two of them, three
+                      Sentinels agree on a failover. Remembered; a re-run keeps the topology (this
+                      Redis stays a replica while the Sentinels name another server primary)
 
 Joining another origin (docs/cluster.md):
   --join URL          the origin's API (https://; http:// only for loopback/private addresses
@@ -96,6 +108,15 @@ Joining another origin (docs/cluster.md):
                       writable by tally-media): ladders and recordings placed on this node
                       are read and written there (remembered; default DIR/recordings, which the
                       origin does not see)
+  --redis-replica     (the token made with redisReplica: true; the origin installed with
+                      --redis-sentinel) this node also runs a replica of the origin's Redis (in
+                      DIR/redis, on the node IP and 127.0.0.1, port 6379 or --redis-port N) and a
+                      Sentinel (DIR/sentinel, port 26379 or --sentinel-port N), with the replication
+                      and Sentinel credentials handed over in the join; it waits until the replica
+                      is in sync and the Sentinel sees the primary and another Sentinel. Remembered;
+                      a re-run keeps both as the Sentinels left them. --leave first hands the
+                      primary role to another server if this one holds it, then stops both and has
+                      every other Sentinel forget them (SENTINEL RESET)
   --no-provision      the tools are installed already: skip apt and the LiveKit builds
   --leave             drain this joined node (waits up to \$TALLY_LEAVE_TIMEOUT_S, default 600 s,
                       for its work to finish), stop its services, remove it from the pool and
@@ -115,6 +136,8 @@ OFFLINE_ARG="" # "", 1 (--offline) or 0 (--online)
 USE_SYSTEMD_ARG=1
 DO_SYSCTL=1
 CLUSTER_BIND_ARG=""
+REDIS_SENTINEL_ARG=0 # --redis-sentinel (origin)
+JOIN_REDIS_REPLICA=0 # --redis-replica (joined node)
 JOIN_URL=""
 JOIN_TOKEN=""
 JOIN_ROLE=media
@@ -143,6 +166,7 @@ declare -A PORT_ARG=(
   [ingress-udp]="${TALLY_INGRESS_UDP_PORT:-}"
   [object-store]="${TALLY_OBJECT_STORE_PORT:-}"
   [object-store-admin]="${TALLY_OBJECT_STORE_ADMIN_PORT:-}"
+  [sentinel]="${TALLY_SENTINEL_PORT:-}"
 )
 
 parse_args() {
@@ -156,7 +180,7 @@ parse_args() {
         ;;
       --home=*) HOME_DIR="${1#*=}" home_given=1 ;;
       --port | --pg-port | --redis-port | --livekit-port | --rtc-tcp-port | --rtc-udp-port | --turn-udp-port | --turn-tls-port | --egress-template-port | \
-        --ingress-rtmp-port | --ingress-whip-port | --ingress-relay-port | --ingress-udp-port)
+        --ingress-rtmp-port | --ingress-whip-port | --ingress-relay-port | --ingress-udp-port | --sentinel-port)
         need_value "$@"
         key="${1#--}"            # --rtc-udp-port -> rtc-udp-port (--egress-template-port likewise)
         key="${key%port}"        # -> rtc-udp-
@@ -197,6 +221,8 @@ parse_args() {
         shift
         ;;
       --insecure-http) INSECURE_HTTP=1 ;;
+      --redis-sentinel) REDIS_SENTINEL_ARG=1 ;;
+      --redis-replica) JOIN_REDIS_REPLICA=1 ;;
       --object-store) OBJECT_STORE_ARG=1 ;;
       --object-store-port)
         need_value "$@"
@@ -253,6 +279,8 @@ parse_args() {
     die "--cluster-bind must be an IPv4 address, got: $CLUSTER_BIND_ARG"
   fi
   check_object_store_args
+  [[ "$REDIS_SENTINEL_ARG" == 0 || "$ACTION" == install ]] || die "--redis-sentinel configures an origin install; a joined node runs a Sentinel with --redis-replica"
+  [[ "$JOIN_REDIS_REPLICA" == 0 || "$ACTION" == join ]] || die "--redis-replica goes with --join (a node that runs a replica of the origin's Redis)"
   if [[ "$ACTION" == join ]]; then
     [[ -n "$JOIN_TOKEN" ]] || die "--join needs --token (POST /v1/nodes/join-tokens on the origin gives one)"
     [[ "$JOIN_ROLE" =~ ^(media|worker|gpu)$ ]] || die "--role must be media, worker or gpu, got: $JOIN_ROLE"

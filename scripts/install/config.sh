@@ -338,6 +338,7 @@ EOF
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
     echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"
   fi
+  origin_sentinel_env_lines
   for key in "${TUNABLE_KEYS[@]}"; do
     printf '%s=%s\n' "$key" "${OLD[$key]:-${TUNABLE_DEFAULT[$key]}}"
   done
@@ -403,8 +404,9 @@ EOF
   livekit_turn_servers_yaml
   livekit_turn_yaml
   livekit_ingress_yaml
-  livekit_redis_yaml "127.0.0.1:${PORT[redis]}" tally-origin-media "$MEDIA_REDIS_PASSWORD" \
-    "${OLD[REDIS_SENTINELS]:-}" "${OLD[REDIS_SENTINEL_NAME]:-}"
+  local sentinels="${OLD[REDIS_SENTINELS]:-}" name="${OLD[REDIS_SENTINEL_NAME]:-}"
+  if [[ "$REDIS_SENTINEL" == 1 ]]; then sentinels="$SENTINEL_ADDRESS" name="$SENTINEL_NAME"; fi
+  livekit_redis_yaml "127.0.0.1:${PORT[redis]}" tally-origin-media "$MEDIA_REDIS_PASSWORD" "$sentinels" "$name"
   cat <<EOF
 # Only Tally creates rooms (after admitting the stream): a kept token cannot bring an ended stream back.
 room:
@@ -450,6 +452,7 @@ logfile ""
 # grants, from apps/api/src/cluster/node-grants.ts; the default user above is the api's and worker's.
 EOF
   origin_media_acl_line
+  if [[ "$REDIS_SENTINEL" == 1 ]]; then redis_ha_conf_lines "$CLUSTER_BIND"; fi
 }
 
 media_redis_url() {
@@ -541,6 +544,7 @@ write_config() {
   write_file "$HOME_DIR/agent.env" 640 "root:$AGENT_USER" < <(agent_env_content)
   write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(livekit_yaml_content)
   write_file "$HOME_DIR/redis/redis.conf" 640 "root:$TALLY_REDIS_USER" < <(redis_conf_content)
+  if [[ "$REDIS_SENTINEL" == 1 ]]; then write_sentinel_config "$CLUSTER_BIND" "$CLUSTER_BIND" "${PORT[redis]}"; fi
   ensure_admin_key
   install_node_binary
   install_tool_binary livekit-server

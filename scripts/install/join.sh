@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ./install.sh --join URL --token T: makes this host a node of the origin at URL, and
+# ./install.sh --join URL --token T [--redis-replica]: makes this host a node of the origin at URL
+# (with a replica of its Redis and a Sentinel, scripts/install/sentinel.sh), and
 # ./install.sh --leave takes it out again (docs/cluster.md). Source it; do not execute it.
 #
 # The token is exchanged (POST URL/v1/nodes/join) for the cluster settings: the origin's Redis
@@ -86,15 +87,32 @@ exchange_join_token() {
     done
     CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
     log "    already joined as $JOIN_NAME ($ENV_FILE): keeping its settings, the token is not used"
+    if [[ "${OLD[TALLY_REDIS_REPLICA]:-0}" == 1 ]]; then
+      # The replica's and the Sentinel's files stay as they are; the Sentinel's password is read back.
+      SENTINEL_PASSWORD="$(sed -n 's/^sentinel sentinel-pass //p' "$HOME_DIR/sentinel/sentinel.conf" 2>/dev/null || true)"
+    elif [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
+      die "$JOIN_NAME joined without --redis-replica; to add a replica: ./install.sh --leave, then join again with a token made with redisReplica: true"
+    fi
     return 0
   fi
   [[ "$JOIN_TOKEN" =~ ^[A-Za-z0-9_-]+$ ]] || die "--token has unexpected characters"
   local body response status
-  body="{\"token\":\"$JOIN_TOKEN\",\"name\":\"$JOIN_NAME\",\"role\":\"$JOIN_ROLE\"}"
+  local replica_field=""
+  [[ "$JOIN_REDIS_REPLICA" == 0 ]] || replica_field=',"redisReplica":true'
+  body="{\"token\":\"$JOIN_TOKEN\",\"name\":\"$JOIN_NAME\",\"role\":\"$JOIN_ROLE\"$replica_field}"
   if dry; then
-    log "    would POST $JOIN_URL/v1/nodes/join {name: $JOIN_NAME, role: $JOIN_ROLE, token} for the cluster settings"
+    if [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
+      log "    would POST $JOIN_URL/v1/nodes/join {name: $JOIN_NAME, role: $JOIN_ROLE, redisReplica: true, token} for the cluster settings, the Sentinels and the replication credentials"
+    else
+      log "    would POST $JOIN_URL/v1/nodes/join {name: $JOIN_NAME, role: $JOIN_ROLE, token} for the cluster settings"
+    fi
     CLUSTER=([REDIS_URL]="redis://tally-node-$JOIN_NAME:PASSWORD@ORIGIN:6379" [LIVEKIT_API_KEY]=KEY [LIVEKIT_API_SECRET]=SECRET
       [TALLY_LIVEKIT_WEBHOOK_URL]="$JOIN_URL/webhooks/livekit" [LIVEKIT_WS_URL]="ws://ORIGIN:7880")
+    if [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
+      CLUSTER+=([REDIS_SENTINELS]="ORIGIN:26379" [REDIS_SENTINEL_NAME]=tally [REPLICA_PRIMARY]="ORIGIN:6379"
+        [REDIS_SERVER_USERS]="$(printf '%s\n' '# user default on #SHA256 ~* &* +@all (the origin'"'"'s users, from the join answer)' | base64 -w0)")
+      REPLICATION_PASSWORD=REPLICATION_PASSWORD SENTINEL_PASSWORD=SENTINEL_PASSWORD
+    fi
     return 0
   fi
   response="$(curl -sS -m 30 -X POST -H 'content-type: application/json' --data "$body" -w '\n%{http_code}' \
@@ -103,7 +121,7 @@ exchange_join_token() {
   response="${response%$'\n'*}"
   case "$status" in
     200) ;;
-    401) die "the origin refused the token (unknown, expired, already used, or made for another role or name): create one for --role $JOIN_ROLE --name $JOIN_NAME with POST /v1/nodes/join-tokens" ;;
+    401) die "the origin refused the token (unknown, expired, already used, or made for another role or name$([[ "$JOIN_REDIS_REPLICA" == 0 ]] || echo ", or without redisReplica")): create one for --role $JOIN_ROLE --name $JOIN_NAME$([[ "$JOIN_REDIS_REPLICA" == 0 ]] || echo " and redisReplica: true") with POST /v1/nodes/join-tokens" ;;
     *) die "the origin answered $status: $response" ;;
   esac
   local line
@@ -117,9 +135,17 @@ exchange_join_token() {
     const o = s.objectStore;
     if (o) Object.assign(out, { TALLY_S3_BUCKET: o.bucket, TALLY_S3_ENDPOINT: o.endpoint, TALLY_S3_REGION: o.region,
       TALLY_S3_FORCE_PATH_STYLE: String(o.forcePathStyle), TALLY_S3_ACCESS_KEY: o.accessKeyId, TALLY_S3_SECRET_KEY: o.secretAccessKey });
+    if (s.redisSentinel) Object.assign(out, { REDIS_SENTINELS: s.redisSentinel.addresses.join(","), REDIS_SENTINEL_NAME: s.redisSentinel.name });
+    const r = s.redisReplica;
+    if (r) Object.assign(out, { REPLICA_PRIMARY: r.primary, REPLICATION_PASSWORD: r.replicationPassword, SENTINEL_PASSWORD: r.sentinelPassword,
+      REDIS_SERVER_USERS: Buffer.from(r.serverUsers.map((l) => l + "\n").join("")).toString("base64") });
     for (const [k, v] of Object.entries(out)) if (typeof v === "string" && !/[\s"]/.test(v)) console.log(`${k}=${v}`);
   ' <<<"$response")
   [[ -n "${CLUSTER[REDIS_URL]:-}" && -n "${CLUSTER[LIVEKIT_API_SECRET]:-}" ]] || die "the origin's answer lacks the cluster settings: $response"
+  if [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
+    [[ -n "${CLUSTER[REPLICA_PRIMARY]:-}" && -n "${CLUSTER[REDIS_SENTINELS]:-}" ]] || die "the origin's answer lacks the replication settings: $response"
+    REPLICATION_PASSWORD="${CLUSTER[REPLICATION_PASSWORD]}" SENTINEL_PASSWORD="${CLUSTER[SENTINEL_PASSWORD]}"
+  fi
   log "    joined: settings received (Redis ${CLUSTER[REDIS_URL]##*@})"
 }
 
@@ -129,6 +155,8 @@ exchange_join_token() {
 # that directory mounted, writable by the media user (the agent and its egress run as it).
 resolve_recordings_dir() {
   RECORDINGS_DIR="${RECORDINGS_DIR_ARG:-${OLD[TALLY_RECORDINGS_DIR]:-}}"
+  # The default remembered from an earlier run is not a mount to check.
+  [[ -n "$RECORDINGS_DIR_ARG" || "$RECORDINGS_DIR" != "$HOME_DIR/recordings" ]] || RECORDINGS_DIR=""
   if [[ -z "$RECORDINGS_DIR" && -n "${CLUSTER[TALLY_S3_BUCKET]:-}" && "${CLUSTER[ORIGIN_RECORDINGS_DIR]:-}" == /* ]]; then
     # The origin keeps recordings in object storage: no shared mount. Egress writes where the origin
     # asks (its recordings directory's path), here on this node, and the agent stages each finished
@@ -163,6 +191,18 @@ join_sentinel_env_lines() {
   [[ -n "${CLUSTER[REDIS_SENTINELS]:-}" ]] || return 0
   printf '\n%s' "# Redis with Sentinel: the Sentinels name the primary; REDIS_URL gives the user." \
     "REDIS_SENTINELS=${CLUSTER[REDIS_SENTINELS]}" "REDIS_SENTINEL_NAME=${CLUSTER[REDIS_SENTINEL_NAME]:-tally}"
+  [[ "$JOIN_REDIS_REPLICA" == 1 ]] || return 0
+  printf '\n%s' "# This node runs a replica of the group's Redis and a Sentinel (--redis-replica; install.sh reads these)." \
+    "TALLY_REDIS_REPLICA=1" "TALLY_REDIS_PORT=${PORT[redis]}" "TALLY_SENTINEL_PORT=${PORT[sentinel]}"
+}
+
+# resolve_join_sentinel: a --redis-replica node's Sentinel is its own processes' first.
+resolve_join_sentinel() {
+  [[ "$JOIN_REDIS_REPLICA" == 1 ]] || return 0
+  REDIS_SENTINEL=1
+  SENTINEL_ADDRESS="$NODE_IP:${PORT[sentinel]}"
+  CLUSTER[REDIS_SENTINELS]="$(replica_sentinels_line "${CLUSTER[REDIS_SENTINELS]:-}")"
+  log "    redis: a replica on $NODE_IP:${PORT[redis]} and a Sentinel on $SENTINEL_ADDRESS (group ${CLUSTER[REDIS_SENTINEL_NAME]:-tally}, quorum $SENTINEL_QUORUM; Sentinels ${CLUSTER[REDIS_SENTINELS]})"
 }
 
 # shellcheck disable=SC2153 # NODE_IP is set by resolve_network (config.sh)
@@ -254,6 +294,7 @@ write_join_config() {
   # The agent is the only service reading it.
   write_file "$HOME_DIR/tally.env" 640 "root:$AGENT_USER" < <(join_env_content)
   install_node_binary
+  write_replica_config
   if [[ "$JOIN_ROLE" == media ]]; then
     write_file "$HOME_DIR/livekit.yaml" 640 "root:$TALLY_LIVEKIT_USER" < <(join_livekit_yaml_content)
     install_tool_binary livekit-server
@@ -268,6 +309,7 @@ node_heartbeating() {
 }
 
 start_join_services() {
+  start_replica_services
   if [[ "$JOIN_ROLE" == media ]]; then
     service_start livekit
     if ! dry; then
@@ -303,8 +345,10 @@ join_main() {
   resolve_agent_user
   exchange_join_token
   step "configuration in $HOME_DIR"
+  want_sentinel_port
   resolve_ports
   resolve_network
+  resolve_join_sentinel
   if [[ "$JOIN_ROLE" == media ]]; then resolve_stun; fi
   resolve_recordings_dir
   write_join_config
@@ -312,7 +356,7 @@ join_main() {
     step "kernel UDP buffers"
     tune_kernel
   fi
-  step "services for the $JOIN_ROLE role"
+  step "services for the $JOIN_ROLE role$([[ "$JOIN_REDIS_REPLICA" == 0 ]] || echo ", the Redis replica and its Sentinel")"
   request_agent_hand_over
   start_join_services
   step "what the $JOIN_ROLE role's features need"
@@ -388,12 +432,23 @@ leave_main() {
   local status=0
   run_leave_step drain || status=$?
   ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
+  local replica=0
+  [[ "$(sed -n 's/^TALLY_REDIS_REPLICA=//p' "$ENV_FILE")" != 1 ]] || replica=1
+  if [[ "$replica" == 1 ]]; then
+    step "hand the Redis replica and the Sentinel over"
+    leave_replica_hand_over
+  fi
   step "stop the services"
   cancel_agent_hand_over
   [[ -z "$SERVICE_MODE" ]] || stop_all_services
+  if [[ "$replica" == 1 ]]; then
+    step "the other Sentinels forget this node's replica and Sentinel"
+    leave_replica_forget
+  fi
   step "remove from the pool and revoke this node's Redis user"
   origin_node_call leave
-  step "delete the cluster credentials"
+  step "delete the cluster credentials$([[ "$replica" == 0 ]] || echo " and the replica's data")"
   run rm -rf "$ENV_FILE" "$HOME_DIR/livekit.yaml" "$HOME_DIR/workers"
+  if [[ "$replica" == 1 ]]; then run rm -rf "$HOME_DIR/redis" "$HOME_DIR/sentinel"; fi
   log "left the cluster; join again with a new token: ./install.sh --join URL --token T --home $HOME_DIR"
 }

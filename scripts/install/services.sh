@@ -86,6 +86,11 @@ service_spec() {
       SPEC_CONFIG=("$HOME_DIR/redis/redis.conf")
       SPEC_USER="$TALLY_REDIS_USER"
       ;;
+    sentinel)
+      # Redis Sentinel (scripts/install/sentinel.sh): Debian's redis-sentinel is this binary in Sentinel mode.
+      SPEC_CMD=("$(command -v redis-server || echo /usr/bin/redis-server)" "$HOME_DIR/sentinel/sentinel.conf" --sentinel)
+      SPEC_USER="$TALLY_REDIS_USER"
+      ;;
     livekit)
       # livekit-server drains on SIGTERM (waits for participants to leave).
       SPEC_CMD=("$HOME_DIR/bin/livekit-server" --config "$HOME_DIR/livekit.yaml")

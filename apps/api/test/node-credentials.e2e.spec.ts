@@ -22,6 +22,9 @@ import { DirectFileOutput, EgressClient, RoomServiceClient } from 'livekit-serve
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 
+const REPLICATION_PASSWORD = randomBytes(16).toString('hex');
+const SENTINEL_PASSWORD = randomBytes(16).toString('hex');
+
 /** Each joined node's own Redis user (docs/adr/0025): what it may do, and that removal revokes it at once. */
 describe('joined nodes credentials', () => {
   let sut: ApiHarness;
@@ -41,6 +44,10 @@ describe('joined nodes credentials', () => {
       TALLY_S3_ACCESS_KEY: 'tally-origin',
       TALLY_S3_SECRET_KEY: 'scoped-secret',
       TALLY_CLUSTER_S3_ENDPOINT: 'http://10.9.0.1:7070',
+      // The origin's Sentinel and the users replicas are handed (install.sh --redis-sentinel).
+      TALLY_CLUSTER_REDIS_SENTINELS: '10.9.0.1:26379',
+      TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD: REPLICATION_PASSWORD,
+      TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD: SENTINEL_PASSWORD,
     });
     redisPort = new URL(sut.stack.env['REDIS_URL'] ?? '').port;
     admin = new Redis(sut.stack.env['REDIS_URL'] ?? '', { maxRetriesPerRequest: 1 });
@@ -118,6 +125,44 @@ describe('joined nodes credentials', () => {
     expect((await joined('worker', name('s3-worker'))).objectStore).toEqual(bucket);
     expect((await joined('gpu', name('s3-gpu'))).objectStore).toEqual(bucket);
     expect((await joined('media', name('s3-media'))).objectStore).toBeNull();
+  });
+
+  it("a --redis-replica token hands over the replication settings and the servers' users; no other join gets them", async () => {
+    const plain = await joined('media', name('no-replica'));
+    expect(plain.redisSentinel).toEqual({ name: 'tally', addresses: ['10.9.0.1:26379'] });
+    expect(plain.redisReplica).toBeNull();
+
+    const nodeName = name('replica');
+    const created = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role: 'media', name: nodeName, redisReplica: true });
+    expect(created.status).toBe(201);
+    expect(created.body.command).toContain('--redis-replica');
+    // A join that does not ask for the replica settings, and a plain token asking for them, are refused.
+    expect((await join(created.body.token, 'media', nodeName)).status).toBe(401);
+    const plainToken = await tokenFor('media', name('asks'));
+    expect(
+      (await sut.anonymous.post('/v1/nodes/join', { token: plainToken, role: 'media', name: name('asks'), redisReplica: true })).status,
+    ).toBe(401);
+
+    const answer = await sut.anonymous.post<ClusterSettings>('/v1/nodes/join', {
+      token: created.body.token,
+      role: 'media',
+      name: nodeName,
+      redisReplica: true,
+    });
+    expect(answer.status).toBe(200);
+    const replica = answer.body.redisReplica!;
+    expect(replica).toMatchObject({
+      primary: '10.9.0.1:6379',
+      quorum: 2,
+      replicationUser: 'tally-replication',
+      replicationPassword: REPLICATION_PASSWORD,
+      sentinelUser: 'tally-sentinel',
+      sentinelPassword: SENTINEL_PASSWORD,
+    });
+    // The origin's own users, passwords as hashes only; no joined node's user (the API applies those).
+    expect(replica.serverUsers.some((line) => line.startsWith('user default on '))).toBe(true);
+    expect(replica.serverUsers.filter((line) => line.includes('tally-node-'))).toEqual([]);
+    expect(replica.serverUsers.join('\n')).not.toMatch(/ >/);
   });
 
   it('a join token joins only the role and name it was made for, and a wrong token learns nothing about names', async () => {
@@ -405,6 +450,22 @@ describe('joined nodes credentials', () => {
     // Every other connection dropped, as a Redis restart would: the API reconnects.
     await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
     await waitFor(`${user} re-created`, async () => ((await authenticates(node.localRedisUrl)) ? true : undefined), 15_000);
+  });
+
+  it('a node user Redis holds without a row (revoked while this server was a replica) is deleted when the API reconnects', async () => {
+    const kept = await joined('worker', name('kept'));
+    const stale = name('revoked');
+    const password = randomBytes(16).toString('hex');
+    // What a former primary promoted again holds: a user the API deleted elsewhere while it was away.
+    await admin.call('ACL', 'SETUSER', `tally-node-${stale}`, 'on', `>${password}`, '~*', '+@all');
+    // A user the installer writes, which is not the API's to delete.
+    await admin.call('ACL', 'SETUSER', 'tally-replication', 'on', `>${password}`, '+psync', '+replconf', '+ping');
+    const staleUrl = `redis://tally-node-${stale}:${password}@127.0.0.1:${redisPort}`;
+    expect(await authenticates(staleUrl)).toBe(true);
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await waitFor(`tally-node-${stale} deleted`, async () => ((await authenticates(staleUrl)) ? undefined : true), 15_000);
+    expect(await authenticates(kept.localRedisUrl)).toBe(true);
+    expect(await admin.call('ACL', 'USERS')).toEqual(expect.arrayContaining(['tally-replication']));
   });
 });
 

@@ -1,9 +1,10 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisConnectionOptions } from '@tally/config';
-import { type Health, JOBS, type StreamView } from '@tally/contracts';
+import { type ClusterSettings, type Health, JOBS, type JoinTokenView, type StreamView } from '@tally/contracts';
 import { ApiClient, type Child, createStream, createTenant, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const log = (name: string) => join(tmpdir(), `tally-redis-failover-${name}-${process.pid}-${Date.now()}.log`);
@@ -25,7 +26,8 @@ describe('Redis failover through Sentinel', () => {
 
   beforeAll(async () => {
     stack = await startStack({ redisSentinel: true });
-    api = await startAppProcess('api', stack.env, log('api'));
+    // Nodes may join (they are handed this address; the test reaches the servers on their ports).
+    api = await startAppProcess('api', { ...stack.env, TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379' }, log('api'));
     worker = await startAppProcess('worker', stack.env, log('worker'));
     anonymous = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`);
     admin = anonymous.withKey(stack.adminKey);
@@ -58,6 +60,58 @@ describe('Redis failover through Sentinel', () => {
       await queue.close();
     }
   }
+
+  /** Whether `user` signs in with `password` on the server at `port` (primary or replica). */
+  async function authenticates(port: number, user: string, password: string): Promise<boolean> {
+    const client = new Redis({
+      port,
+      host: '127.0.0.1',
+      username: user,
+      password,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  it('a node revoked while a server was a replica cannot sign in once that server is primary again', { timeout: 600_000 }, async () => {
+    const group = stack.redisSentinel!;
+    const nodeName = `revoked-${process.pid}`;
+    const token = await admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role: 'worker', name: nodeName });
+    expect(token.status).toBe(201);
+    const joined = await anonymous.post<ClusterSettings>('/v1/nodes/join', { token: token.body.token, role: 'worker', name: nodeName });
+    expect(joined.status).toBe(200);
+    const user = decodeURIComponent(new URL(joined.body.redisUrl).username);
+    const password = decodeURIComponent(new URL(joined.body.redisUrl).password);
+    const first = (await group.primaryPort())!;
+    expect(await authenticates(first, user, password)).toBe(true);
+
+    // The replica takes over; the API follows it and creates the node's user there.
+    const second = await group.failover();
+    await waitFor(
+      `${user} on the promoted replica`,
+      async () => ((await authenticates(second, user, password)) ? true : undefined),
+      120_000,
+    );
+    // The node leaves while the first server is a replica: its user goes from the primary only.
+    expect((await anonymous.withKey(password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(204);
+    expect(await authenticates(second, user, password)).toBe(false);
+    expect(await authenticates(first, user, password)).toBe(true);
+
+    // The first server is primary again: the API, reconnecting to it, deletes the user it kept.
+    expect(await group.failover()).toBe(first);
+    await waitFor(`${user} gone from the primary`, async () => ((await authenticates(first, user, password)) ? undefined : true), 120_000);
+    await waitFor('the replica in sync again', async () => ((await group.replicaInSync()) ? true : undefined), 120_000);
+  });
 
   it('admits streams, keeps their reservations and runs queued work on the promoted replica', { timeout: 600_000 }, async () => {
     const group = stack.redisSentinel!;

@@ -89,6 +89,17 @@ export const EnvSchema = z.object({
     .refine((cidrs) => cidrs.every(isCidr), 'must be a comma-separated list of CIDR ranges, e.g. 10.0.0.0/8,fd00::/8'),
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_CLUSTER_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  // The origin's Sentinels as joined nodes reach them (host:port, comma-separated), and the
+  // passwords of the replication and Sentinel users handed to --redis-replica nodes (ADR 0040).
+  TALLY_CLUSTER_REDIS_SENTINELS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'host:port, comma-separated')
+      .optional(),
+  ),
+  TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
   TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),

@@ -58,7 +58,16 @@ export type Config = Readonly<{
    * Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes), how long a join
    * token lives, and where they reach the object store (unset: `recordings.s3.endpoint`).
    */
-  cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number; s3Endpoint: string | undefined }>;
+  cluster: Readonly<{
+    redisUrl: string | undefined;
+    joinTokenTtlS: number;
+    s3Endpoint: string | undefined;
+    /** The Sentinels as joined nodes reach them; undefined without Sentinel (docs/adr/0040-redis-sentinel.md). */
+    sentinels: readonly string[] | undefined;
+    /** What --redis-replica nodes are handed: the replication and Sentinel users' passwords. */
+    replicationPassword: string | undefined;
+    sentinelPassword: string | undefined;
+  }>;
   /**
    * A camera that sends no frame for `idleTimeoutS` is disconnected. A viewer's reservation is a lease
    * the serving API process renews every third of `viewerLeaseS`; if that process dies, it lapses.
@@ -176,6 +185,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.TALLY_CLUSTER_REDIS_URL,
       joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S,
       s3Endpoint: e.TALLY_CLUSTER_S3_ENDPOINT,
+      sentinels: e.TALLY_CLUSTER_REDIS_SENTINELS === undefined ? undefined : Object.freeze(e.TALLY_CLUSTER_REDIS_SENTINELS.split(',')),
+      replicationPassword: e.TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD,
+      sentinelPassword: e.TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD,
     }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),

@@ -19,6 +19,13 @@ export const CreateJoinTokenBody = z
     role: JoinedNodeRole.optional(),
     /** The name the token joins; a join with another name is refused. */
     name: NodeId,
+    /**
+     * The node also runs a replica of the origin's Redis and a Sentinel (`install.sh --join
+     * --redis-replica`), and is handed the replication credentials for that; a join that asks for it
+     * without such a token, or the reverse, is refused. Needs an origin with Sentinel
+     * (`install.sh --redis-sentinel`, docs/adr/0040-redis-sentinel.md). Default false.
+     */
+    redisReplica: z.boolean().optional(),
   })
   .meta({ id: 'CreateJoinTokenBody' });
 export type CreateJoinTokenBody = z.infer<typeof CreateJoinTokenBody>;
@@ -39,6 +46,8 @@ export const JoinNodeBody = z
     token: withoutControlCharacters(z.string().min(1).max(200)),
     name: NodeId,
     role: JoinedNodeRole,
+    /** Asks for the replication settings (`--redis-replica`); the token must have been made for it. */
+    redisReplica: z.boolean().optional(),
   })
   .meta({ id: 'JoinNodeBody' });
 export type JoinNodeBody = z.infer<typeof JoinNodeBody>;
@@ -59,6 +68,39 @@ export const ObjectStoreSettings = z
   })
   .meta({ id: 'ObjectStoreSettings' });
 export type ObjectStoreSettings = z.infer<typeof ObjectStoreSettings>;
+
+/** The origin's Sentinels (docs/adr/0040-redis-sentinel.md): every process on the node finds the primary through them. */
+export const RedisSentinelSettings = z
+  .object({
+    /** The group the Sentinels monitor the primary under (REDIS_SENTINEL_NAME). */
+    name: z.string(),
+    /** host:port of the Sentinels the origin knows (REDIS_SENTINELS); clients learn the others from them. */
+    addresses: z.array(z.string()),
+  })
+  .meta({ id: 'RedisSentinelSettings' });
+export type RedisSentinelSettings = z.infer<typeof RedisSentinelSettings>;
+
+/**
+ * What a node that runs a Redis replica and a Sentinel (`--redis-replica`) needs: the primary, the
+ * replication user, the user Sentinels sign in with, and the servers' own users as `redis.conf`
+ * lines (passwords as SHA-256; Redis does not replicate ACLs, and a replica promoted to primary must
+ * let the origin's processes in).
+ */
+export const RedisReplicaSettings = z
+  .object({
+    /** host:port of the primary now. */
+    primary: z.string(),
+    /** Two Sentinels must agree that the primary is down. */
+    quorum: z.number().int(),
+    replicationUser: z.string(),
+    replicationPassword: z.string(),
+    sentinelUser: z.string(),
+    sentinelPassword: z.string(),
+    /** `user …` lines every server of the group has (not the joined nodes' users, which the API applies). */
+    serverUsers: z.array(z.string()),
+  })
+  .meta({ id: 'RedisReplicaSettings' });
+export type RedisReplicaSettings = z.infer<typeof RedisReplicaSettings>;
 
 /** What a joining node needs to become part of the pool; secrets, so the installer writes them with mode 600. */
 export const ClusterSettings = z
@@ -91,6 +133,10 @@ export const ClusterSettings = z
      * origin's disk, and for `media` nodes, which record nothing.
      */
     objectStore: ObjectStoreSettings.nullable(),
+    /** The Sentinels, when the origin runs Redis with Sentinel; `null` otherwise (then `redisUrl`'s host is the server). */
+    redisSentinel: RedisSentinelSettings.nullable(),
+    /** For a join with `redisReplica`; `null` otherwise. */
+    redisReplica: RedisReplicaSettings.nullable(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

@@ -17,6 +17,14 @@ export type TestRedisSentinelGroup = Readonly<{
   env: Readonly<Record<string, string>>;
   /** The port of the server the Sentinels name as primary now (asked of the first Sentinel that answers). */
   primaryPort(): Promise<number | undefined>;
+  /**
+   * A failover asked of a Sentinel (`SENTINEL FAILOVER`, as an operator hands the primary role over):
+   * the replica is promoted while the primary still runs, which the Sentinels then make a replica of
+   * it. Resolves with the new primary's port once the Sentinels name it.
+   */
+  failover(): Promise<number>;
+  /** Whether the primary the Sentinels name has its replica connected and in sync. */
+  replicaInSync(): Promise<boolean>;
   /** `kill -9` of the server that is primary now; resolves with its port. */
   killPrimary(): Promise<number>;
   /** What the Sentinels' ACLs refused since they started (`ACL LOG`), as `user: command/key/channel`. */
@@ -106,6 +114,29 @@ export async function startRedisSentinelGroup(): Promise<TestRedisSentinelGroup>
     sentinel,
     env: { REDIS_SENTINELS: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','), REDIS_SENTINEL_NAME: NAME },
     primaryPort: primaryPortNow,
+    async failover() {
+      const before = await primaryPortNow();
+      const admin = `redis://tally-sentinel:${secret.sentinel}@127.0.0.1:${sentinelPorts[0]}`;
+      // Refused (NOGOODSLAVE, INPROG) until the replica has reported in since the last failover.
+      await waitFor(
+        'a Sentinel to start the failover',
+        async () => ((await command(admin, 'sentinel', 'failover', NAME)) === 'OK' ? true : undefined),
+        120_000,
+      );
+      return waitFor(
+        'the Sentinels to name the promoted replica',
+        async () => {
+          const port = await primaryPortNow();
+          return port !== undefined && port !== before ? port : undefined;
+        },
+        120_000,
+      );
+    },
+    async replicaInSync() {
+      const port = await primaryPortNow();
+      const info = port === undefined ? undefined : await command(`redis://tally:${secret.tally}@127.0.0.1:${port}`, 'info', 'replication');
+      return info?.includes('role:master') === true && /slave0:.*state=online/.test(info);
+    },
     async killPrimary() {
       const port = await primaryPortNow();
       const server = servers.find((s) => s.port === port);
@@ -148,17 +179,23 @@ function startServer(dir: string, name: string, port: number, lines: string[]): 
 }
 
 /** Sentinel rewrites its config file (what it learned of the group), so the file is its own. */
-function startSentinel(home: string, port: number, primaryPort: number, lines: string[]): Child {
-  mkdirSync(home);
+function startSentinel(
+  home: string,
+  port: number,
+  primaryPort: number,
+  lines: string[],
+  where: Readonly<{ bind: string; primaryHost: string }> = { bind: '127.0.0.1', primaryHost: '127.0.0.1' },
+): Child {
+  mkdirSync(home, { recursive: true });
   const conf = join(home, 'sentinel.conf');
   writeFileSync(
     conf,
     [
-      'bind 127.0.0.1',
+      `bind ${where.bind}`,
       `port ${port}`,
       `dir ${home}`,
       'sentinel resolve-hostnames no',
-      `sentinel monitor ${NAME} 127.0.0.1 ${primaryPort} 2`,
+      `sentinel monitor ${NAME} ${where.primaryHost} ${primaryPort} 2`,
       `sentinel down-after-milliseconds ${NAME} ${DOWN_AFTER_MS}`,
       `sentinel failover-timeout ${NAME} 10000`,
       `sentinel parallel-syncs ${NAME} 1`,
@@ -195,4 +232,51 @@ function pairs(flat: readonly string[]): [string, string][] {
 
 function hex(): string {
   return randomBytes(16).toString('hex');
+}
+
+export type TestOriginSentinel = Readonly<{
+  /** host:port, as the other Sentinels and Tally's processes reach it. */
+  address: string;
+  /** A field of `SENTINEL master tally` (num-slaves, num-other-sentinels, ip, port, flags, …); undefined without an answer. */
+  masterField(field: string): Promise<string | undefined>;
+  stop(): Promise<void>;
+}>;
+
+/**
+ * The Sentinel `install.sh --redis-sentinel` runs on an origin: on `host`:`port`, monitoring the primary
+ * at `primary` (host:port) as the group `tally` with quorum two, anyone may ask it which server is
+ * primary and the Sentinels sign in to it and to the servers as `tally-sentinel` with `password`.
+ */
+export async function startOriginSentinel(host: string, port: number, primary: string, password: string): Promise<TestOriginSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-origin-sentinel-'));
+  const [primaryHost, primaryPort] = primary.split(':');
+  const child = startSentinel(
+    dir,
+    port,
+    Number(primaryPort),
+    [
+      `user default on nopass ${SENTINEL_READER_RULES}`,
+      `user tally-sentinel on >${password} allchannels +@all`,
+      `sentinel auth-user ${NAME} tally-sentinel`,
+      `sentinel auth-pass ${NAME} ${password}`,
+      'sentinel sentinel-user tally-sentinel',
+      `sentinel sentinel-pass ${password}`,
+      `sentinel announce-ip ${host}`,
+    ],
+    { bind: `127.0.0.1 ${host}`, primaryHost: primaryHost ?? '127.0.0.1' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const masterField = async (field: string) => {
+    const master = (await command(url, 'sentinel', 'master', NAME)) as unknown as string[] | undefined;
+    return master ? Object.fromEntries(pairs(master))[field] : undefined;
+  };
+  await waitFor('the origin sentinel', async () => ((await masterField('ip')) === undefined ? undefined : true), 30_000);
+  return {
+    address: `${host}:${port}`,
+    masterField,
+    async stop() {
+      await child.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

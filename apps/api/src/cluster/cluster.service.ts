@@ -20,13 +20,15 @@ export class ClusterService {
 
   async issueToken(body: CreateJoinTokenBody): Promise<JoinTokenView> {
     this.clusterRedisUrl();
+    const redisReplica = body.redisReplica ?? false;
+    if (redisReplica) this.replicaSecrets();
     const ttlS = body.ttlS ?? this.config.cluster.joinTokenTtlS;
     const role = body.role ?? 'media';
-    const token = await this.tokens.issue({ role, name: body.name }, ttlS);
+    const token = await this.tokens.issue({ role, name: body.name, redisReplica }, ttlS);
     return {
       token,
       expiresAt: new Date(this.clock.now().getTime() + ttlS * 1000).toISOString(),
-      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role ${role} --name ${body.name}`,
+      command: `./install.sh --join ${this.config.http.publicUrl} --token ${token} --role ${role} --name ${body.name}${redisReplica ? ' --redis-replica' : ''}`,
     };
   }
 
@@ -38,7 +40,8 @@ export class ClusterService {
     const clusterUrl = this.clusterRedisUrl();
     const refused = () => new DomainError('unauthorized', 'join token unknown, expired, already used, or made for another node');
     const binding = await this.tokens.peek(body.token);
-    if (!binding || binding.role !== body.role || binding.name !== body.name) throw refused();
+    if (!binding || binding.role !== body.role || binding.name !== body.name || binding.redisReplica !== (body.redisReplica ?? false))
+      throw refused();
     if (await this.registry.get(body.name))
       throw new DomainError('conflict', `a node named ${body.name} is already in the pool`, { field: 'name' });
     if (!(await this.tokens.take(body.token))) throw refused();
@@ -54,7 +57,42 @@ export class ClusterService {
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
       objectStore: body.role === 'media' ? null : this.objectStore(),
+      redisSentinel: this.sentinelSettings(),
+      redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
     };
+  }
+
+  private sentinelSettings(): ClusterSettings['redisSentinel'] {
+    const addresses = this.config.cluster.sentinels;
+    if (addresses === undefined) return null;
+    return { name: this.config.redis.sentinel?.name ?? 'tally', addresses: [...addresses] };
+  }
+
+  /** The replication settings of a --redis-replica node (docs/adr/0040-redis-sentinel.md). */
+  private async replicaSettings(clusterUrl: string): Promise<ClusterSettings['redisReplica']> {
+    const { replicationPassword, sentinelPassword } = this.replicaSecrets();
+    const url = new URL(clusterUrl);
+    return {
+      primary: `${url.hostname}:${url.port || '6379'}`,
+      quorum: 2,
+      replicationUser: 'tally-replication',
+      replicationPassword,
+      sentinelUser: 'tally-sentinel',
+      sentinelPassword,
+      serverUsers: await this.credentials.serverUsers(),
+    };
+  }
+
+  private replicaSecrets(): { replicationPassword: string; sentinelPassword: string } {
+    const { sentinels, replicationPassword, sentinelPassword } = this.config.cluster;
+    if (sentinels === undefined || replicationPassword === undefined || sentinelPassword === undefined) {
+      throw new DomainError(
+        'conflict',
+        'this origin runs Redis without Sentinel: re-run install.sh on it with --redis-sentinel (TALLY_CLUSTER_REDIS_SENTINELS)',
+        { field: 'redisReplica' },
+      );
+    }
+    return { replicationPassword, sentinelPassword };
   }
 
   /** With object storage on, a node that records stages its files in the bucket (docs/adr/0033), reached at the cluster's endpoint. */

@@ -6,9 +6,9 @@ import { RedisConnection } from '../infra/infra.module.js';
 
 const key = (token: string) => `tally:join:${createHash('sha256').update(token).digest('hex')}`;
 
-/** What a join token was made for: a join with another role or name is refused. */
-export const JoinTokenBinding = z.object({ role: JoinedNodeRole, name: NodeId });
-export type JoinTokenBinding = z.infer<typeof JoinTokenBinding>;
+/** What a join token was made for: a join with another role or name, or asking otherwise for a Redis replica, is refused. */
+export const JoinTokenBinding = z.object({ role: JoinedNodeRole, name: NodeId, redisReplica: z.boolean().default(false) });
+export type JoinTokenBinding = z.output<typeof JoinTokenBinding>;
 
 /**
  * One-time join tokens in Redis: only a hash of the token is stored, with the role and name it was

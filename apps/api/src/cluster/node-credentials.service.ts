@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { JoinedNodeRole } from '@tally/contracts';
 import { NodeCredentialsRepository } from './node-credentials.repository.js';
-import { nodeAclSetUser, nodeRedisUser, sha256Hex } from './node-grants.js';
+import { isNodeRedisUser, nodeAclSetUser, nodeRedisUser, sha256Hex } from './node-grants.js';
 import { RedisAcl } from './redis-acl.js';
 
 export type NodeRedisCredentials = Readonly<{ username: string; password: string }>;
@@ -10,7 +10,9 @@ export type NodeRedisCredentials = Readonly<{ username: string; password: string
 /**
  * Each joined node's own Redis ACL user (docs/adr/0025). Postgres holds the users (the password's
  * SHA-256 and the role); Redis holds them only as long as it runs, so the API re-creates them at
- * boot and whenever its connection comes back (a restarted or replaced Redis).
+ * boot and whenever its connection comes back (a restarted or replaced Redis), and deletes node
+ * users Postgres no longer has: a former primary promoted again still holds users revoked while it
+ * was a replica, since Redis does not replicate ACLs (docs/adr/0040-redis-sentinel.md).
  */
 @Injectable()
 export class NodeCredentialsService implements OnApplicationBootstrap {
@@ -37,15 +39,34 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
     return { username: nodeRedisUser(nodeId), password };
   }
 
-  /** Re-creates every node's user from Postgres; returns how many. */
+  /**
+   * Re-creates every node's user from Postgres and deletes the node users that have no row; returns
+   * how many were applied. Redis is asked for its users before Postgres for its rows, so a node
+   * joining meanwhile (row first, then user) is never taken for a revoked one.
+   */
   async applyAll(): Promise<number> {
+    const present = (await this.acl.users()).filter(isNodeRedisUser);
     const rows = await this.repository.all();
+    const kept = new Set<string>();
     for (const row of rows) {
       const role = JoinedNodeRole.safeParse(row.role);
       if (!role.success) continue;
       await this.acl.setUser(nodeAclSetUser(row.nodeId, role.data, row.redisPasswordSha256));
+      kept.add(nodeRedisUser(row.nodeId));
     }
-    return rows.length;
+    const revoked = present.filter((user) => !kept.has(user));
+    for (const user of revoked) await this.acl.deleteUser(user);
+    if (revoked.length > 0) this.log.log(`deleted ${revoked.length} node user(s) that were revoked: ${revoked.join(', ')}`);
+    return kept.size;
+  }
+
+  /**
+   * The server's users other than joined nodes' (the API's, the origin's media user, the replication
+   * and Sentinel users) as redis.conf lines: what a new replica must have, since Redis does not
+   * replicate ACLs, for the origin's processes to sign in once it is promoted.
+   */
+  async serverUsers(): Promise<string[]> {
+    return (await this.acl.list()).filter((line) => !isNodeRedisUser(line.split(' ')[1] ?? ''));
   }
 
   /** Whether `secret` is the node's current password (its credential towards the API too). */

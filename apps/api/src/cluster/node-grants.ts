@@ -6,6 +6,11 @@ export function nodeRedisUser(nodeId: string): string {
   return `tally-node-${nodeId}`;
 }
 
+/** Whether `user` is a joined node's user (what the API creates and deletes; never the origin's or the installer's users). */
+export function isNodeRedisUser(user: string): boolean {
+  return user.startsWith('tally-node-');
+}
+
 export function sha256Hex(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }

@@ -16,6 +16,16 @@ export class RedisAcl {
     await this.redis.call('CLIENT', 'KILL', 'USER', user).catch(() => undefined);
   }
 
+  /** The names of every ACL user of the server the connection is on. */
+  async users(): Promise<string[]> {
+    return (await this.redis.call('ACL', 'USERS')) as string[];
+  }
+
+  /** Every user of the server as `ACL LIST` gives it: `user NAME on #<sha256> …`, a valid redis.conf line. */
+  async list(): Promise<string[]> {
+    return (await this.redis.call('ACL', 'LIST')) as string[];
+  }
+
   /** Runs `listener` whenever the connection is (re)established: a restarted Redis lost its ACL users. */
   onReady(listener: () => void): void {
     this.redis.on('ready', listener);
