@@ -34,15 +34,22 @@ const args = benchArgs({
   viewers: 10,
 });
 /**
- * What the baseline egress of `--baselinePassthrough` runs with: `--baselineEnv K=V,K=V`, by default
- * what egress runs with when nothing is set for it.
+ * What the baseline egresses of `--baselinePassthrough` run with, one after the other:
+ * `--baselineEnv 'K=V,K=V;K=V'`, by default what egress runs with when nothing is set for it. The
+ * first is the baseline the ratios are taken to.
  */
-const BASELINE_EGRESS_ENV: Readonly<Record<string, string>> = Object.fromEntries(
-  args.baselineEnv
-    .split(',')
-    .filter((kv) => kv.includes('='))
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+const BASELINE_EGRESS_ENVS: readonly Readonly<Record<string, string>>[] = args.baselineEnv.split(';').map((env) =>
+  Object.fromEntries(
+    env
+      .split(',')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ),
 );
+const envText = (env: Readonly<Record<string, string>>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -175,25 +182,29 @@ try {
       `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
     checks = passthrough.checks;
   }
-  // The same recordings on an egress without EGRESS_PROCESS_ENV (or with --baselineEnv): the baseline, in this run.
-  let baseline: PassthroughRun | undefined;
+  // The same recordings on egresses without EGRESS_PROCESS_ENV (or with --baselineEnv): baselines, in this run.
+  const baselines: { env: Readonly<Record<string, string>>; run: PassthroughRun }[] = [];
   if (args.passthrough > 0 && args.baselinePassthrough > 0) {
-    log(`egress restarted with the baseline environment (${JSON.stringify(BASELINE_EGRESS_ENV)})`);
     await bench.stack.egress?.stop();
-    const baselineEgress = await startEgress({
-      livekit: bench.stack.livekit,
-      redisUrl: bench.stack.redis.url,
-      budget: TEST_NODE_BUDGET,
-      processEnv: BASELINE_EGRESS_ENV,
-    });
-    try {
-      await settle(5_000);
-      const roots = () => (baselineEgress.process.pid === undefined ? [] : [baselineEgress.process.pid]);
-      baseline = await measurePassthrough({ ...phase, count: args.baselinePassthrough, roots, label: 'passthrough-baseline' });
-    } finally {
-      await baselineEgress.stop();
+    for (const [i, env] of BASELINE_EGRESS_ENVS.entries()) {
+      log(`egress restarted with a baseline environment (${envText(env)})`);
+      const baselineEgress = await startEgress({
+        livekit: bench.stack.livekit,
+        redisUrl: bench.stack.redis.url,
+        budget: TEST_NODE_BUDGET,
+        processEnv: env,
+      });
+      try {
+        await settle(5_000);
+        const roots = () => (baselineEgress.process.pid === undefined ? [] : [baselineEgress.process.pid]);
+        const run = await measurePassthrough({ ...phase, count: args.baselinePassthrough, roots, label: `passthrough-baseline-${i}` });
+        baselines.push({ env, run });
+      } finally {
+        await baselineEgress.stop();
+      }
     }
   }
+  const baseline = baselines[0]?.run;
 
   const measuredAt = new Date().toISOString();
   const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;
@@ -286,25 +297,26 @@ try {
     const c = costs[kind];
     return c ? [{ name: kind.slice(7).replace('_', '-'), cost: c, fit: fitMeasured[kind], fitDefault: fitDefault[kind] }] : [];
   });
-  if (baseline) {
+  for (const [i, b] of baselines.entries()) {
     // The fit the same model gives with the baseline's passthrough cost in place of this run's.
     const baselineCost = {
       ...model.costs['egress.passthrough'],
-      ramMb: Math.ceil(baseline.cost.ramMb),
-      cpuMillicores: Math.ceil(baseline.cost.cpuMillicores),
+      ramMb: Math.ceil(b.run.cost.ramMb),
+      cpuMillicores: Math.ceil(b.run.cost.cpuMillicores),
     };
     const baselineModel = { ...model, costs: { ...model.costs, 'egress.passthrough': baselineCost } };
-    compared.splice(1, 0, {
-      name: `passthrough, baseline egress env`,
-      cost: baseline.cost,
+    compared.splice(1 + i, 0, {
+      name: `passthrough, baseline ${i + 1} (${envText(b.env)})`,
+      cost: b.run.cost,
       fit: recordingsThatFit(baselineModel)['egress.passthrough'],
       fitDefault: '—',
     });
   }
-  const baselineRatio =
-    baseline && passthrough
-      ? { ram: passthrough.cost.ramMb / baseline.cost.ramMb, cpu: passthrough.cost.cpuMillicores / baseline.cost.cpuMillicores }
-      : undefined;
+  const ratioTo = (b: PassthroughRun) =>
+    passthrough === undefined
+      ? undefined
+      : { ram: passthrough.cost.ramMb / b.cost.ramMb, cpu: passthrough.cost.cpuMillicores / b.cost.cpuMillicores };
+  const baselineRatio = baseline === undefined ? undefined : ratioTo(baseline);
   const rcFit = fitMeasured['egress.room_composite'];
   const compareTable = markdownTable(
     [
@@ -326,7 +338,7 @@ try {
   );
   const checkTable = markdownTable(
     ['passthrough recording', 'streams (ffprobe)', 'duration s', 'recorded s', 'ok', 'note'],
-    [...checks, ...(baseline?.checks ?? [])].map((c) => [
+    [...checks, ...baselines.flatMap((b) => b.run.checks)].map((c) => [
       c.id,
       c.streams.join(' + '),
       fixed(c.durationS, 1),
@@ -354,10 +366,13 @@ try {
       checks,
       vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null,
       handlers: passthrough?.handlers,
-      baseline:
-        baseline === undefined
-          ? undefined
-          : { cost: baseline.cost, checks: baseline.checks, handlers: baseline.handlers, env: BASELINE_EGRESS_ENV },
+      baselines: baselines.map((b) => ({
+        env: b.env,
+        cost: b.run.cost,
+        checks: b.run.checks,
+        handlers: b.run.handlers,
+        vs: ratioTo(b.run),
+      })),
       vsBaseline: baselineRatio,
       env: EGRESS_PROCESS_ENV,
     },
@@ -383,28 +398,18 @@ try {
       '',
       compareTable,
       '',
-      ...(baselineRatio
-        ? [
-            `passthrough : passthrough on the baseline egress env = ${baselineRatio.ram.toFixed(2)} (RAM), ${baselineRatio.cpu.toFixed(2)} (CPU)`,
-            '',
-          ]
-        : []),
+      ...baselines.flatMap((b, i) => {
+        const r = ratioTo(b.run);
+        return r ? [`passthrough : baseline ${i + 1} = ${r.ram.toFixed(2)} (RAM), ${r.cpu.toFixed(2)} (CPU)`, ''] : [];
+      }),
       ...(passthrough && passthrough.handlers.length > 0
-        ? [
-            `## One passthrough handler's memory (egress env ${JSON.stringify(EGRESS_PROCESS_ENV)})`,
-            '',
-            handlerTable(passthrough.handlers),
-            '',
-          ]
+        ? [`## One passthrough handler's memory (${envText(EGRESS_PROCESS_ENV)})`, '', handlerTable(passthrough.handlers), '']
         : []),
-      ...(baseline && baseline.handlers.length > 0
-        ? [
-            `## One passthrough handler's memory, baseline egress env (${JSON.stringify(BASELINE_EGRESS_ENV)})`,
-            '',
-            handlerTable(baseline.handlers),
-            '',
-          ]
-        : []),
+      ...baselines.flatMap((b, i) =>
+        b.run.handlers.length > 0
+          ? [`## One passthrough handler's memory, baseline ${i + 1} (${envText(b.env)})`, '', handlerTable(b.run.handlers), '']
+          : [],
+      ),
       ...(checks.length > 0 ? ['## Passthrough outputs checked', '', checkTable, ''] : []),
       `Profile (TALLY_CAPACITY_PROFILE): ${profilePath}`,
       `JSON: ${file}`,
