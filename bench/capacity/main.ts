@@ -2,8 +2,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
-import { DEFAULT_MODEL, diskReservationMb, type NodeBudget, type WorkloadKind } from '@tally/capacity';
-import { startAppProcess } from '@tally/testing';
+import { DEFAULT_MODEL, diskReservationMb, EGRESS_PROCESS_ENV, type NodeBudget, type WorkloadKind } from '@tally/capacity';
+import { startAppProcess, startEgress, TEST_NODE_BUDGET } from '@tally/testing';
 import { dispose } from '@livekit/rtc-node';
 import { createStream, createTenant } from '@tally/testing';
 import { joinAndPublish, joinAsViewer, type Publisher } from '@tally/testing/media';
@@ -16,11 +16,40 @@ import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable } from '../lib/table.js';
 import { nodeComponents } from './components.js';
 import { startPush, startRecordings, stopRecordings, streamLive, streamToken } from './media.js';
-import { type OutputCheck, passthroughRooms, startPassthrough, stopAndCheck } from './passthrough.js';
+import type { OutputCheck } from './passthrough.js';
+import { measurePassthrough, type PassthroughRun } from './passthrough-phase.js';
+import { handlerTable } from './handlers.js';
 import { type FileGrowth, writeRate } from './disk-writes.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
-const args = benchArgs({ window: 10, ingress: 1, roomComposite: 1, trackComposite: 2, track: 3, passthrough: 10, viewers: 10 });
+const args = benchArgs({
+  window: 10,
+  ingress: 1,
+  roomComposite: 1,
+  trackComposite: 2,
+  track: 3,
+  passthrough: 10,
+  baselinePassthrough: 0,
+  baselineEnv: 'GST_DEBUG=1',
+  viewers: 10,
+});
+/**
+ * What the baseline egresses of `--baselinePassthrough` run with, one after the other:
+ * `--baselineEnv 'K=V,K=V;K=V'`, by default what egress runs with when nothing is set for it. The
+ * first is the baseline the ratios are taken to.
+ */
+const BASELINE_EGRESS_ENVS: readonly Readonly<Record<string, string>>[] = args.baselineEnv.split(';').map((env) =>
+  Object.fromEntries(
+    env
+      .split(',')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ),
+);
+const envText = (env: Readonly<Record<string, string>>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -141,28 +170,41 @@ try {
   await Promise.all(publishers.map((p) => p.stop()));
 
   // Passthrough: each recording is one publisher's own room, as an app's single-publisher streams are.
-  let checks: OutputCheck[] = [];
+  let checks: readonly OutputCheck[] = [];
+  let passthrough: PassthroughRun | undefined;
+  const phase = { client, appId: app.id, count: args.passthrough, windowMs, recordingsDir, log };
   if (args.passthrough > 0) {
-    log(`${args.passthrough} single-publisher rooms (rtc-node, VP8 + Opus) for passthrough`);
-    const rooms = await passthroughRooms(client, app.id, args.passthrough);
-    await settle(3_000);
-    const withPublishers = await watchTree(egress.roots, windowMs);
-    log(`${args.passthrough} concurrent passthrough recordings`);
-    const recordings = await startPassthrough(client, app.id, rooms.streamIds);
-    await settle(5_000);
-    const [busy, written] = await Promise.all([watchTree(egress.roots, windowMs), writeRate(recordingsDir, windowMs, args.passthrough)]);
-    costs['egress.passthrough'] = perUnit(busy, withPublishers, args.passthrough);
-    writes['egress.passthrough'] = written.bytesPerS;
-    writtenFiles['egress.passthrough'] = written.files;
-    logFiles(written.files);
+    passthrough = await measurePassthrough({ ...phase, roots: egress.roots, label: 'passthrough' });
+    costs['egress.passthrough'] = passthrough.cost;
+    writes['egress.passthrough'] = passthrough.bytesPerS;
+    writtenFiles['egress.passthrough'] = passthrough.files;
     notes['egress.passthrough'] =
       `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
-    checks = await stopAndCheck(client, app.id, recordings);
-    log(`passthrough outputs: ${checks.filter((c) => c.ok).length}/${checks.length} with video + audio and the right duration`);
-    for (const c of checks) log(`  ${c.id}: ${c.bytes} bytes over ${fixed(c.durationS, 1)} s, ${rateOf(c.bytes, c.durationS)}`);
-    for (const c of checks.filter((x) => !x.ok)) log(`  ${c.id}: ${c.streams.join('+')} ${c.durationS} s of ${c.recordedS} s ${c.note}`);
-    await Promise.all(rooms.publishers.map((p) => p.stop()));
+    checks = passthrough.checks;
   }
+  // The same recordings on egresses without EGRESS_PROCESS_ENV (or with --baselineEnv): baselines, in this run.
+  const baselines: { env: Readonly<Record<string, string>>; run: PassthroughRun }[] = [];
+  if (args.passthrough > 0 && args.baselinePassthrough > 0) {
+    await bench.stack.egress?.stop();
+    for (const [i, env] of BASELINE_EGRESS_ENVS.entries()) {
+      log(`egress restarted with a baseline environment (${envText(env)})`);
+      const baselineEgress = await startEgress({
+        livekit: bench.stack.livekit,
+        redisUrl: bench.stack.redis.url,
+        budget: TEST_NODE_BUDGET,
+        processEnv: env,
+      });
+      try {
+        await settle(5_000);
+        const roots = () => (baselineEgress.process.pid === undefined ? [] : [baselineEgress.process.pid]);
+        const run = await measurePassthrough({ ...phase, count: args.baselinePassthrough, roots, label: `passthrough-baseline-${i}` });
+        baselines.push({ env, run });
+      } finally {
+        await baselineEgress.stop();
+      }
+    }
+  }
+  const baseline = baselines[0]?.run;
 
   const measuredAt = new Date().toISOString();
   const host = `${hostname()} (${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other test runs)`;
@@ -250,10 +292,31 @@ try {
     ],
     RECORDING_KINDS.map((kind) => [kind.slice(7).replace('_', '-'), fitMeasured[kind], fitDefault[kind], fitHost[kind]]),
   );
-  const compared = (['egress.passthrough', 'egress.track_composite', 'egress.room_composite'] as const).flatMap((kind) => {
+  type Compared = { name: string; cost: Measured; fit: number; fitDefault: number | string };
+  const compared = (['egress.passthrough', 'egress.track_composite', 'egress.room_composite'] as const).flatMap((kind): Compared[] => {
     const c = costs[kind];
-    return c ? [{ kind, cost: c, fit: fitMeasured[kind], fitDefault: fitDefault[kind] }] : [];
+    return c ? [{ name: kind.slice(7).replace('_', '-'), cost: c, fit: fitMeasured[kind], fitDefault: fitDefault[kind] }] : [];
   });
+  for (const [i, b] of baselines.entries()) {
+    // The fit the same model gives with the baseline's passthrough cost in place of this run's.
+    const baselineCost = {
+      ...model.costs['egress.passthrough'],
+      ramMb: Math.ceil(b.run.cost.ramMb),
+      cpuMillicores: Math.ceil(b.run.cost.cpuMillicores),
+    };
+    const baselineModel = { ...model, costs: { ...model.costs, 'egress.passthrough': baselineCost } };
+    compared.splice(1 + i, 0, {
+      name: `passthrough, baseline ${i + 1} (${envText(b.env)})`,
+      cost: b.run.cost,
+      fit: recordingsThatFit(baselineModel)['egress.passthrough'],
+      fitDefault: '—',
+    });
+  }
+  const ratioTo = (b: PassthroughRun) =>
+    passthrough === undefined
+      ? undefined
+      : { ram: passthrough.cost.ramMb / b.cost.ramMb, cpu: passthrough.cost.cpuMillicores / b.cost.cpuMillicores };
+  const baselineRatio = baseline === undefined ? undefined : ratioTo(baseline);
   const rcFit = fitMeasured['egress.room_composite'];
   const compareTable = markdownTable(
     [
@@ -265,7 +328,7 @@ try {
       'fit 8 vCPU / 8 GB (built-in defaults)',
     ],
     compared.map((c) => [
-      c.kind.slice(7).replace('_', '-'),
+      c.name,
       `${fixed(c.cost.ramMb)} MB`,
       cpuPct(c.cost.cpuMillicores),
       c.fit,
@@ -275,7 +338,14 @@ try {
   );
   const checkTable = markdownTable(
     ['passthrough recording', 'streams (ffprobe)', 'duration s', 'recorded s', 'ok', 'note'],
-    checks.map((c) => [c.id, c.streams.join(' + '), fixed(c.durationS, 1), fixed(c.recordedS, 1), c.ok ? 'yes' : 'NO', c.note]),
+    [...checks, ...baselines.flatMap((b) => b.run.checks)].map((c) => [
+      c.id,
+      c.streams.join(' + '),
+      fixed(c.durationS, 1),
+      fixed(c.recordedS, 1),
+      c.ok ? 'yes' : 'NO',
+      c.note,
+    ]),
   );
   const rc = costs['egress.room_composite'];
   const tc = costs['egress.track_composite'];
@@ -292,7 +362,20 @@ try {
     fitDefault,
     fitHost,
     ratios,
-    passthrough: { checks, vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null },
+    passthrough: {
+      checks,
+      vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null,
+      handlers: passthrough?.handlers,
+      baselines: baselines.map((b) => ({
+        env: b.env,
+        cost: b.run.cost,
+        checks: b.run.checks,
+        handlers: b.run.handlers,
+        vs: ratioTo(b.run),
+      })),
+      vsBaseline: baselineRatio,
+      env: EGRESS_PROCESS_ENV,
+    },
     profilePath,
   });
   process.stdout.write(
@@ -315,6 +398,18 @@ try {
       '',
       compareTable,
       '',
+      ...baselines.flatMap((b, i) => {
+        const r = ratioTo(b.run);
+        return r ? [`passthrough : baseline ${i + 1} = ${r.ram.toFixed(2)} (RAM), ${r.cpu.toFixed(2)} (CPU)`, ''] : [];
+      }),
+      ...(passthrough && passthrough.handlers.length > 0
+        ? [`## One passthrough handler's memory (${envText(EGRESS_PROCESS_ENV)})`, '', handlerTable(passthrough.handlers), '']
+        : []),
+      ...baselines.flatMap((b, i) =>
+        b.run.handlers.length > 0
+          ? [`## One passthrough handler's memory, baseline ${i + 1} (${envText(b.env)})`, '', handlerTable(b.run.handlers), '']
+          : [],
+      ),
       ...(checks.length > 0 ? ['## Passthrough outputs checked', '', checkTable, ''] : []),
       `Profile (TALLY_CAPACITY_PROFILE): ${profilePath}`,
       `JSON: ${file}`,

@@ -16,11 +16,12 @@ export async function passthroughRooms(
   client: ApiClient,
   appId: string,
   count: number,
+  label = 'passthrough',
 ): Promise<{ streamIds: string[]; publishers: Publisher[] }> {
   const publishers: Publisher[] = [];
   const streamIds: string[] = [];
   for (let i = 0; i < count; i++) {
-    const stream = await createStream(client, appId, `capacity-passthrough-${i}`);
+    const stream = await createStream(client, appId, `capacity-${label}-${i}`);
     const token = await streamToken(client, appId, stream.id, `host-${i}`, 'publisher');
     publishers.push(await joinAndPublish(token.url, token.token));
     await streamLive(client, appId, stream.id);

@@ -14,6 +14,7 @@ export * from './guarantees.js';
 export * from './egress-mode.js';
 export * from './egress-config.js';
 export * from './egress-service-config.js';
+export * from './egress-process-env.js';
 export * from './worker-limits.js';
 export * from './ingress-service-config.js';
 export * from './disk-watermarks.js';

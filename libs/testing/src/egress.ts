@@ -3,7 +3,14 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { DEFAULT_MODEL, egressHostCpus, renderEgressServiceConfig, type CapacityModel, type EgressServiceConfig } from '@tally/capacity';
+import {
+  DEFAULT_MODEL,
+  EGRESS_PROCESS_ENV,
+  egressHostCpus,
+  renderEgressServiceConfig,
+  type CapacityModel,
+  type EgressServiceConfig,
+} from '@tally/capacity';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
 import { freePort } from './ports.js';
@@ -17,6 +24,8 @@ export type EgressOptions = Readonly<{
   budget: Readonly<Record<'TALLY_NODE_CPU_MILLICORES' | 'TALLY_NODE_RAM_MB' | 'TALLY_NODE_NIC_MBPS', string>>;
   model?: CapacityModel;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** What the service and its handlers run with beyond where they run: production's by default. */
+  processEnv?: Readonly<Record<string, string>>;
 }>;
 
 export type TestEgress = Child &
@@ -74,7 +83,7 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
     ...process.env,
     // Egress execs `egress run-handler` for every job.
     PATH: `${dirname(binary)}:${process.env['PATH'] ?? ''}`,
-    GST_DEBUG: '1',
+    ...(options.processEnv ?? EGRESS_PROCESS_ENV),
     HOME: home,
     XDG_RUNTIME_DIR: runtimeDir,
     TMPDIR: join(dir, 'tmp'),

@@ -2,6 +2,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import {
+  EGRESS_PROCESS_ENV,
   egressHostCpus,
   renderEgressServiceConfig,
   renderIngressServiceConfig,
@@ -59,7 +60,7 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
       HOME: join(workDir, 'home'),
       XDG_RUNTIME_DIR: join(workDir, 'run'),
       TMPDIR: join(workDir, 'tmp'),
-      GST_DEBUG: '1',
+      ...EGRESS_PROCESS_ENV,
     },
     workDir,
     files: [{ name: 'egress.yaml', content: `${JSON.stringify(service, null, 2)}\n` }], // JSON is YAML
