@@ -89,6 +89,12 @@ export const EnvSchema = z.object({
     .refine((cidrs) => cidrs.every(isCidr), 'must be a comma-separated list of CIDR ranges, e.g. 10.0.0.0/8,fd00::/8'),
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_CLUSTER_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  TALLY_CLUSTER_TURN_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'must be a host name or IPv4 address')
+    .optional(),
+  TALLY_CLUSTER_TURN_PORT: z.coerce.number().int().min(1).max(65_535).default(5_349),
+  TALLY_CLUSTER_TURN_SECRET: z.string().min(16).optional(),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
   TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),

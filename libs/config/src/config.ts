@@ -58,7 +58,13 @@ export type Config = Readonly<{
    * Joining nodes: the Redis URL they are handed (unset: this origin accepts no nodes), how long a join
    * token lives, and where they reach the object store (unset: `recordings.s3.endpoint`).
    */
-  cluster: Readonly<{ redisUrl: string | undefined; joinTokenTtlS: number; s3Endpoint: string | undefined }>;
+  cluster: Readonly<{
+    redisUrl: string | undefined;
+    joinTokenTtlS: number;
+    s3Endpoint: string | undefined;
+    /** The origin's TURN/TLS server, handed to media nodes that join so their participants get it too. */
+    turn: ClusterTurnConfig | undefined;
+  }>;
   /**
    * A camera that sends no frame for `idleTimeoutS` is disconnected. A viewer's reservation is a lease
    * the serving API process renews every third of `viewerLeaseS`; if that process dies, it lapses.
@@ -116,6 +122,9 @@ export type S3Config = Readonly<{
   secretKey: string;
   forcePathStyle: boolean;
 }>;
+
+/** coturn on the origin (`turns:host:port`) and the secret its per-participant credentials are minted from. */
+export type ClusterTurnConfig = Readonly<{ host: string; port: number; secret: string }>;
 
 export class ConfigError extends Error {}
 
@@ -176,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.TALLY_CLUSTER_REDIS_URL,
       joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S,
       s3Endpoint: e.TALLY_CLUSTER_S3_ENDPOINT,
+      turn: clusterTurn(e),
     }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
@@ -229,6 +239,15 @@ function s3Config(e: Env): S3Config | undefined {
     secretKey: e.TALLY_S3_SECRET_KEY,
     forcePathStyle: e.TALLY_S3_FORCE_PATH_STYLE,
   });
+}
+
+/** The origin's TURN/TLS server that joined media nodes hand their participants (docs/adr/0042). */
+function clusterTurn(e: Env): ClusterTurnConfig | undefined {
+  if (e.TALLY_CLUSTER_TURN_HOST === undefined && e.TALLY_CLUSTER_TURN_SECRET === undefined) return undefined;
+  if (e.TALLY_CLUSTER_TURN_HOST === undefined || e.TALLY_CLUSTER_TURN_SECRET === undefined) {
+    throw new ConfigError('invalid configuration:\n  TALLY_CLUSTER_TURN_HOST, TALLY_CLUSTER_TURN_SECRET: set both or neither');
+  }
+  return Object.freeze({ host: e.TALLY_CLUSTER_TURN_HOST, port: e.TALLY_CLUSTER_TURN_PORT, secret: e.TALLY_CLUSTER_TURN_SECRET });
 }
 
 /** install.sh writes the admin key to $TALLY_HOME/admin.key (mode 600). */

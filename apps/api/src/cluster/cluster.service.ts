@@ -54,6 +54,7 @@ export class ClusterService {
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
       objectStore: body.role === 'media' ? null : this.objectStore(),
+      turn: body.role === 'media' ? this.turnServer() : null,
     };
   }
 
@@ -70,6 +71,12 @@ export class ClusterService {
       accessKeyId: s3.accessKey,
       secretAccessKey: s3.secretKey,
     };
+  }
+
+  /** The origin's coturn: a room LiveKit places on a joined media node keeps TURN over TLS (docs/adr/0042). */
+  private turnServer(): ClusterSettings['turn'] {
+    const turn = this.config.cluster.turn;
+    return turn === undefined ? null : { host: turn.host, port: turn.port, secret: turn.secret };
   }
 
   private clusterRedisUrl(): string {
