@@ -16,7 +16,8 @@
 #   TURN over TLS: with --domain, LiveKit's join response names turns:NAME:5349; a client that
 #     trusts only Caddy's CA allocates a relay there with the credentials LiveKit handed it (on the
 #     node's media address, towards which alone it may relay); one trusting only the public roots is
-#     refused; a renewed certificate in Caddy's storage reaches coturn without a restart.
+#     refused; a renewed certificate in Caddy's storage reaches coturn without a restart; tally.env
+#     hands joined media nodes the same server, and coturn relays to those in TALLY_TURN_ALLOWED_PEERS.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -299,3 +300,16 @@ rm -rf "$renew"
 install tls-rerun
 check "a re-run remembers the domain" test "$(https_code "https://$domain/healthz")" == 200
 check "... and TURN over TLS, with its secret: coturn was left running" test "$(cat "$home/run/turn.child.pid")" == "$turn_pid"
+# Joined media nodes are handed the same TURN/TLS server (POST /v1/nodes/join reads these), and
+# coturn relays to the addresses of those the operator lists.
+check "tally.env hands joined media nodes turns:$domain:5349 with coturn's secret" test \
+  "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT):$(env_value TALLY_CLUSTER_TURN_SECRET)" == "$domain:5349:$(cat "$home/turn/auth-secret")"
+joined_ip=10.234.0.9
+TALLY_TURN_ALLOWED_PEERS="$joined_ip" install turn-peers
+check "tally.env remembers TALLY_TURN_ALLOWED_PEERS" test "$(env_value TALLY_TURN_ALLOWED_PEERS)" == "$joined_ip"
+if ! relayed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$joined_ip" 2>&1)"; then
+  printf '%s\n' "$relayed" >&2
+  fail "coturn refused to relay to a joined media node listed in TALLY_TURN_ALLOWED_PEERS"
+fi
+say "ok: coturn relays to the joined media node $joined_ip listed in TALLY_TURN_ALLOWED_PEERS: $(tail -n1 <<<"$relayed")"
