@@ -6,9 +6,11 @@
  * CA_FILE, opens TLS to the announced `turns:` server, allocates a relay with the announced
  * credentials, and asks for permissions towards the node's media address (granted) and another
  * address (refused). It also checks that the same server is refused by a client that trusts only
- * the public roots. Prints one JSON line; exit 0 = all of that held.
+ * the public roots. With JOINED_IP (a joined media node's address the origin lists in
+ * TALLY_TURN_ALLOWED_PEERS), a permission towards it must be granted too. Prints one JSON line; exit
+ * 0 = all of that held.
  *
- * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/turn-over-tls.ts BASE_URL ADMIN_KEY_FILE CA_FILE NODE_IP
+ * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/turn-over-tls.ts BASE_URL ADMIN_KEY_FILE CA_FILE NODE_IP [JOINED_IP]
  * (NODE_EXTRA_CA_CERTS=CA_FILE for the HTTPS and WebSocket calls.)
  */
 import { readFileSync } from 'node:fs';
@@ -17,7 +19,7 @@ import { connectTurnTls } from '@tally/testing/turn';
 import { WebSocket } from 'ws';
 import { apiCaller } from './api-call.js';
 
-const [base, adminKeyFile, caFile, nodeIp] = process.argv.slice(2) as [string, string, string, string];
+const [base, adminKeyFile, caFile, nodeIp, joinedIp] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
 const ca = readFileSync(caFile);
 /** An address outside the node (TEST-NET-2): a relay must not reach it. */
@@ -82,6 +84,10 @@ try {
     throw new Error(`relayed address ${relayed} is not on the node's media address ${nodeIp}`);
   const toNode = await client.createPermission(nodeIp);
   if (!toNode.ok) throw new Error(`permission towards the node's media address refused: ${toNode.code} ${toNode.reason}`);
+  if (joinedIp !== undefined) {
+    const toJoined = await client.createPermission(joinedIp);
+    if (!toJoined.ok) throw new Error(`permission towards the joined node ${joinedIp} refused: ${toJoined.code} ${toJoined.reason}`);
+  }
   const elsewhere = await client.createPermission(ELSEWHERE);
   if (elsewhere.ok || elsewhere.code !== 403)
     throw new Error(`permission towards ${ELSEWHERE} was not refused with 403: ${JSON.stringify(elsewhere.ok || elsewhere.code)}`);
@@ -107,6 +113,13 @@ const untrusted = await connectTurnTls({
 if (untrusted === 'accepted') throw new Error('a client that trusts only the public roots accepted the TURN server certificate');
 
 console.log(
-  JSON.stringify({ turns: turnsUrl, relayed, permissionToNode: 'granted', [`permissionTo${ELSEWHERE}`]: 403, withoutTheCa: untrusted }),
+  JSON.stringify({
+    turns: turnsUrl,
+    relayed,
+    permissionToNode: 'granted',
+    ...(joinedIp === undefined ? {} : { [`permissionTo${joinedIp}`]: 'granted' }),
+    [`permissionTo${ELSEWHERE}`]: 403,
+    withoutTheCa: untrusted,
+  }),
 );
 process.exit(0);

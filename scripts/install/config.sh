@@ -334,6 +334,7 @@ TALLY_EGRESS_BIN=$HOME_DIR/bin/egress
 EOF
   feature_env_lines
   object_store_env_lines
+  turn_cluster_env_lines
   if [[ -n "$CLUSTER_BIND" ]]; then
     echo "# Joined nodes (./install.sh --join) are handed this Redis URL (docs/cluster.md)."
     echo "TALLY_CLUSTER_REDIS_URL=redis://:$REDIS_PASSWORD@$CLUSTER_BIND:${PORT[redis]}"

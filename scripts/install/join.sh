@@ -76,13 +76,15 @@ install_join_deps() {
 
 # The origin's object store, from the join answer's objectStore (kept on re-runs).
 S3_KEYS=(TALLY_S3_BUCKET TALLY_S3_ENDPOINT TALLY_S3_REGION TALLY_S3_FORCE_PATH_STYLE TALLY_S3_ACCESS_KEY TALLY_S3_SECRET_KEY)
+# The origin's TURN over TLS server, from the join answer's turn (media nodes; kept on re-runs).
+TURN_KEYS=(TALLY_CLUSTER_TURN_HOST TALLY_CLUSTER_TURN_PORT TALLY_CLUSTER_TURN_SECRET)
 
 # exchange_join_token: fills CLUSTER from the origin, or from DIR/tally.env when this home
 # already joined as the same node.
 exchange_join_token() {
   if [[ -n "${OLD[TALLY_NODE_ROLE]:-}" && "${OLD[TALLY_NODE_ID]:-}" == "$JOIN_NAME" && -n "${OLD[REDIS_URL]:-}" ]]; then
     local key
-    for key in REDIS_URL REDIS_SENTINELS REDIS_SENTINEL_NAME LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}"; do
+    for key in REDIS_URL REDIS_SENTINELS REDIS_SENTINEL_NAME LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}" "${TURN_KEYS[@]}"; do
       CLUSTER[$key]="${OLD[$key]:-}"
     done
     CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
@@ -139,6 +141,8 @@ exchange_join_token() {
     const r = s.redisReplica;
     if (r) Object.assign(out, { REPLICA_PRIMARY: r.primary, REPLICATION_PASSWORD: r.replicationPassword, SENTINEL_PASSWORD: r.sentinelPassword,
       REDIS_SERVER_USERS: Buffer.from(r.serverUsers.map((l) => l + "\n").join("")).toString("base64") });
+    const t = s.turn;
+    if (t) Object.assign(out, { TALLY_CLUSTER_TURN_HOST: t.host, TALLY_CLUSTER_TURN_PORT: String(t.port), TALLY_CLUSTER_TURN_SECRET: t.secret });
     for (const [k, v] of Object.entries(out)) if (typeof v === "string" && !/[\s"]/.test(v)) console.log(`${k}=${v}`);
   ' <<<"$response")
   [[ -n "${CLUSTER[REDIS_URL]:-}" && -n "${CLUSTER[LIVEKIT_API_SECRET]:-}" ]] || die "the origin's answer lacks the cluster settings: $response"
@@ -147,6 +151,22 @@ exchange_join_token() {
     REPLICATION_PASSWORD="${CLUSTER[REPLICATION_PASSWORD]}" SENTINEL_PASSWORD="${CLUSTER[SENTINEL_PASSWORD]}"
   fi
   log "    joined: settings received (Redis ${CLUSTER[REDIS_URL]##*@})"
+}
+
+# join_turn_tls_on: the origin handed over its TURN over TLS server (and this is a media node).
+join_turn_tls_on() { [[ "$JOIN_ROLE" == media && -n "${CLUSTER[TALLY_CLUSTER_TURN_HOST]:-}" ]]; }
+
+# check_join_turn: what the origin handed over fits livekit.yaml as it is (host, port, secret).
+check_join_turn() {
+  [[ "$JOIN_ROLE" == media ]] || return 0
+  if ! join_turn_tls_on; then
+    log "    TURN/TLS: off (the origin serves none; install.sh --domain there turns it on, then re-join this node)"
+    return 0
+  fi
+  [[ "${CLUSTER[TALLY_CLUSTER_TURN_HOST]}" =~ ^[A-Za-z0-9.-]+$ && "${CLUSTER[TALLY_CLUSTER_TURN_PORT]:-}" =~ ^[0-9]+$ &&
+    "${CLUSTER[TALLY_CLUSTER_TURN_SECRET]:-}" =~ ^[A-Za-z0-9._~+/=-]+$ ]] || die "the origin's TURN settings are malformed"
+  log "    TURN/TLS: participants on this node get turns:${CLUSTER[TALLY_CLUSTER_TURN_HOST]}:${CLUSTER[TALLY_CLUSTER_TURN_PORT]} (the origin's coturn)"
+  warn "the origin's coturn relays only to addresses it allows: on the origin, add $NODE_IP to TALLY_TURN_ALLOWED_PEERS in tally.env and re-run install.sh there (docs/cluster.md)"
 }
 
 # resolve_recordings_dir: where this node's agent reads recordings and writes ladders (and its
@@ -237,6 +257,10 @@ $(if [[ -n "${CLUSTER[TALLY_S3_BUCKET]:-}" ]]; then
     echo "# The origin's object store: the agent stages what this node's egress writes there."
     for key in "${S3_KEYS[@]}"; do echo "$key=${CLUSTER[$key]:-}"; done
   fi)
+$(if join_turn_tls_on; then
+    echo "# The origin's TURN over TLS server, which livekit-server hands this node's participants."
+    for key in "${TURN_KEYS[@]}"; do echo "$key=${CLUSTER[$key]:-}"; done
+  fi)
 # Media workers the agent runs on demand (docs/workers.md): egress on worker and gpu nodes.
 TALLY_WORKER_RUNTIME=$(if [[ "$JOIN_ROLE" == media ]]; then echo none; else echo "${OLD[TALLY_WORKER_RUNTIME]:-native}"; fi)
 TALLY_WORKERS_DIR=$HOME_DIR/workers
@@ -269,6 +293,9 @@ rtc:
   node_ip: $NODE_IP
 EOF
   livekit_stun_yaml
+  if join_turn_tls_on; then
+    turn_servers_yaml "${CLUSTER[TALLY_CLUSTER_TURN_HOST]}" "${CLUSTER[TALLY_CLUSTER_TURN_PORT]}" "${CLUSTER[TALLY_CLUSTER_TURN_SECRET]}" "the origin's coturn"
+  fi
   livekit_turn_yaml
   livekit_redis_yaml "$address" "$username" "$password" "${CLUSTER[REDIS_SENTINELS]:-}" "${CLUSTER[REDIS_SENTINEL_NAME]:-}"
   cat <<EOF
@@ -350,6 +377,7 @@ join_main() {
   resolve_network
   resolve_join_sentinel
   if [[ "$JOIN_ROLE" == media ]]; then resolve_stun; fi
+  check_join_turn
   resolve_recordings_dir
   write_join_config
   if [[ "$JOIN_ROLE" == media ]]; then

@@ -17,7 +17,9 @@
 source "$TALLY_INSTALL_LIB/turn-cert.sh"
 
 TALLY_SERVICES+=(turn turn-cert)
+MANAGED_KEYS+=(TALLY_CLUSTER_TURN_HOST TALLY_CLUSTER_TURN_PORT TALLY_CLUSTER_TURN_SECRET TALLY_TURN_ALLOWED_PEERS)
 TURN_SECRET=""
+TURN_ALLOWED_PEERS="" # joined media nodes' addresses the relay may reach too (comma-separated)
 TURN_CERT_CHECK_S=600
 
 turn_tls_on() { [[ -n "$DOMAIN" ]]; }
@@ -30,6 +32,11 @@ resolve_turn_tls() {
     die "TALLY_TURN_CERT_CHECK_S must be a whole number of seconds >= 1, got: $TURN_CERT_CHECK_S"
   turn_tls_on || return 0
   [[ -z "$given" ]] || set_extra TALLY_TURN_CERT_CHECK_S "$given"
+  TURN_ALLOWED_PEERS="${TALLY_TURN_ALLOWED_PEERS-${OLD[TALLY_TURN_ALLOWED_PEERS]:-}}"
+  local peer
+  for peer in ${TURN_ALLOWED_PEERS//,/ }; do
+    is_ipv4 "$peer" || die "TALLY_TURN_ALLOWED_PEERS must list IPv4 addresses separated by commas, got: $peer"
+  done
   TURN_SECRET="$(cat "$file" 2>/dev/null || true)"
   [[ "$TURN_SECRET" =~ ^[0-9a-f]{48}$ ]] || TURN_SECRET="$(random_secret 24)"
   log "    TURN/TLS: coturn on tcp ${PORT[turn-tls]} (turns:$DOMAIN:${PORT[turn-tls]}), with Caddy's certificate for $DOMAIN (copied; renewals checked every ${TURN_CERT_CHECK_S}s)"
@@ -38,13 +45,33 @@ resolve_turn_tls() {
 # livekit_turn_servers_yaml: the rtc lines that hand clients the TURN/TLS server (indented for rtc:).
 livekit_turn_servers_yaml() {
   turn_tls_on || return 0
+  turn_servers_yaml "$DOMAIN" "${PORT[turn-tls]}" "$TURN_SECRET" coturn
+}
+
+# turn_servers_yaml HOST PORT SECRET WHAT: rtc.turn_servers naming one TURN/TLS server (a joined
+# media node names the origin's: scripts/install/join.sh).
+turn_servers_yaml() {
   cat <<EOF
-  # TURN over TLS (coturn, docs/adr/0042-turn-tls-beside-caddy.md): credentials per participant
+  # TURN over TLS ($4, docs/adr/0042-turn-tls-beside-caddy.md): credentials per participant
   turn_servers:
-    - host: $DOMAIN
-      port: ${PORT[turn-tls]}
+    - host: $1
+      port: $2
       protocol: tls
-      secret: $TURN_SECRET
+      secret: $3
+EOF
+}
+
+# turn_cluster_env_lines: the tally.env lines that hand joined media nodes this TURN/TLS server.
+turn_cluster_env_lines() {
+  turn_tls_on || return 0
+  cat <<EOF
+# Joined media nodes hand their participants this TURN over TLS server too (docs/cluster.md).
+TALLY_CLUSTER_TURN_HOST=$DOMAIN
+TALLY_CLUSTER_TURN_PORT=${PORT[turn-tls]}
+TALLY_CLUSTER_TURN_SECRET=$TURN_SECRET
+# Media addresses of joined media nodes coturn may relay to, besides this host's (comma-separated;
+# re-run install.sh after adding one: coturn reads its peers at start).
+TALLY_TURN_ALLOWED_PEERS=$TURN_ALLOWED_PEERS
 EOF
 }
 
@@ -52,6 +79,8 @@ EOF
 # the address STUN saw when livekit-server announces that one instead.
 turn_allowed_peers() {
   echo "$NODE_IP"
+  local peer
+  for peer in ${TURN_ALLOWED_PEERS//,/ }; do echo "$peer"; done
   if [[ "$STUN_OK" == 1 && -n "$STUN_MAPPED" && "$STUN_MAPPED" != "$NODE_IP" ]]; then echo "$STUN_MAPPED"; fi
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,13 +12,16 @@ import { LivekitRoomClient } from '@tally/livekit';
 import { ladderReservationId } from '@tally/recordings';
 import { type ApiClient, type Child, freePort, startAppProcess, TEST_NODE_BUDGET, waitFor } from '@tally/testing';
 import { Redis } from 'ioredis';
-import { RoomServiceClient } from 'livekit-server-sdk';
+import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
+import { iceServersFromJoin } from './livekit-join-response.js';
 import { addHost, forward, installOnNode, killService, readableCheckout, nodeHome, removeHome, type TwoHosts } from './joined-node.js';
 
 const run = promisify(execFile);
+/** The origin's TURN over TLS server (coturn with `install.sh --domain`), as its API hands it to joining media nodes. */
+const ORIGIN_TURN = { host: 'turn.tally.test', port: 5349, secret: randomBytes(24).toString('hex') };
 
 /** Two hosts on one machine: the origin (the test stack) and a node that joins it with ./install.sh --join. */
 describe('install.sh --join', () => {
@@ -135,7 +138,13 @@ describe('install.sh --join', () => {
     hosts = await addHost();
     const [redisPort, apiPort] = [await freePort(), await freePort()];
     originUrl = `http://${hosts.originIp}:${apiPort}`;
-    sut = await startApiHarness({ TALLY_CLUSTER_REDIS_URL: `redis://${hosts.originIp}:${redisPort}`, TALLY_PUBLIC_URL: originUrl });
+    sut = await startApiHarness({
+      TALLY_CLUSTER_REDIS_URL: `redis://${hosts.originIp}:${redisPort}`,
+      TALLY_PUBLIC_URL: originUrl,
+      TALLY_CLUSTER_TURN_HOST: ORIGIN_TURN.host,
+      TALLY_CLUSTER_TURN_PORT: String(ORIGIN_TURN.port),
+      TALLY_CLUSTER_TURN_SECRET: ORIGIN_TURN.secret,
+    });
     // The origin's Redis and API as a node on the other host reaches them (install.sh --cluster-bind on a real origin).
     forwarders.push(await forward(hosts.originIp, redisPort, sut.stack.redis.port));
     forwarders.push(await forward(hosts.originIp, apiPort, sut.stack.config.http.port));
@@ -235,6 +244,12 @@ describe('install.sh --join', () => {
     // Secrets readable by root and the one service user that needs each (ADR 0017).
     expect(await ownerAndMode(join(home, 'tally.env'))).toBe('root:tally-media 640');
     expect(await ownerAndMode(join(home, 'livekit.yaml'))).toBe('root:tally-livekit 640');
+    // The origin's TURN over TLS server, for the participants LiveKit places on this node.
+    expect(joined.output).toContain(`TURN/TLS: participants on this node get turns:${ORIGIN_TURN.host}:${ORIGIN_TURN.port}`);
+    expect(joined.output).toContain(`add ${hosts.nodeIp} to TALLY_TURN_ALLOWED_PEERS`);
+    expect(readFileSync(join(home, 'livekit.yaml'), 'utf8')).toContain(
+      `  turn_servers:\n    - host: ${ORIGIN_TURN.host}\n      port: ${ORIGIN_TURN.port}\n      protocol: tls\n      secret: ${ORIGIN_TURN.secret}\n`,
+    );
     const reused = await sut.anonymous.post('/v1/nodes/join', { token, name: 'another', role: 'media' });
     expect(reused.status).toBe(401);
     const node = (await nodes()).find((n) => n.nodeId === name);
@@ -268,7 +283,23 @@ describe('install.sh --join', () => {
     // Asked at the origin, hosted on the node: LiveKit maps the room to the joined livekit-server.
     expect(await redis.hget('room_node_map', placed)).toBe(lkNodeId);
     expect((await onNode.listRooms([placed])).map((r) => r.name)).toEqual([placed]);
+
+    // A participant of that room, connecting at the origin as clients do, is answered by the node's
+    // livekit-server: the TURN over TLS server it names is the origin's coturn (the test origin's own
+    // livekit-server names none), with credentials coturn's shared secret verifies.
+    const token = new AccessToken(apiKey, apiSecret, { identity: 'behind-a-firewall', ttl: 300 });
+    token.addGrant({ roomJoin: true, room: placed, canPublish: true, canSubscribe: true });
+    const iceServers = await iceServersFromJoin(sut.stack.livekit.url, await token.toJwt());
     await atOrigin.deleteRoom(placed);
+    const turns = iceServers.filter((s) => s.urls.some((u) => u.startsWith('turns:')));
+    expect(turns.map((s) => s.urls)).toEqual([[`turns:${ORIGIN_TURN.host}:${ORIGIN_TURN.port}?transport=tcp`]]);
+    const [expiry] = (turns[0]?.username ?? '').split(':');
+    expect(Number(expiry)).toBeGreaterThan(Date.now() / 1000);
+    expect(turns[0]?.credential).toBe(
+      createHmac('sha1', ORIGIN_TURN.secret)
+        .update(turns[0]?.username ?? '')
+        .digest('base64'),
+    );
   });
 
   it('--leave drains the node: it takes no new work, waits for its running work, then leaves the pool', async () => {

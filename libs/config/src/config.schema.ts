@@ -100,6 +100,12 @@ export const EnvSchema = z.object({
   ),
   TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  TALLY_CLUSTER_TURN_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'must be a host name or IPv4 address')
+    .optional(),
+  TALLY_CLUSTER_TURN_PORT: z.coerce.number().int().min(1).max(65_535).default(5_349),
+  TALLY_CLUSTER_TURN_SECRET: z.string().min(16).optional(),
   TALLY_JOIN_TOKEN_TTL_S: z.coerce.number().int().min(60).default(3_600),
   TALLY_CAMERA_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).default(15),
   TALLY_CAMERA_VIEWER_LEASE_S: z.coerce.number().int().min(3).default(30),

@@ -32,6 +32,21 @@ describe(loadConfig.name, () => {
     expect(attempt).toThrow(/TALLY_PORT/);
   });
 
+  it("takes the origin's TURN/TLS server for joined nodes only with both its host and its secret", () => {
+    const secret = 'a'.repeat(48);
+
+    expect(loadConfig(valid).cluster.turn).toBeUndefined();
+    expect(loadConfig({ ...valid, TALLY_CLUSTER_TURN_HOST: 'media.example', TALLY_CLUSTER_TURN_SECRET: secret }).cluster.turn).toEqual({
+      host: 'media.example',
+      port: 5349,
+      secret,
+    });
+    expect(() => loadConfig({ ...valid, TALLY_CLUSTER_TURN_HOST: 'media.example' })).toThrow(/TALLY_CLUSTER_TURN_SECRET/);
+    expect(() => loadConfig({ ...valid, TALLY_CLUSTER_TURN_HOST: 'media example', TALLY_CLUSTER_TURN_SECRET: secret })).toThrow(
+      /TALLY_CLUSTER_TURN_HOST/,
+    );
+  });
+
   it('refuses to start without a database', () => {
     const { DATABASE_URL: _omitted, ...rest } = valid;
     expect(() => loadConfig(rest)).toThrow(/DATABASE_URL/);

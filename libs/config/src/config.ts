@@ -67,6 +67,8 @@ export type Config = Readonly<{
     /** What --redis-replica nodes are handed: the replication and Sentinel users' passwords. */
     replicationPassword: string | undefined;
     sentinelPassword: string | undefined;
+    /** The origin's TURN/TLS server, handed to media nodes that join so their participants get it too. */
+    turn: ClusterTurnConfig | undefined;
   }>;
   /**
    * A camera that sends no frame for `idleTimeoutS` is disconnected. A viewer's reservation is a lease
@@ -125,6 +127,9 @@ export type S3Config = Readonly<{
   secretKey: string;
   forcePathStyle: boolean;
 }>;
+
+/** coturn on the origin (`turns:host:port`) and the secret its per-participant credentials are minted from. */
+export type ClusterTurnConfig = Readonly<{ host: string; port: number; secret: string }>;
 
 export class ConfigError extends Error {}
 
@@ -188,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sentinels: e.TALLY_CLUSTER_REDIS_SENTINELS === undefined ? undefined : Object.freeze(e.TALLY_CLUSTER_REDIS_SENTINELS.split(',')),
       replicationPassword: e.TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD,
       sentinelPassword: e.TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD,
+      turn: clusterTurn(e),
     }),
     cameras: Object.freeze({ idleTimeoutS: e.TALLY_CAMERA_IDLE_TIMEOUT_S, viewerLeaseS: e.TALLY_CAMERA_VIEWER_LEASE_S }),
     hls: Object.freeze({ dir: e.TALLY_HLS_DIR ?? join(e.TALLY_HOME, 'hls'), retentionS: e.TALLY_HLS_RETENTION_S }),
@@ -241,6 +247,15 @@ function s3Config(e: Env): S3Config | undefined {
     secretKey: e.TALLY_S3_SECRET_KEY,
     forcePathStyle: e.TALLY_S3_FORCE_PATH_STYLE,
   });
+}
+
+/** The origin's TURN/TLS server that joined media nodes hand their participants (docs/adr/0042). */
+function clusterTurn(e: Env): ClusterTurnConfig | undefined {
+  if (e.TALLY_CLUSTER_TURN_HOST === undefined && e.TALLY_CLUSTER_TURN_SECRET === undefined) return undefined;
+  if (e.TALLY_CLUSTER_TURN_HOST === undefined || e.TALLY_CLUSTER_TURN_SECRET === undefined) {
+    throw new ConfigError('invalid configuration:\n  TALLY_CLUSTER_TURN_HOST, TALLY_CLUSTER_TURN_SECRET: set both or neither');
+  }
+  return Object.freeze({ host: e.TALLY_CLUSTER_TURN_HOST, port: e.TALLY_CLUSTER_TURN_PORT, secret: e.TALLY_CLUSTER_TURN_SECRET });
 }
 
 /** install.sh writes the admin key to $TALLY_HOME/admin.key (mode 600). */

@@ -101,6 +101,19 @@ export const RedisReplicaSettings = z
   })
   .meta({ id: 'RedisReplicaSettings' });
 export type RedisReplicaSettings = z.infer<typeof RedisReplicaSettings>;
+/**
+ * The origin's TURN over TLS server (coturn beside Caddy, docs/adr/0042-turn-tls-beside-caddy.md),
+ * handed to `media` nodes: their livekit-server names it to every participant it hosts
+ * (`turns:host:port?transport=tcp`), with credentials it mints per participant from `secret`.
+ */
+export const TurnServerSettings = z
+  .object({
+    host: z.string(),
+    port: z.number().int().min(1).max(65_535),
+    secret: z.string(),
+  })
+  .meta({ id: 'TurnServerSettings' });
+export type TurnServerSettings = z.infer<typeof TurnServerSettings>;
 
 /** What a joining node needs to become part of the pool; secrets, so the installer writes them with mode 600. */
 export const ClusterSettings = z
@@ -137,6 +150,11 @@ export const ClusterSettings = z
     redisSentinel: RedisSentinelSettings.nullable(),
     /** For a join with `redisReplica`; `null` otherwise. */
     redisReplica: RedisReplicaSettings.nullable(),
+    /**
+     * For `media` nodes when the origin serves TURN over TLS (`install.sh --domain`): participants
+     * a joined node hosts get the same relay as the origin's. `null` otherwise.
+     */
+    turn: TurnServerSettings.nullable(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

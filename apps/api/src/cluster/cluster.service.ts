@@ -59,6 +59,7 @@ export class ClusterService {
       objectStore: body.role === 'media' ? null : this.objectStore(),
       redisSentinel: this.sentinelSettings(),
       redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
+      turn: body.role === 'media' ? this.turnServer() : null,
     };
   }
 
@@ -108,6 +109,12 @@ export class ClusterService {
       accessKeyId: s3.accessKey,
       secretAccessKey: s3.secretKey,
     };
+  }
+
+  /** The origin's coturn: a room LiveKit places on a joined media node keeps TURN over TLS (docs/adr/0042). */
+  private turnServer(): ClusterSettings['turn'] {
+    const turn = this.config.cluster.turn;
+    return turn === undefined ? null : { host: turn.host, port: turn.port, secret: turn.secret };
   }
 
   private clusterRedisUrl(): string {
