@@ -14,9 +14,8 @@
  * (NODE_EXTRA_CA_CERTS=CA_FILE for the HTTPS and WebSocket calls.)
  */
 import { readFileSync } from 'node:fs';
-import { SignalResponse } from '@livekit/protocol';
+import { iceServersFromJoin } from '@tally/testing/livekit-join';
 import { connectTurnTls } from '@tally/testing/turn';
-import { WebSocket } from 'ws';
 import { apiCaller } from './api-call.js';
 
 const [base, adminKeyFile, caFile, nodeIp, joinedIp] = process.argv.slice(2) as [string, string, string, string, string | undefined];
@@ -26,29 +25,6 @@ const ca = readFileSync(caFile);
 const ELSEWHERE = '198.51.100.7';
 
 const call = apiCaller(base);
-
-type IceServer = { urls: string[]; username: string; credential: string };
-
-/** LiveKit's join response to a client connecting with `token`: the ICE servers it hands that client. */
-async function iceServersFromJoin(url: string, token: string): Promise<IceServer[]> {
-  const socket = new WebSocket(
-    `${url.replace(/\/+$/, '')}/rtc?access_token=${encodeURIComponent(token)}&auto_subscribe=1&sdk=js&protocol=15`,
-  );
-  try {
-    return await new Promise<IceServer[]>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no join response from LiveKit within 30 s')), 30_000);
-      socket.on('error', reject);
-      socket.on('message', (data: Buffer) => {
-        const response = SignalResponse.fromBinary(new Uint8Array(data));
-        if (response.message.case !== 'join') return;
-        clearTimeout(timer);
-        resolve(response.message.value.iceServers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })));
-      });
-    });
-  } finally {
-    socket.close();
-  }
-}
 
 const app = await call(adminKey, 'POST', '/v1/apps', 201, { name: 'turn-over-tls' });
 const appId = String(app.id);

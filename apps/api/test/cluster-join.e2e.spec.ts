@@ -16,7 +16,7 @@ import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import { expectLadderPlays, type Ladder, probeVideo } from './ladder-playback.js';
-import { iceServersFromJoin } from './livekit-join-response.js';
+import { iceServersFromJoin } from '@tally/testing/livekit-join';
 import { addHost, forward, installOnNode, killService, readableCheckout, nodeHome, removeHome, type TwoHosts } from './joined-node.js';
 
 const run = promisify(execFile);
