@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, diskReservationMb, EGRESS_PROCESS_ENV, type NodeBudget, type WorkloadKind } from '@tally/capacity';
-import { startAppProcess, startEgress, TEST_NODE_BUDGET } from '@tally/testing';
+import { startAppProcess } from '@tally/testing';
 import { dispose } from '@livekit/rtc-node';
 import { createStream, createTenant } from '@tally/testing';
 import { joinAndPublish, joinAsViewer, type Publisher } from '@tally/testing/media';
@@ -19,6 +19,7 @@ import { startPush, startRecordings, stopRecordings, streamLive, streamToken } f
 import type { OutputCheck } from './passthrough.js';
 import { measurePassthrough, type PassthroughRun } from './passthrough-phase.js';
 import { handlerTable } from './handlers.js';
+import { envText, measurePassthroughBaselines, parseBaselineEnvs } from './passthrough-baselines.js';
 import { type FileGrowth, writeRate } from './disk-writes.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
@@ -33,23 +34,8 @@ const args = benchArgs({
   baselineEnv: 'GST_DEBUG=1',
   viewers: 10,
 });
-/**
- * What the baseline egresses of `--baselinePassthrough` run with, one after the other:
- * `--baselineEnv 'K=V,K=V;K=V'`, by default what egress runs with when nothing is set for it. The
- * first is the baseline the ratios are taken to.
- */
-const BASELINE_EGRESS_ENVS: readonly Readonly<Record<string, string>>[] = args.baselineEnv.split(';').map((env) =>
-  Object.fromEntries(
-    env
-      .split(',')
-      .filter((kv) => kv.includes('='))
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  ),
-);
-const envText = (env: Readonly<Record<string, string>>) =>
-  Object.entries(env)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
+/** What the baseline egresses of `--baselinePassthrough` run with; the first is the one ratios are taken to. */
+const BASELINE_EGRESS_ENVS = parseBaselineEnvs(args.baselineEnv);
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
 const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
@@ -183,27 +169,10 @@ try {
     checks = passthrough.checks;
   }
   // The same recordings on egresses without EGRESS_PROCESS_ENV (or with --baselineEnv): baselines, in this run.
-  const baselines: { env: Readonly<Record<string, string>>; run: PassthroughRun }[] = [];
-  if (args.passthrough > 0 && args.baselinePassthrough > 0) {
-    await bench.stack.egress?.stop();
-    for (const [i, env] of BASELINE_EGRESS_ENVS.entries()) {
-      log(`egress restarted with a baseline environment (${envText(env)})`);
-      const baselineEgress = await startEgress({
-        livekit: bench.stack.livekit,
-        redisUrl: bench.stack.redis.url,
-        budget: TEST_NODE_BUDGET,
-        processEnv: env,
-      });
-      try {
-        await settle(5_000);
-        const roots = () => (baselineEgress.process.pid === undefined ? [] : [baselineEgress.process.pid]);
-        const run = await measurePassthrough({ ...phase, count: args.baselinePassthrough, roots, label: `passthrough-baseline-${i}` });
-        baselines.push({ env, run });
-      } finally {
-        await baselineEgress.stop();
-      }
-    }
-  }
+  const baselines =
+    args.passthrough > 0 && args.baselinePassthrough > 0
+      ? await measurePassthroughBaselines(bench.stack, BASELINE_EGRESS_ENVS, { ...phase, count: args.baselinePassthrough }, settle)
+      : [];
   const baseline = baselines[0]?.run;
 
   const measuredAt = new Date().toISOString();
