@@ -145,7 +145,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
   unit_has() { grep -qxF -- "$2" "$units/tally-$1.service" || fail "tally-$1.service lacks the line $2"; }
   for name in postgres redis livekit agent api worker caddy turn turn-cert; do
     # shellcheck disable=SC2016 # expanded by the inner shell
-    bash -c 'source scripts/install/lib.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
+    bash -c 'source scripts/install/lib.sh && source scripts/install/objects.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
       PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin | sort -V | tail -n1)" && declare -A PORT=([pg]=5432) &&
       render_unit "$2"' _ "$home" "$name" >"$units/tally-$name.service"
     for line in "User=${unit_user[$name]}" NoNewPrivileges=yes PrivateTmp=yes ProtectSystem=strict; do unit_has "$name" "$line"; done
