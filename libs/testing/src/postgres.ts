@@ -24,6 +24,10 @@ const PG_OS_USER = 'tally-pg';
 export type ThrowawayPostgres = {
   /** Superuser URL of the `postgres` database, e.g. postgresql://postgres@127.0.0.1:5433/postgres */
   url: string;
+  /** Ends the server as a crash or power loss would (no checkpoint, every connection cut); the data stays. */
+  crash(): Promise<void>;
+  /** Starts the server again on the same port and data after `crash`. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -53,9 +57,13 @@ export const startPostgres = async (): Promise<ThrowawayPostgres> => {
     '-c synchronous_commit=off',
     '-c full_page_writes=off',
   ].join(' ');
+  const start = async () => {
+    await asPgUser('pg_ctl', ['-D', dataDir, '-o', serverOptions, '-l', join(dir, 'postgres.log'), '-w', 'start']);
+  };
+  const stopServer = () => asPgUser('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
   try {
     await asPgUser('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-    await asPgUser('pg_ctl', ['-D', dataDir, '-o', serverOptions, '-l', join(dir, 'postgres.log'), '-w', 'start']);
+    await start();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -63,8 +71,12 @@ export const startPostgres = async (): Promise<ThrowawayPostgres> => {
 
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    crash: async () => {
+      await stopServer();
+    },
+    start,
     stop: async () => {
-      await asPgUser('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      await stopServer().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@tally/contracts';
+import { isPostgresUnavailable } from '@tally/db';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, LimitRefusedError, RateLimitedError, UpstreamUnavailableError } from './domain-error.js';
 import { isRedisUnavailable } from './redis-unavailable.js';
@@ -74,6 +75,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, exceptio
   }
   if (isRedisUnavailable(exception)) {
     sendError(request, reply, new UpstreamUnavailableError('redis', exception));
+    return;
+  }
+  if (isPostgresUnavailable(exception)) {
+    sendError(request, reply, new UpstreamUnavailableError('postgres', exception));
     return;
   }
   logger.error(`request ${requestId} failed`, exception instanceof Error ? exception.stack : String(exception));
