@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts Tally on this host (Debian 12 / Ubuntu, as root); idempotent.
 #   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
-#                [--object-store | --s3-endpoint URL --s3-bucket B]
+#                [--object-store | --s3-endpoint URL --s3-bucket B] [--database-url-file F]
 #   ./install.sh --stop --home DIR
 #   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--redis-replica];  ./install.sh --leave
 # ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
@@ -96,6 +96,7 @@ main() {
   resolve_tls
   resolve_turn_tls
   resolve_secrets
+  resolve_database
   resolve_redis_sentinel
   write_config
 

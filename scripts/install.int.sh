@@ -12,6 +12,8 @@
 #   --cluster-bind on the address of a veth pair to a namespace standing in for a
 #   node's host: Redis answers the node there (password required), join tokens are issued and the
 #   join hands out a Redis URL that works from the node; a re-run remembers the address.
+#   --database-url-file: the data moved to an external PostgreSQL with pg_dump, kept on re-runs,
+#   one that does not answer refused before anything is written.
 # Exits non-zero on the first failed check (logs of the home are printed). Takes ~2-3 min.
 #
 # Usage: bash scripts/install.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -82,6 +84,10 @@ cleanup() {
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
   remove_node_net
+  if [[ -n "${ext_dir:-}" ]]; then
+    stop_external_pg
+    rm -rf "$ext_dir"
+  fi
   if [[ $rc -ne 0 && -d "$home/log" ]]; then
     local f
     for f in "$home"/log/*.log; do
@@ -549,6 +555,68 @@ check "a re-run without the flag keeps TALLY_CLUSTER_BIND" test "$(env_value TAL
 check "... and the node still reaches Redis on $bind_ip" node_ping_ok
 check "... and Redis on 127.0.0.1" redis_on 127.0.0.1
 check "... and join tokens are still issued" test "$(join_token_code)" == 201
+
+# 10. An external PostgreSQL (--database-url-file), the app's data moved there with pg_dump as
+# docs/cluster.md says; a re-run remembers it; one that does not answer is refused before
+# anything is written.
+free_port ext_pg_port
+ext_dir="$home.external-pg"
+pg_bin_dir="${psql_bin%/psql}"
+as_pg() { (cd / && setpriv --reuid=tally-postgres --regid=tally-postgres --init-groups -- "$@"); }
+stop_external_pg() { [[ ! -d "$ext_dir/data" ]] || as_pg "$pg_bin_dir/pg_ctl" -D "$ext_dir/data" -m fast -w stop >/dev/null 2>&1 || true; }
+mkdir -p "$ext_dir" && chown tally-postgres:tally-postgres "$ext_dir" && chmod 700 "$ext_dir"
+as_pg "$pg_bin_dir/initdb" -D "$ext_dir/data" -U postgres -E UTF8 --auth-local=trust --auth-host=scram-sha-256 >/dev/null ||
+  fail "initdb of the external PostgreSQL failed"
+as_pg "$pg_bin_dir/pg_ctl" -D "$ext_dir/data" -o "-p $ext_pg_port -k $ext_dir -c listen_addresses=127.0.0.1" \
+  -l "$ext_dir/postgres.log" -w start >/dev/null || fail "the external PostgreSQL did not start"
+ext_password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+as_pg "$psql_bin" -X -q -h "$ext_dir" -p "$ext_pg_port" -U postgres -d postgres \
+  -c "CREATE ROLE tally_ext LOGIN PASSWORD '$ext_password'" -c 'CREATE DATABASE tally_ext OWNER tally_ext' >/dev/null ||
+  fail "creating the external role and database failed"
+ext_url="postgresql://tally_ext:$ext_password@127.0.0.1:$ext_pg_port/tally_ext"
+./install.sh --stop --home "$home" >/dev/null || fail "--stop before moving the data exited non-zero"
+# The home's cluster alone, for the dump (install.sh --stop stopped it with the rest).
+as_pg "$pg_bin_dir/pg_ctl" -D "$home/postgres/data" -o "-p $pg_port -k $home/postgres" -w start >/dev/null ||
+  fail "starting the home's cluster for pg_dump failed"
+as_pg "$pg_bin_dir/pg_dump" -h "$home/postgres" -p "$pg_port" -U postgres --no-owner --no-privileges tally >"$ext_dir/tally.sql" ||
+  fail "pg_dump of the home's database failed"
+as_pg "$pg_bin_dir/pg_ctl" -D "$home/postgres/data" -m fast -w stop >/dev/null
+(cd / && PGPASSWORD="$ext_password" "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$ext_pg_port" -U tally_ext -d tally_ext \
+  -f "$ext_dir/tally.sql" >/dev/null) || fail "restoring the dump into the external PostgreSQL failed"
+printf '%s\n' "$ext_url" >"$home.database-url" && chmod 600 "$home.database-url"
+PATH="$host_path" ./install.sh "${install_args[@]}" --database-url-file "$home.database-url" >"$home.out.external-db" 2>&1 ||
+  { cat "$home.out.external-db" >&2; fail "install.sh (external-db) exited non-zero"; }
+rm -f "$home.database-url"
+check "healthz 200 on the external PostgreSQL" healthz_is_200
+check "tally.env: DATABASE_URL is the external one" test "$(env_value DATABASE_URL)" == "$ext_url"
+check "tally.env: TALLY_DATABASE=external" test "$(env_value TALLY_DATABASE)" == external
+check "the summary names the external PostgreSQL without its password" \
+  grep -qF "Database:   external PostgreSQL, postgresql://tally_ext:***@127.0.0.1:$ext_pg_port/tally_ext" "$home.out.external-db"
+check "... and the install's output never shows the password" lacks "$ext_password" "$home.out.external-db"
+rm -f "$home.out.external-db"
+check "the app moved with the dump" app_listed
+# ([a]: the pattern does not match its own command line)
+home_cluster_stopped() { ! pgrep -f -- "-D $home/postgres/dat[a]" >/dev/null; }
+check "the home's own cluster is not running" home_cluster_stopped
+ext_app="$(admin -X POST "$base/v1/apps" -H 'Content-Type: application/json' -d '{"name":"external-db"}')"
+ext_app_id="$(sed -n 's/.*"id":"\([^"]*\)".*/\1/p' <<<"$ext_app")"
+ext_psql() { (cd / && PGPASSWORD="$ext_password" "$psql_bin" -X -w -qtA -h 127.0.0.1 -p "$ext_pg_port" -U tally_ext -d tally_ext -c "$1" 2>&1); }
+check "a new app is written to the external PostgreSQL" test "$(ext_psql "SELECT count(*) FROM \"App\" WHERE id = '$ext_app_id'")" == 1
+timed_install external-db-kept "${install_args[@]}"
+check "a re-run without the flag keeps the external PostgreSQL" test "$(env_value DATABASE_URL)" == "$ext_url"
+check "... healthz 200" healthz_is_200
+check "... and still no cluster of its own" home_cluster_stopped
+fingerprint="$(sha256sum "$home/tally.env")"
+printf 'postgresql://tally_ext:%s@127.0.0.1:1/tally_ext\n' "$ext_password" >"$home.database-url"
+if ./install.sh "${install_args[@]}" --database-url-file "$home.database-url" >"$home.out.bad-db" 2>&1; then
+  fail "install.sh succeeded with a PostgreSQL that does not answer"
+fi
+rm -f "$home.database-url"
+check "a PostgreSQL that does not answer is refused, named without its password" \
+  grep -q "the external PostgreSQL postgresql://tally_ext:\*\*\*@127.0.0.1:1/tally_ext does not answer" "$home.out.bad-db"
+check "... and tally.env is left as it was" test "$(sha256sum "$home/tally.env")" == "$fingerprint"
+rm -f "$home.out.bad-db"
+stop_external_pg
 
 start=$SECONDS
 ./install.sh --stop --home "$home" >/dev/null || fail "second --stop exited non-zero"

@@ -8,7 +8,7 @@ TALLY_USAGE="Usage:
                [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
                [--ingress-udp-port N] [--cluster-bind IP [--redis-sentinel] [--sentinel-port N]]
-               [--domain NAME [--tls internal] [--turn-tls-port N]]
+               [--domain NAME [--tls internal] [--turn-tls-port N]] [--database-url-file F]
                [--object-store [--object-store-port N] |
                 --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
                 [--s3-credentials-file F]] [--dry-run]
@@ -81,6 +81,14 @@ Options:
                       URLs (default true). Checked by writing, reading back and deleting a probe
                       object before tally.env is written. Remembered.
                       Without --object-store or --s3-*, recordings stay on local disk.
+  --database-url-file F
+                      keep Tally's data in an existing PostgreSQL (managed, or a replicated one
+                      behind one address such as Patroni's) instead of a cluster under DIR: F
+                      holds its URL (postgresql://USER:PASSWORD@HOST:PORT/DB, the USER owning DB);
+                      \$TALLY_DATABASE_URL works too (neither puts the password on the command
+                      line). Checked by connecting before tally.env is written; the migrations
+                      run there. Remembered (TALLY_DATABASE=external); the local cluster, if
+                      one ran, is stopped and its data left in DIR/postgres (docs/cluster.md)
   --dry-run           print what would be done; change nothing
   --stop              stop everything this home started and wait for it to exit
   --cluster-bind IP   (origin) Redis also listens on IP, an address of this host, with its
@@ -148,6 +156,7 @@ TLS_ARG=""
 INSECURE_HTTP=0
 DO_PROVISION=1
 OBJECT_STORE_ARG=0 # --object-store
+DATABASE_URL_FILE_ARG="" # --database-url-file
 S3_ENDPOINT_ARG="" S3_ENDPOINT_GIVEN=0 S3_BUCKET_ARG="" S3_REGION_ARG="" S3_PATH_STYLE_ARG="" S3_CREDENTIALS_FILE_ARG=""
 # Explicit ports (flag or environment); empty = not given.
 declare -A PORT_ARG=(
@@ -209,9 +218,10 @@ parse_args() {
         if [[ "$1" == --domain ]]; then DOMAIN_ARG="$2"; else TLS_ARG="$2"; fi
         shift
         ;;
-      --token | --role | --name | --cluster-bind | --recordings-dir)
+      --token | --role | --name | --cluster-bind | --recordings-dir | --database-url-file)
         need_value "$@"
         case "$1" in
+          --database-url-file) DATABASE_URL_FILE_ARG="$2" ;;
           --token) JOIN_TOKEN="$2" ;;
           --role) JOIN_ROLE="$2" ;;
           --name) JOIN_NAME="$2" ;;
@@ -279,6 +289,9 @@ parse_args() {
     die "--cluster-bind must be an IPv4 address, got: $CLUSTER_BIND_ARG"
   fi
   check_object_store_args
+  [[ -z "$DATABASE_URL_FILE_ARG" && -z "${TALLY_DATABASE_URL:-}" || "$ACTION" == install ]] ||
+    die "--database-url-file and TALLY_DATABASE_URL configure an origin install; joined nodes hold no database URL"
+  [[ -z "$DATABASE_URL_FILE_ARG" || -r "$DATABASE_URL_FILE_ARG" ]] || dry || die "--database-url-file $DATABASE_URL_FILE_ARG cannot be read"
   [[ "$REDIS_SENTINEL_ARG" == 0 || "$ACTION" == install ]] || die "--redis-sentinel configures an origin install; a joined node runs a Sentinel with --redis-replica"
   [[ "$JOIN_REDIS_REPLICA" == 0 || "$ACTION" == join ]] || die "--redis-replica goes with --join (a node that runs a replica of the origin's Redis)"
   if [[ "$ACTION" == join ]]; then

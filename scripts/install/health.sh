@@ -61,7 +61,7 @@ print_ports_summary() {
 [install]     tcp ${PORT[rtc-tcp]}           media over TCP, for clients whose UDP cannot reach udp ${PORT[rtc-udp]}
 [install]     udp ${PORT[turn-udp]}           TURN relay over UDP, for clients that may send UDP only to well-known ports$turn_tls_line
 [install]     tcp ${PORT[ingress-rtmp]}, ${PORT[ingress-whip]}, udp ${PORT[ingress-udp]}  ingest: RTMP, WHIP and WHIP's media$store_line
-[install]   Local only: postgres ${PORT[pg]}, redis ${PORT[redis]}$([[ -z "$CLUSTER_BIND" ]] || echo " (also on $CLUSTER_BIND for joining nodes)"), egress template ${PORT[egress-template]}, ingress relay ${PORT[ingress-relay]}
+[install]   Local only: $([[ "$DATABASE_MODE" == external ]] || echo "postgres ${PORT[pg]}, ")redis ${PORT[redis]}$([[ -z "$CLUSTER_BIND" ]] || echo " (also on $CLUSTER_BIND for joining nodes)"), egress template ${PORT[egress-template]}, ingress relay ${PORT[ingress-relay]}
 $(print_turn_summary)
 EOF
 }
@@ -79,6 +79,7 @@ print_summary() {
 [install]   Media:      livekit $(sed -n 's/^LIVEKIT_PUBLIC_URL=//p' "$HOME_DIR/tally.env" 2>/dev/null || true)
 [install]   Files:      recordings in $(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$HOME_DIR/tally.env"), live HLS in $(sed -n 's/^TALLY_HLS_DIR=//p' "$HOME_DIR/tally.env")
 [install]   Recordings: $(object_store_summary)
+[install]   Database:   $(if [[ "$DATABASE_MODE" == external ]]; then echo "external PostgreSQL, $(redact_database_url "$EXTERNAL_DATABASE_URL")"; else echo "PostgreSQL in $HOME_DIR/postgres"; fi)
 $(print_ports_summary)
 $(runtimes_summary | sed 's/^/[install]   Runtime:    /')
 [install]   Stop:       ./install.sh --stop --home $HOME_DIR

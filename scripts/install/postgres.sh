@@ -8,6 +8,72 @@
 # password (scram-sha-256); nothing else.
 
 PG_DATA_DIR=""
+DATABASE_MODE=local     # local: the cluster under DIR; external: --database-url-file / $TALLY_DATABASE_URL
+EXTERNAL_DATABASE_URL=""
+
+# resolve_database: an external PostgreSQL given now (file or environment) or remembered in
+# tally.env, else the local cluster. An external one must answer before tally.env is written.
+resolve_database() {
+  local given=""
+  if [[ -n "$DATABASE_URL_FILE_ARG" ]]; then
+    given="$(tr -d '\r\n' <"$DATABASE_URL_FILE_ARG" 2>/dev/null || true)"
+    [[ -n "$given" ]] || dry || die "--database-url-file $DATABASE_URL_FILE_ARG is empty"
+  elif [[ -n "${TALLY_DATABASE_URL:-}" ]]; then
+    given="$TALLY_DATABASE_URL"
+  elif [[ "${OLD[TALLY_DATABASE]:-local}" == external ]]; then
+    given="${OLD[DATABASE_URL]:-}"
+    [[ -n "$given" ]] || die "TALLY_DATABASE=external in $ENV_FILE but no DATABASE_URL; put it back or give --database-url-file"
+  fi
+  if [[ -z "$given" ]]; then
+    log "    postgres: the cluster in $HOME_DIR/postgres (port ${PORT[pg]})"
+    return 0
+  fi
+  [[ "$given" =~ ^postgres(ql)?://[^[:space:][:cntrl:]\'\"\`\$]+$ ]] ||
+    die "the external database URL must be postgresql://USER:PASSWORD@HOST:PORT/DB without spaces, quotes or control characters (got $(redact_database_url "$given"))"
+  DATABASE_MODE=external EXTERNAL_DATABASE_URL="$given"
+  if dry; then
+    log "    postgres: external, $(redact_database_url "$given") (would check that it answers)"
+    return 0
+  fi
+  local answer
+  answer="$(database_probe "$given" 2>&1)" ||
+    die "the external PostgreSQL $(redact_database_url "$given") does not answer: ${answer:-no reply}; tally.env was left as it was"
+  log "    postgres: external, $(redact_database_url "$given") ($answer)"
+}
+
+# redact_database_url URL: the URL without its password, for logs and errors.
+redact_database_url() {
+  sed -E 's#^([a-z]+://[^:/@]*):[^@]*@#\1:***@#' <<<"$1"
+}
+
+# database_probe URL: connects with the repo's PostgreSQL driver (the URL stays out of any command
+# line) and prints the server's version; fails with the driver's message.
+database_probe() {
+  (cd "$TALLY_REPO" && TALLY_PROBE_DATABASE_URL="$1" timeout 20 "$NODE_BIN" -e '
+    const { Client } = require("pg");
+    const client = new Client({ connectionString: process.env.TALLY_PROBE_DATABASE_URL, connectionTimeoutMillis: 10000 });
+    client.connect()
+      .then(() => client.query("SHOW server_version"))
+      .then((r) => { console.log(`PostgreSQL ${r.rows[0].server_version}`); return client.end(); })
+      .catch((e) => { console.error(e.message); process.exit(1); });')
+}
+
+# database_url: what the API, the worker and the migrations connect to.
+database_url() {
+  if [[ "$DATABASE_MODE" == external ]]; then
+    printf '%s' "$EXTERNAL_DATABASE_URL"
+  else
+    printf 'postgresql://tally:%s@127.0.0.1:%s/tally' "$DB_PASSWORD" "${PORT[pg]}"
+  fi
+}
+
+# database_env_lines: tally.env's lines for the database.
+database_env_lines() {
+  printf 'DATABASE_URL=%s\n' "$(database_url)"
+  if [[ "$DATABASE_MODE" == external ]]; then
+    printf '# An external PostgreSQL (--database-url-file): install.sh runs no cluster of its own.\nTALLY_DATABASE=external\n'
+  fi
+}
 
 as_pg_user() { as_user "$TALLY_PG_USER" "$@"; }
 
@@ -79,6 +145,15 @@ SQL
 }
 
 start_postgres() {
+  if [[ "$DATABASE_MODE" == external ]]; then
+    log "    external PostgreSQL: no cluster here"
+    if service_running postgres; then
+      log "    stopping the local cluster (its data stays in $HOME_DIR/postgres)"
+      service_stop postgres
+      [[ "$SERVICE_MODE" != systemd ]] || run systemctl disable --quiet tally-postgres.service
+    fi
+    return 0
+  fi
   postgres_init_cluster
   PG_DATA_DIR="$HOME_DIR/postgres/data"
   dry || postgres_write_auth
@@ -97,9 +172,9 @@ start_postgres() {
 migrate_db() {
   log "    node dist/migrate.js deploy (npm run db:migrate, built)"
   if dry; then
-    log "    would run: DATABASE_URL=postgresql://tally:***@127.0.0.1:${PORT[pg]}/tally node dist/migrate.js deploy"
+    log "    would run: DATABASE_URL=$(redact_database_url "$(database_url)") node dist/migrate.js deploy"
     return 0
   fi
-  (cd "$TALLY_REPO" && env DATABASE_URL="postgresql://tally:$DB_PASSWORD@127.0.0.1:${PORT[pg]}/tally" \
+  (cd "$TALLY_REPO" && env DATABASE_URL="$(database_url)" \
     CHECKPOINT_DISABLE=1 "$NODE_BIN" dist/migrate.js deploy) | sed 's/^/[install]     /'
 }

@@ -246,6 +246,7 @@ render_unit() {
     [AGENT_ENV]="$(agent_env_file)" [RECORDINGS_DIR]="${recordings:-$HOME_DIR/recordings}"
     [HLS_DIR]="${hls:-$HOME_DIR/hls}" [PROTECT_HOME]="$protect_home" [UMASK]="$TALLY_SHARED_UMASK"
     [NODE_BIN]="$NODE_BIN" [PG_BIN]="$PG_BIN" [PG_PORT]="${PORT[pg]:-}"
+    [PG_UNIT]="$([[ "${DATABASE_MODE:-local}" == external ]] || echo 'tally-postgres.service ')"
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
     [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"
     [TURN_USER]="$TALLY_TURN_USER" [TURNSERVER]="$(command -v turnserver || echo /usr/bin/turnserver)"
