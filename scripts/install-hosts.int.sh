@@ -18,6 +18,10 @@
 #     node's media address, towards which alone it may relay); one trusting only the public roots is
 #     refused; a renewed certificate in Caddy's storage reaches coturn without a restart; tally.env
 #     hands joined media nodes the same server, and coturn relays to those in TALLY_TURN_ALLOWED_PEERS.
+#   TURN over TLS on 443 (--turn-address, a second address): coturn holds 443 there and Caddy only
+#     the host's other addresses; Chromium in a namespace whose firewall passes only TCP 443 (UDP
+#     dropped) publishes and views through turns:turn.NAME:443 (relay candidates over TLS, printed)
+#     and a recording of it completes.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -308,3 +312,34 @@ check "... and TURN over TLS, with its secret: coturn was left running" test "$(
 check "tally.env hands joined media nodes turns:$domain:5349 with coturn's secret" test \
   "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT):$(env_value TALLY_CLUSTER_TURN_SECRET)" == "$domain:5349:$(cat "$home/turn/auth-secret")"
 check "... and a re-run remembers TALLY_TURN_ALLOWED_PEERS" test "$(env_value TALLY_TURN_ALLOWED_PEERS)" == "$joined_ip"
+
+# 6. Networks that pass only TCP 443: --turn-address puts coturn on 443 of a second address of
+# the host, under the name turn.DOMAIN (Caddy's certificate for it); Caddy keeps 443 of the others.
+# A browser whose firewall passes only TCP 443 (UDP dropped) publishes, views and records through it.
+turn_ip=10.234.0.2
+turn_host="turn.$domain"
+ip addr add "$turn_ip/24" dev hosts0
+echo "$turn_ip $turn_host" >>"$hosts"
+install turn-443 --turn-address "$turn_ip"
+check "the summary lists tcp 443 on $turn_ip for TURN over TLS" said "tcp 443 on $turn_ip +TURN relay over TLS \(turns:$turn_host:443\)"
+check "... and says $turn_host must resolve to $turn_ip" said "DNS: $turn_host must resolve to $turn_ip"
+listener_users() { ss -Htlnp "sport = :$1" | awk '{print $4, $6}' | sed -E 's/users:\(\("([^"]+)".*/\1/' | sort -u | tr '\n' ' '; }
+check "coturn alone listens on $turn_ip:443, Caddy on the other addresses only" \
+  bash -c "ss -Htlnp 'sport = :443' | grep -q '$turn_ip:443 .*turnserver' && ! ss -Htlnp 'sport = :443' | grep -v '$turn_ip:443' | grep -q turnserver &&
+    ! ss -Htln 'sport = :443' | awk '{print \$4}' | grep -qE '^(0\.0\.0\.0|\*|\[::\]):443$'"
+say "listeners on 443: $(listener_users 443)"
+check "coturn no longer listens on 5349" test -z "$(ss -Htln 'sport = :5349')"
+check "HTTPS still answers on $domain" test "$(https_code "https://$domain/healthz")" == 200
+check "livekit.yaml hands clients turns:$turn_host:443" bash -c "grep -qE '^    - host: $turn_host\$' '$home/livekit.yaml' && grep -qE '^      port: 443\$' '$home/livekit.yaml'"
+check "tally.env hands joined media nodes turns:$turn_host:443" test "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT)" == "$turn_host:443"
+check "coturn presents Caddy's certificate for $turn_host on $turn_ip:443" bash -c \
+  "openssl s_client -connect '$turn_ip:443' -servername '$turn_host' -CAfile '$ca' -verify_hostname '$turn_host' -verify_return_error </dev/null 2>&1 | grep -q 'Verify return code: 0'"
+browse_start=$SECONDS
+if ! browsed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/turn-443-browser.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
+  printf '%s\n' "$browsed" >&2
+  fail "a browser whose network passes only TCP 443 could not publish, view and record through TURN over TLS on $turn_ip:443"
+fi
+grep '^\[turn-443\]' <<<"$browsed" | while read -r line; do say "$line"; done
+say "turn-443: $(tail -n1 <<<"$browsed") (in $((SECONDS - browse_start))s)"
+say "ok: behind a firewall passing only TCP 443, Chromium published and viewed through turns:$turn_host:443 (relay candidates over TLS) and the recording completed"
