@@ -104,19 +104,38 @@ TALLY_CLUSTER_TURN_HOST=$TURN_HOST
 TALLY_CLUSTER_TURN_PORT=$TURN_PORT
 TALLY_CLUSTER_TURN_SECRET=$TURN_SECRET
 # Media addresses of joined media nodes coturn may relay to, besides this host's (comma-separated;
-# re-run install.sh after adding one: coturn reads its peers at start).
+# re-run install.sh after adding one: it writes them into coturn's database, without a restart).
 TALLY_TURN_ALLOWED_PEERS=$TURN_ALLOWED_PEERS
 EOF
 }
 
-# turn_allowed_peers: the addresses a relay may send to - livekit-server's media address, and
-# the address STUN saw when livekit-server announces that one instead.
+# turn_allowed_peers: the addresses a relay may send to, in coturn's config - livekit-server's
+# media address, and the address STUN saw when livekit-server announces that one instead. Joined
+# media nodes' (TURN_ALLOWED_PEERS) go into coturn's database instead (turn_sync_allowed_peers).
 turn_allowed_peers() {
   echo "$NODE_IP"
-  local peer
-  for peer in ${TURN_ALLOWED_PEERS//,/ }; do echo "$peer"; done
   if [[ "$STUN_OK" == 1 && -n "$STUN_MAPPED" && "$STUN_MAPPED" != "$NODE_IP" ]]; then echo "$STUN_MAPPED"; fi
 }
+
+# turn_sync_allowed_peers: TALLY_TURN_ALLOWED_PEERS into coturn's user database (table
+# allowed_peer_ip), which coturn re-reads every few seconds while it runs: adding or removing a
+# joined media node's address restarts nothing and keeps every relayed session. After coturn
+# started (it creates the table); written as coturn's user, whose directory it is.
+turn_sync_allowed_peers() {
+  local db="$HOME_DIR/turn/run/turndb" sql="BEGIN; DELETE FROM allowed_peer_ip;" peer
+  for peer in ${TURN_ALLOWED_PEERS//,/ }; do sql+=" INSERT OR IGNORE INTO allowed_peer_ip (realm, ip_range) VALUES ('', '$peer');"; done
+  sql+=" COMMIT;"
+  if dry; then
+    log "    would write the joined media nodes' addresses (${TURN_ALLOWED_PEERS:-none}) into $db (allowed_peer_ip)"
+    return 0
+  fi
+  wait_until 30 "coturn's database $db" turn_db_ready || service_fail turn
+  turn_sqlite "$db" "$sql" >/dev/null || die "could not write TALLY_TURN_ALLOWED_PEERS into $db"
+  log "    coturn may also relay to: ${TURN_ALLOWED_PEERS:-no joined media node} (its database; read while it runs)"
+}
+
+turn_sqlite() { setpriv --reuid="$TALLY_TURN_USER" --regid="$TALLY_TURN_USER" --init-groups -- sqlite3 -batch "$@"; }
+turn_db_ready() { [[ "$(turn_sqlite "$HOME_DIR/turn/run/turndb" "SELECT count(*) FROM sqlite_master WHERE name = 'allowed_peer_ip';" 2>/dev/null)" == 1 ]]; }
 
 turnserver_conf_content() {
   local peer
@@ -152,6 +171,8 @@ EOF
   while read -r peer; do echo "allowed-peer-ip=$peer"; done < <(turn_allowed_peers)
   cat <<EOF
 no-multicast-peers
+# Relays over UDP only, as WebRTC clients ask: no TCP relay (RFC 6062) towards the SFU's addresses.
+no-tcp-relay
 no-stun
 no-rfc5780
 no-cli
@@ -169,6 +190,10 @@ ensure_coturn() {
   if ! command -v turnserver >/dev/null 2>&1; then
     log "    apt-get install coturn"
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q coturn >/dev/null
+  fi
+  if ! command -v sqlite3 >/dev/null 2>&1; then
+    log "    apt-get install sqlite3 (writes the joined media nodes' addresses into coturn's database)"
+    run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q sqlite3 >/dev/null
   fi
   # The package's own coturn.service would listen on 3478, livekit-server's TURN port: Tally runs its own.
   if ! dry && systemd_is_init; then systemctl disable --now coturn.service >/dev/null 2>&1 || true; fi
@@ -214,6 +239,7 @@ start_turn_tls() {
   fi
   service_start turn
   service_start turn-cert
+  turn_sync_allowed_peers
   dry && return 0
   wait_until 30 "coturn on tcp $(turn_listen_description)" turn_presents_copy || service_fail turn
   log "    turns:$TURN_HOST:$TURN_PORT: coturn answers TLS with Caddy's certificate for $TURN_HOST"
