@@ -17,7 +17,12 @@
 #     trusts only Caddy's CA allocates a relay there with the credentials LiveKit handed it (on the
 #     node's media address, towards which alone it may relay); one trusting only the public roots is
 #     refused; a renewed certificate in Caddy's storage reaches coturn without a restart; tally.env
-#     hands joined media nodes the same server, and coturn relays to those in TALLY_TURN_ALLOWED_PEERS.
+#     hands joined media nodes the same server; coturn refuses TCP relays (442), and relays to the
+#     addresses in TALLY_TURN_ALLOWED_PEERS once a re-run wrote them into its database, without a restart.
+#   TURN over TLS on 443 (--turn-address, a second address): coturn holds 443 there and Caddy only
+#     the host's other addresses; Chromium in a namespace whose firewall passes only TCP 443 (UDP
+#     dropped) publishes and views through turns:turn.NAME:443 (relay candidates over TLS, printed)
+#     and a recording of it completes.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -219,10 +224,8 @@ say "ok: the recording completed after the upgrade and plays (ffprobe)"
 rm -rf "$state"
 
 # 5. TLS: --domain with Caddy's local CA. Clients trust that CA only. Renewals of the certificate
-# are looked for every 2 s here (TALLY_TURN_CERT_CHECK_S; 600 by default). coturn may also relay
-# to a joined media node's address the operator lists (TALLY_TURN_ALLOWED_PEERS).
-joined_ip=10.234.0.9
-TALLY_TURN_CERT_CHECK_S=2 TALLY_TURN_ALLOWED_PEERS="$joined_ip" install tls --domain "$domain" --tls internal
+# are looked for every 2 s here (TALLY_TURN_CERT_CHECK_S; 600 by default).
+TALLY_TURN_CERT_CHECK_S=2 install tls --domain "$domain" --tls internal
 ca="$home/caddy/data/pki/authorities/local/root.crt"
 check "it printed where the CA certificate is" said "CA cert: +$ca"
 check "Caddy runs as caddy (Debian's user), not tally" test "$(ps -o user:32= -p "$(cat "$home/run/caddy.child.pid")" | tr -d ' ')" == caddy
@@ -269,12 +272,12 @@ check "the summary lists TCP 5349 for TURN over TLS" said "tcp 5349 +TURN relay 
 check "coturn runs as turnserver (Debian's user)" test "$(ps -o user:32= -p "$(cat "$home/run/turn.child.pid")" | tr -d ' ')" == turnserver
 check "livekit.yaml hands clients turns:$domain:5349" yaml_has "^    - host: $domain\$"
 if ! relayed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
-  scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$joined_ip" 2>&1)"; then
+  scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" 2>&1)"; then
   printf '%s\n' "$relayed" >&2
   fail "a client trusting only Caddy's CA could not get a TURN relay over TLS on the announced port"
 fi
 say "turn: $(tail -n1 <<<"$relayed")"
-say "ok: LiveKit announced turns:$domain:5349; a client trusting only the CA got a relay there on $node_ip (towards it and the joined node $joined_ip in TALLY_TURN_ALLOWED_PEERS, nowhere else); public roots alone were refused"
+say "ok: LiveKit announced turns:$domain:5349; a client trusting only the CA got a UDP relay there on $node_ip (towards it, nowhere else; no TCP relay); public roots alone were refused"
 # A renewal: Caddy's certificate for the domain changes in its storage (here: replaced by hand).
 presented_fingerprint() {
   openssl s_client -connect "$node_ip:5349" -servername "$domain" </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256 2>/dev/null
@@ -300,11 +303,52 @@ cat "$renew/$(basename "${caddy_crt%.crt}.key")" >"${caddy_crt%.crt}.key"
 cat "$renew/$(basename "$caddy_crt")" >"$caddy_crt"
 check "Caddy's own certificate is back in coturn" eventually 60 presents "$(openssl x509 -noout -fingerprint -sha256 -in "$caddy_crt")"
 rm -rf "$renew"
-install tls-rerun
+# The operator lists a joined media node's address (TALLY_TURN_ALLOWED_PEERS) and re-runs install.sh.
+joined_ip=10.234.0.9
+TALLY_TURN_ALLOWED_PEERS="$joined_ip" install tls-rerun
 check "a re-run remembers the domain" test "$(https_code "https://$domain/healthz")" == 200
 check "... and TURN over TLS, with its secret: coturn was left running" test "$(cat "$home/run/turn.child.pid")" == "$turn_pid"
+relays_to_joined() {
+  NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+    scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$joined_ip" >"$home.relayed" 2>&1
+}
+check "... and relays to the joined node $joined_ip now, without a restart" eventually 60 relays_to_joined
+say "turn: $(tail -n1 "$home.relayed")"
+rm -f "$home.relayed"
+check "... still the same coturn" test "$(cat "$home/run/turn.child.pid")" == "$turn_pid"
 # Joined media nodes are handed the same TURN/TLS server (POST /v1/nodes/join reads these), and
 # coturn relays to the addresses of those the operator lists.
 check "tally.env hands joined media nodes turns:$domain:5349 with coturn's secret" test \
   "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT):$(env_value TALLY_CLUSTER_TURN_SECRET)" == "$domain:5349:$(cat "$home/turn/auth-secret")"
 check "... and a re-run remembers TALLY_TURN_ALLOWED_PEERS" test "$(env_value TALLY_TURN_ALLOWED_PEERS)" == "$joined_ip"
+
+# 6. Networks that pass only TCP 443: --turn-address puts coturn on 443 of a second address of
+# the host, under the name turn.DOMAIN (Caddy's certificate for it); Caddy keeps 443 of the others.
+# A browser whose firewall passes only TCP 443 (UDP dropped) publishes, views and records through it.
+turn_ip=10.234.0.2
+turn_host="turn.$domain"
+ip addr add "$turn_ip/24" dev hosts0
+echo "$turn_ip $turn_host" >>"$hosts"
+install turn-443 --turn-address "$turn_ip"
+check "the summary lists tcp 443 on $turn_ip for TURN over TLS" said "tcp 443 on $turn_ip +TURN relay over TLS \(turns:$turn_host:443\)"
+check "... and says $turn_host must resolve to $turn_ip" said "DNS: $turn_host must resolve to $turn_ip"
+listener_users() { ss -Htlnp "sport = :$1" | awk '{print $4, $6}' | sed -E 's/users:\(\("([^"]+)".*/\1/' | sort -u | tr '\n' ' '; }
+check "coturn alone listens on $turn_ip:443, Caddy on the other addresses only" \
+  bash -c "ss -Htlnp 'sport = :443' | grep -q '$turn_ip:443 .*turnserver' && ! ss -Htlnp 'sport = :443' | grep -v '$turn_ip:443' | grep -q turnserver &&
+    ! ss -Htln 'sport = :443' | awk '{print \$4}' | grep -qE '^(0\.0\.0\.0|\*|\[::\]):443$'"
+say "listeners on 443: $(listener_users 443)"
+check "coturn no longer listens on 5349" test -z "$(ss -Htln 'sport = :5349')"
+check "HTTPS still answers on $domain" test "$(https_code "https://$domain/healthz")" == 200
+check "livekit.yaml hands clients turns:$turn_host:443" bash -c "grep -qE '^    - host: $turn_host\$' '$home/livekit.yaml' && grep -qE '^      port: 443\$' '$home/livekit.yaml'"
+check "tally.env hands joined media nodes turns:$turn_host:443" test "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT)" == "$turn_host:443"
+check "coturn presents Caddy's certificate for $turn_host on $turn_ip:443" bash -c \
+  "openssl s_client -connect '$turn_ip:443' -servername '$turn_host' -CAfile '$ca' -verify_hostname '$turn_host' -verify_return_error </dev/null 2>&1 | grep -q 'Verify return code: 0'"
+browse_start=$SECONDS
+if ! browsed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/turn-443-browser.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
+  printf '%s\n' "$browsed" >&2
+  fail "a browser whose network passes only TCP 443 could not publish, view and record through TURN over TLS on $turn_ip:443"
+fi
+grep '^\[turn-443\]' <<<"$browsed" | while read -r line; do say "$line"; done
+say "turn-443: $(tail -n1 <<<"$browsed") (in $((SECONDS - browse_start))s)"
+say "ok: behind a firewall passing only TCP 443, Chromium published and viewed through turns:$turn_host:443 (relay candidates over TLS) and the recording completed"

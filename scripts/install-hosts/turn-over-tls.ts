@@ -5,8 +5,9 @@
  * the ICE servers from LiveKit's join response, as every LiveKit client does; then, trusting only
  * CA_FILE, opens TLS to the announced `turns:` server, allocates a relay with the announced
  * credentials, and asks for permissions towards the node's media address (granted) and another
- * address (refused). It also checks that the same server is refused by a client that trusts only
- * the public roots. With JOINED_IP (a joined media node's address the origin lists in
+ * address (refused); on a second connection it asks for a TCP relay (RFC 6062), which must be
+ * refused (442: coturn relays over UDP only). It also checks that the same server is refused by a
+ * client that trusts only the public roots. With JOINED_IP (a joined media node's address the origin lists in
  * TALLY_TURN_ALLOWED_PEERS), a permission towards it must be granted too. Prints one JSON line; exit
  * 0 = all of that held.
  *
@@ -71,6 +72,24 @@ try {
   client.close();
 }
 
+const tcpClient = await connectTurnTls({
+  host,
+  port: Number(port),
+  servername: host,
+  ca,
+  username: server.username,
+  credential: server.credential,
+});
+let tcpRelay: number;
+try {
+  const tcpAllocation = await tcpClient.allocate('tcp');
+  if (tcpAllocation.ok) throw new Error(`a TCP relay was allocated (${tcpAllocation.relayed}): coturn must relay over UDP only`);
+  tcpRelay = tcpAllocation.code;
+  if (tcpRelay !== 442) throw new Error(`a TCP relay was refused with ${tcpRelay} ${tcpAllocation.reason}, not 442`);
+} finally {
+  tcpClient.close();
+}
+
 const publicRoots = readFileSync('/etc/ssl/certs/ca-certificates.crt');
 const untrusted = await connectTurnTls({
   host,
@@ -95,6 +114,7 @@ console.log(
     permissionToNode: 'granted',
     ...(joinedIp === undefined ? {} : { [`permissionTo${joinedIp}`]: 'granted' }),
     [`permissionTo${ELSEWHERE}`]: 403,
+    tcpRelay,
     withoutTheCa: untrusted,
   }),
 );

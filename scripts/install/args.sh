@@ -8,7 +8,8 @@ TALLY_USAGE="Usage:
                [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
                [--ingress-udp-port N] [--cluster-bind IP [--redis-sentinel] [--sentinel-port N]]
-               [--domain NAME [--tls internal] [--turn-tls-port N]] [--database-url-file F]
+               [--domain NAME [--tls internal] [--turn-tls-port N | --turn-address IP]]
+               [--database-url-file F]
                [--object-store [--object-store-port N] |
                 --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
                 [--s3-credentials-file F]] [--dry-run]
@@ -48,6 +49,12 @@ Options:
                       5349 with Caddy's certificate for NAME, handed to every participant by
                       livekit-server as turns:NAME:5349; renewed certificates reach it within
                       \$TALLY_TURN_CERT_CHECK_S (600) seconds, without dropping a session
+  --turn-address IP   with --domain: TURN over TLS on TCP 443 of IP, a second address of this host
+                      (for networks that pass only TCP 443), instead of 5349: coturn listens
+                      there, Caddy binds only the host's other addresses, and participants are
+                      handed turns:turn.NAME:443 with Caddy's certificate for turn.NAME (DNS:
+                      turn.NAME must resolve to IP; with ACME Caddy answers its challenge on port
+                      80 of IP). Remembered; --turn-address off goes back to 5349
   --tls internal      with --domain: a certificate from Caddy's local CA (hosts without public
                       DNS; the summary prints where its CA certificate is); --tls acme (default):
                       a public certificate, NAME must resolve here
@@ -153,6 +160,7 @@ JOIN_NAME=""
 RECORDINGS_DIR_ARG=""
 DOMAIN_ARG=""
 TLS_ARG=""
+TURN_ADDRESS_ARG="" # --turn-address IP | off
 INSECURE_HTTP=0
 DO_PROVISION=1
 OBJECT_STORE_ARG=0 # --object-store
@@ -213,9 +221,13 @@ parse_args() {
         ACTION=join JOIN_URL="${2%/}"
         shift
         ;;
-      --domain | --tls)
+      --domain | --tls | --turn-address)
         need_value "$@"
-        if [[ "$1" == --domain ]]; then DOMAIN_ARG="$2"; else TLS_ARG="$2"; fi
+        case "$1" in
+          --domain) DOMAIN_ARG="$2" ;;
+          --tls) TLS_ARG="$2" ;;
+          --turn-address) TURN_ADDRESS_ARG="$2" ;;
+        esac
         shift
         ;;
       --token | --role | --name | --cluster-bind | --recordings-dir | --database-url-file)

@@ -48,7 +48,13 @@ print_ports_summary() {
   if [[ -n "$DOMAIN" ]]; then
     api_line="tcp $HTTPS_PORT, $HTTP_PORT      Caddy: HTTPS API, dashboard and LiveKit signalling; $HTTP_PORT for ACME and redirects"
     lk_line="(API ${PORT[api]} and LiveKit signalling ${PORT[livekit]} listen on 127.0.0.1 behind Caddy)"
-    turn_tls_line=$'\n'"[install]     tcp ${PORT[turn-tls]}           TURN relay over TLS (turns:$DOMAIN:${PORT[turn-tls]}), for clients whose network drops UDP"
+    if [[ -n "$TURN_ADDRESS" ]]; then
+      api_line="tcp $HTTPS_PORT, $HTTP_PORT      Caddy (every address but $TURN_ADDRESS): HTTPS API, dashboard and LiveKit signalling; $HTTP_PORT for ACME and redirects"
+      turn_tls_line=$'\n'"[install]     tcp $TURN_PORT on $TURN_ADDRESS  TURN relay over TLS (turns:$TURN_HOST:$TURN_PORT), for clients whose network passes only TCP 443"
+      turn_tls_line+=$'\n'"[install]     tcp $HTTP_PORT on $TURN_ADDRESS   Caddy: ACME challenge for $TURN_HOST"
+    else
+      turn_tls_line=$'\n'"[install]     tcp ${PORT[turn-tls]}           TURN relay over TLS (turns:$DOMAIN:${PORT[turn-tls]}), for clients whose network drops UDP"
+    fi
   else
     api_line="tcp ${PORT[api]}           API and dashboard (plain HTTP)"
     lk_line="tcp ${PORT[livekit]}           LiveKit signalling (WebSocket)"

@@ -48,6 +48,12 @@ select_service_mode() {
   fi
 }
 
+# turn_capabilities: what coturn needs besides its user: binding a port below 1024 (443 with
+# --turn-address); nothing on 5349.
+turn_capabilities() {
+  if [[ "${TURN_PORT:-}" =~ ^[0-9]+$ ]] && ((TURN_PORT < 1024)); then echo CAP_NET_BIND_SERVICE; fi
+}
+
 unit_file() { printf '%s/tally-%s.service' "$SYSTEMD_UNIT_DIR" "$1"; }
 
 # Unit names are global: refuse to take over units another home installed.
@@ -131,11 +137,17 @@ service_spec() {
       # coturn, TURN over TLS (scripts/install/turn.sh); SIGUSR2 makes it re-read its certificate.
       SPEC_CMD=("$(command -v turnserver || echo /usr/bin/turnserver)" -c "$HOME_DIR/turn/turnserver.conf")
       SPEC_USER="$TALLY_TURN_USER" SPEC_CONFIG=("$HOME_DIR/turn/turnserver.conf")
+      if [[ -n "$(turn_capabilities)" ]]; then
+        # Port 443 (--turn-address): started as root only to hand coturn's user that one capability.
+        SPEC_CMD=(setpriv --reuid="$TALLY_TURN_USER" --regid="$TALLY_TURN_USER" --init-groups --inh-caps=+net_bind_service
+          --ambient-caps=+net_bind_service -- "${SPEC_CMD[@]}")
+        SPEC_USER=root
+      fi
       ;;
     turn-cert)
       # As root: it reads Caddy's storage and writes coturn's copy of the certificate. Root runs
       # the copy in DIR/bin (root's), not the checkout's.
-      SPEC_CMD=(bash "$HOME_DIR/bin/tally-turn-cert" "$HOME_DIR" "$DOMAIN" "$TALLY_TURN_USER" "$TURN_CERT_CHECK_S")
+      SPEC_CMD=(bash "$HOME_DIR/bin/tally-turn-cert" "$HOME_DIR" "${TURN_HOST:-$DOMAIN}" "$TALLY_TURN_USER" "$TURN_CERT_CHECK_S")
       SPEC_USER=root SPEC_CONFIG=("$HOME_DIR/bin/tally-turn-cert")
       ;;
     *) die "unknown service: $1" ;;
@@ -250,7 +262,7 @@ render_unit() {
     [REDIS_SERVER]="$(command -v redis-server || echo /usr/bin/redis-server)"
     [CADDY]="$(command -v caddy || echo /usr/bin/caddy)"
     [TURN_USER]="$TALLY_TURN_USER" [TURNSERVER]="$(command -v turnserver || echo /usr/bin/turnserver)"
-    [TURN_CERT_ARGS]="$HOME_DIR ${DOMAIN:-} $TALLY_TURN_USER ${TURN_CERT_CHECK_S:-600}"
+    [TURN_CERT_ARGS]="$HOME_DIR ${TURN_HOST:-${DOMAIN:-}} $TALLY_TURN_USER ${TURN_CERT_CHECK_S:-600}" [TURN_CAPS]="$(turn_capabilities)"
     [OBJECTS_USER]="$TALLY_OBJECTS_USER" [OBJECT_STORE_ENV]="$(object_store_env_file)"
     [OBJECT_STORE_ARGS]="$([[ "$OBJECT_STORE" != bundled ]] || object_store_listen_args | paste -sd' ') --admin-port 127.0.0.1:${PORT[object-store-admin]:-}"
   )

@@ -67,7 +67,32 @@ livekit_bind_yaml() {
 
 caddy_ca_cert() { printf '%s/caddy/data/pki/authorities/local/root.crt' "$HOME_DIR"; }
 
+# caddy_bind_addresses: with --turn-address, every address of this host but that one (coturn holds
+# 443 there; Linux refuses a wildcard listener beside it), IPv6 in brackets, link-local left out.
+# Caddy listens on all addresses otherwise. An address added to the host later needs a re-run.
+caddy_bind_addresses() {
+  [[ -n "${TURN_ADDRESS:-}" ]] || return 0
+  ip -o addr show 2>/dev/null | awk '$3 == "inet" || ($3 == "inet6" && $0 !~ / scope link/) { sub(/\/.*/, "", $4); print $3, $4 }' |
+    while read -r family address; do
+      [[ "$address" != "$TURN_ADDRESS" ]] || continue
+      if [[ "$family" == inet6 ]]; then printf '[%s]\n' "$address"; else printf '%s\n' "$address"; fi
+    done | sort -u | paste -sd' '
+}
+
+# caddyfile_turn_sites: with --turn-address, Caddy obtains and renews the certificate for the TURN
+# name (coturn presents a copy; turn.sh): served on Caddy's own addresses (a redirect to NAME), and
+# on port 80 of the TURN address, where an ACME CA checks its HTTP challenge for that name.
+caddyfile_turn_sites() {
+  [[ -n "${TURN_ADDRESS:-}" ]] || return 0
+  printf '\n%s {\n\tbind %s\n' "$TURN_HOST" "$1"
+  [[ "$TLS_MODE" != internal ]] || printf '\ttls internal\n'
+  printf '\tredir https://%s{uri}\n}\n' "$(https_origin)"
+  printf '\nhttp://%s {\n\tbind %s\n\tredir https://%s{uri}\n}\n' "$TURN_HOST" "$TURN_ADDRESS" "$(https_origin)"
+}
+
 caddyfile_content() {
+  local bind
+  bind="$(caddy_bind_addresses)"
   cat <<EOF
 # Caddy in front of Tally, written by install.sh (--domain $DOMAIN --tls $TLS_MODE).
 {
@@ -80,6 +105,7 @@ caddyfile_content() {
 
 $DOMAIN {
 EOF
+  [[ -z "$bind" ]] || printf '\tbind %s\n' "$bind"
   [[ "$TLS_MODE" != internal ]] || printf '\ttls internal\n'
   cat <<EOF
 EOF
@@ -102,6 +128,7 @@ EOF
 	}
 }
 EOF
+  caddyfile_turn_sites "$bind"
 }
 
 # ensure_caddy: Debian's caddy package, installed when --domain asks for it.

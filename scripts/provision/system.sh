@@ -30,7 +30,7 @@ TALLY_APT_PACKAGES=(
   iptables libnss3-tools openssl # turn-tls.e2e: a client's firewall, the test CA its Chromium trusts
   docker.io busybox-static debootstrap # the docker worker runtime: a real dockerd, images built with no registry
   caddy                                # install.sh --domain's TLS proxy (scripts/install/tls.sh)
-  coturn                               # install.sh --domain's TURN over TLS (scripts/install/turn.sh)
+  coturn sqlite3                       # install.sh --domain's TURN over TLS; sqlite3 writes coturn's allowed peers (scripts/install/turn.sh)
 )
 
 log "system packages: ${TALLY_APT_PACKAGES[*]}"

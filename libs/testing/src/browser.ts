@@ -28,3 +28,4 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 export * from './firewalled-browser.js';
+export * from './client-namespace.js';

@@ -107,8 +107,11 @@ function errorOf(message: StunMessage): { code: number; reason: string } {
 
 export type TurnTlsClient = Readonly<{
   socket: TLSSocket;
-  /** Allocates a UDP relay with the long-term credentials (after the server's 401 names realm and nonce). */
-  allocate(): Promise<TurnAnswer & { relayed?: string }>;
+  /**
+   * Allocates a relay with the long-term credentials (after the server's 401 names realm and
+   * nonce): UDP, as WebRTC clients ask, or TCP (RFC 6062), which a server may refuse (442).
+   */
+  allocate(transport?: 'udp' | 'tcp'): Promise<TurnAnswer & { relayed?: string }>;
   /** Asks the server to let the allocation exchange data with `peerIp`. */
   createPermission(peerIp: string): Promise<TurnAnswer>;
   close(): void;
@@ -160,17 +163,18 @@ export async function connectTurnTls(options: {
     [StunAttr.realm, Buffer.from(realm)],
     [StunAttr.nonce, nonce],
   ];
-  const udp = Buffer.from([17, 0, 0, 0]);
+  const protocols = { udp: Buffer.from([17, 0, 0, 0]), tcp: Buffer.from([6, 0, 0, 0]) } as const;
   return {
     socket,
-    async allocate() {
-      const challenge = await exchange(encodeRequest(StunMethod.allocate, [[StunAttr.requestedTransport, udp]]));
+    async allocate(transport = 'udp') {
+      const requested = protocols[transport];
+      const challenge = await exchange(encodeRequest(StunMethod.allocate, [[StunAttr.requestedTransport, requested]]));
       const { code } = errorOf(challenge);
       if (challenge.cls !== 3 || code !== 401) return answer(challenge);
       realm = challenge.attributes.get(StunAttr.realm)?.toString('utf8') ?? '';
       nonce = challenge.attributes.get(StunAttr.nonce) ?? Buffer.alloc(0);
       const result = answer(
-        await exchange(encodeRequest(StunMethod.allocate, [[StunAttr.requestedTransport, udp], ...authenticated()], key())),
+        await exchange(encodeRequest(StunMethod.allocate, [[StunAttr.requestedTransport, requested], ...authenticated()], key())),
       );
       const relayed = result.message.attributes.get(StunAttr.xorRelayedAddress);
       return relayed === undefined ? result : { ...result, relayed: readXorAddress(relayed) };
