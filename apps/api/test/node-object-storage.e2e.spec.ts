@@ -69,6 +69,9 @@ describe('a joined worker node without a shared recordings directory records int
     expect(env).toContain(`TALLY_RECORDINGS_DIR=${recordingsDir()}\n`);
     expect(env).toContain(`TALLY_S3_BUCKET=${store.bucket}\n`);
     expect(env).toContain(`TALLY_S3_ENDPOINT=${store.endpoint}\n`);
+    // Its egress signs its room tokens with the node's own LiveKit key (docs/adr/0025), never the cluster's.
+    expect(env).toContain(`LIVEKIT_API_KEY=tally-node-${nodeName}\n`);
+    expect(env).not.toContain(sut.stack.livekit.apiSecret);
     expect((await nodes()).find((n) => n.nodeId === nodeName)).toMatchObject({ role: 'worker', status: 'active' });
   }, 600_000);
 

@@ -37,7 +37,7 @@ export class NodeLivekitKeys {
   credentials(nodeId: string, redisPasswordSha256: string): LivekitCredentials {
     const apiSecret = createHmac('sha256', this.config.livekit.apiSecret)
       .update(`tally-node-livekit-key\n${nodeId}\n${redisPasswordSha256}`)
-      .digest('base64url');
+      .digest('hex');
     return { apiKey: nodeLivekitKey(nodeId), apiSecret };
   }
 
