@@ -141,7 +141,9 @@ describe('a joined worker node without a shared recordings directory records int
     // Nothing left in the staging area, nothing on the node, nothing local on the origin.
     expect(objects.filter((o) => o.key.startsWith(`incoming/${appId}/`))).toEqual([]);
     expect(onNode(appId)).toEqual([]);
-    expect(existsSync(join(recordingsDir(), done.location))).toBe(false);
+    // The worker points the row at the object before it deletes the local copy: wait for the delete.
+    const local = join(recordingsDir(), done.location);
+    await waitFor('the local copy deleted', () => Promise.resolve(existsSync(local) ? undefined : true), 60_000);
 
     const redirect = await client.raw(`/v1/apps/${appId}/recordings/${done.id}/file`);
     expect(redirect.status).toBe(302);
