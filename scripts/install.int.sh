@@ -395,11 +395,13 @@ check "ACL LOG: nothing refused to tally-origin-media" test "$(refused_for_media
 check "the media user reaches Redis" test "$(media_cli PING)" == PONG
 set -f # the commands' words are not globs
 for command in FLUSHALL "CONFIG GET requirepass" "CONFIG SET appendonly no" "ACL LIST" "KEYS *" "GET tally:{cap}:policy:x" \
-  "SREM tally:{nodes}:index x" "DEL tally:{nodes}:index"; do
+  "SREM tally:{nodes}:index x" "DEL tally:{nodes}:index" "HGETALL tally:{lk}:keys" "HSET tally:{lk}:keys x y"; do
   # shellcheck disable=SC2086 # the command's words
   check "the media user is refused $command (NOPERM)" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli $command)"
 done
 set +f
+# livekit-server looks joined worker nodes' LiveKit keys up one at a time (docs/adr/0025).
+check "the media user may HGET a key of tally:{lk}:keys" test -z "$(media_cli HGET 'tally:{lk}:keys' tally-node-none)"
 check "the media user cannot add to the maintenance queue" bash -c '[[ "$1" == NOPERM* ]]' _ "$(media_cli LPUSH bull:tally-maintenance:wait x)"
 
 # 7. --stop stops exactly this home's processes and frees the ports.

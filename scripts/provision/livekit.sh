@@ -35,6 +35,10 @@ check_binary_version() {
 #   ingress-state-after-delete.patch: an ingress that reports its state while it is being deleted
 #     (an RTMP push that stops as its ingress is deleted) no longer crashes livekit-server with a nil
 #     pointer, which dropped every room on the node. Upstream fixed it in v1.13.10 (#4806).
+#   redis-api-keys.patch: API keys added and revoked while the server runs. A key not in `keys` /
+#     `key_file` is looked up in the Redis hash tally:{lk}:keys (field: key, value: secret), each
+#     answer cached for 3 s; `NumKeys` counts the configured keys only. Joined worker and GPU nodes
+#     get their keys there (docs/adr/0025-per-node-credentials.md).
 build_livekit_server() {
   local name=livekit-server recipe
   recipe="$(hash_files "$LIVEKIT_SERVER_PATCH_DIR"/*.patch)"

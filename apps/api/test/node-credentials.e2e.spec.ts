@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as pathJoin } from 'node:path';
+import { TrackKind } from '@livekit/rtc-node';
 import {
   type ClusterSettings,
   type ErrorBody,
@@ -11,6 +13,7 @@ import {
   type NodeHeartbeat,
   type NodeList,
   nodeReportQueueOf,
+  type StreamToken,
   type WorkerExitReport,
 } from '@tally/contracts';
 import { createPrismaClient } from '@tally/db';
@@ -18,14 +21,15 @@ import { NodeRegistry } from '@tally/nodes';
 import { type Child, startAppProcess, startEgress, startLivekit, TEST_NODE_BUDGET, type TestLivekit, waitFor } from '@tally/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DirectFileOutput, EgressClient, RoomServiceClient } from 'livekit-server-sdk';
+import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
+import { AccessToken, DirectFileOutput, EgressClient, EgressStatus, RoomServiceClient, TrackType } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 
 const REPLICATION_PASSWORD = randomBytes(16).toString('hex');
 const SENTINEL_PASSWORD = randomBytes(16).toString('hex');
 
-/** Each joined node's own Redis user (docs/adr/0025): what it may do, and that removal revokes it at once. */
+/** Each joined node's own Redis user and LiveKit key (docs/adr/0025): what they may do, and that removal revokes them at once. */
 describe('joined nodes credentials', () => {
   let sut: ApiHarness;
   let admin: Redis;
@@ -109,6 +113,23 @@ describe('joined nodes credentials', () => {
       .map((entry) => Object.fromEntries(Array.from({ length: entry.length / 2 }, (_, i) => [String(entry[2 * i]), entry[2 * i + 1]])))
       .filter((entry) => entry['username'] === user)
       .map((entry) => `${String(entry['reason'])} ${String(entry['object'])}`);
+  };
+  /** The HTTP status livekit-server's Twirp API answers a ListRooms call signed with this key. */
+  const twirpStatus = async (apiKey: string, apiSecret: string) => {
+    const token = new AccessToken(apiKey, apiSecret, { ttl: 60 });
+    token.addGrant({ roomList: true });
+    const response = await fetch(`${sut.stack.livekit.url}/twirp/livekit.RoomService/ListRooms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token.toJwt()}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    return response.status;
+  };
+  /** Waits until livekit-server refuses the key (it caches each key it looked up for 3 s); logs how long that took. */
+  const refusedWithin = async (what: string, apiKey: string, apiSecret: string) => {
+    const start = Date.now();
+    await waitFor(what, async () => ((await twirpStatus(apiKey, apiSecret)) === 401 ? true : undefined), 30_000);
+    console.log(`${what}: refused after ${Date.now() - start} ms`);
   };
   const listed = async (nodeId: string) => (await sut.admin.get<NodeList>('/v1/nodes')).body.items.some((n) => n.nodeId === nodeId);
   const refusal = (response: { body: unknown }) => JSON.stringify((response.body as ErrorBody).error);
@@ -246,6 +267,7 @@ describe('joined nodes credentials', () => {
       "another node's wake channel": () => redis.publish(`tally:{nodes}:wake:${other}`, 'egress'),
       'join tokens': () => redis.set('tally:join:x', '1'),
       "another node's status": () => redis.hset('tally:{nodes}:status', other, 'disabled'),
+      'its own LiveKit key in the keys hash': () => redis.hget('tally:{lk}:keys', `tally-node-${nodeName}`),
     };
     for (const [what, attempt] of Object.entries(attempts)) {
       await expect(attempt(), what).rejects.toThrow(/NOPERM/);
@@ -271,31 +293,114 @@ describe('joined nodes credentials', () => {
   it("a media node's livekit-server runs in the cluster on its own Redis user without a refused command", async () => {
     const nodeName = name('media');
     const node = await joined('media', nodeName);
+    // It verifies the tokens the API signs and signs the webhooks the API checks: the cluster's key.
+    expect(node.livekit).toMatchObject({ apiKey: sut.stack.livekit.apiKey, apiSecret: sut.stack.livekit.apiSecret });
     nodeLivekit = await startLivekit({ redisUrl: node.localRedisUrl, nodeIp: '127.0.0.1' });
     const room = `app_x.str_${randomBytes(4).toString('hex')}`;
     const onNode = new RoomServiceClient(nodeLivekit.url, nodeLivekit.apiKey, nodeLivekit.apiSecret);
     await onNode.createRoom({ name: room });
     const origin = new RoomServiceClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
     expect((await origin.listRooms([room])).map((r) => r.name)).toEqual([room]);
+    // A worker node's own key, which the node's livekit-server looks up through its Redis user.
+    const worker = await joined('worker', name('keyed'));
+    const withWorkerKey = new RoomServiceClient(nodeLivekit.url, worker.livekit.apiKey, worker.livekit.apiSecret);
+    expect((await withWorkerKey.listRooms([room])).map((r) => r.name)).toEqual([room]);
     await onNode.deleteRoom(room);
+    const user = `tally-node-${nodeName}`;
+    expect(await deniedFor(user)).toEqual([]);
+
+    // Its user reads one key at a time, and cannot list or change the hash.
+    const redis = connect(node.localRedisUrl);
+    await redis.connect();
+    expect(await redis.hget('tally:{lk}:keys', worker.livekit.apiKey)).toBe(worker.livekit.apiSecret);
+    for (const [what, attempt] of Object.entries({
+      HGETALL: () => redis.hgetall('tally:{lk}:keys'),
+      HKEYS: () => redis.hkeys('tally:{lk}:keys'),
+      HSET: () => redis.hset('tally:{lk}:keys', 'forged', 'secret'),
+      HDEL: () => redis.hdel('tally:{lk}:keys', worker.livekit.apiKey),
+    })) {
+      await expect(attempt(), what).rejects.toThrow(/NOPERM/);
+    }
+    expect(await admin.hget('tally:{lk}:keys', 'forged')).toBeNull();
+  });
+
+  it("a worker node's egress records with its own LiveKit key, on its own Redis user without a refused command", async () => {
+    const nodeName = name('egress');
+    const node = await joined('worker', nodeName);
+    expect(node.livekit.apiKey).toBe(`tally-node-${nodeName}`);
+    expect(node.livekit.apiKey).not.toBe(sut.stack.livekit.apiKey);
+    expect(node.livekit.apiSecret).not.toBe(sut.stack.livekit.apiSecret);
+    // The node's egress holds nothing but its own key: it joins the origin's room with a token it signs.
+    const egress = await startEgress({
+      livekit: { ...sut.stack.livekit, apiKey: node.livekit.apiKey, apiSecret: node.livekit.apiSecret },
+      redisUrl: node.localRedisUrl,
+      budget: TEST_NODE_BUDGET,
+    });
+    children.push(egress);
+    const { app, client } = await createTenant(sut.admin, 'node-key');
+    const stream = await createStream(client, app.id);
+    const token = (
+      await client.post<StreamToken>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, {
+        identity: 'host',
+        role: 'publisher',
+      })
+    ).body;
+    let publisher: Publisher | undefined;
+    try {
+      publisher = await joinAndPublish(token.url, token.token, { video: false });
+      await tracksUp(client, app.id, stream.id, [TrackKind.KIND_AUDIO]);
+      const origin = new RoomServiceClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
+      const [room] = (await origin.listRooms()).filter((r) => r.name.includes(stream.id));
+      const participants = await origin.listParticipants(room!.name);
+      const audio = participants.flatMap((p) => p.tracks).find((t) => t.type === TrackType.AUDIO);
+      // LiveKit hands the request to the node's egress over Redis (psrpc).
+      const file = pathJoin(tmpdir(), `node-key-${nodeName}.ogg`);
+      const egresses = new EgressClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
+      const info = await egresses.startTrackEgress(room!.name, new DirectFileOutput({ filepath: file }), audio!.sid);
+      const statusOf = async () => (await egresses.listEgress({ egressId: info.egressId }))[0]?.status;
+      await waitFor(
+        'the egress recording',
+        async () => {
+          const status = await statusOf();
+          return status === EgressStatus.EGRESS_ACTIVE || (status ?? 0) > EgressStatus.EGRESS_ACTIVE ? status : undefined;
+        },
+        120_000,
+      );
+      expect(await statusOf()).toBe(EgressStatus.EGRESS_ACTIVE);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await egresses.stopEgress(info.egressId);
+      const ended = await waitFor(
+        'the egress to end',
+        async () => {
+          const status = await statusOf();
+          return status !== undefined && status > EgressStatus.EGRESS_ENDING ? status : undefined;
+        },
+        120_000,
+      );
+      expect(ended).toBe(EgressStatus.EGRESS_COMPLETE);
+      expect(existsSync(file) && statSync(file).size).toBeGreaterThan(0);
+    } finally {
+      await publisher?.stop();
+    }
     expect(await deniedFor(`tally-node-${nodeName}`)).toEqual([]);
   });
 
-  it("a worker node's egress serves a recording request on its own Redis user without a refused command", async () => {
-    const nodeName = name('egress');
+  it("removing a worker node revokes its LiveKit key: livekit-server refuses it, the cluster's key still works; a re-join replaces it", async () => {
+    const nodeName = name('lk-removed');
     const node = await joined('worker', nodeName);
-    const egress = await startEgress({ livekit: sut.stack.livekit, redisUrl: node.localRedisUrl, budget: TEST_NODE_BUDGET });
-    children.push(egress);
-    const room = `app_x.str_${randomBytes(4).toString('hex')}`;
-    const origin = new RoomServiceClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
-    await origin.createRoom({ name: room });
-    // LiveKit hands the request to the node's egress over Redis (psrpc); its answer is the egress' info.
-    const egresses = new EgressClient(sut.stack.livekit.url, sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret);
-    const info = await egresses.startTrackEgress(room, new DirectFileOutput({ filepath: pathJoin(tmpdir(), `${room}.ogg`) }), 'TR_none');
-    expect(info.egressId).toMatch(/^EG_/);
-    await egresses.stopEgress(info.egressId).catch(() => undefined);
-    await origin.deleteRoom(room);
-    expect(await deniedFor(`tally-node-${nodeName}`)).toEqual([]);
+    expect(await twirpStatus(node.livekit.apiKey, node.livekit.apiSecret)).toBe(200);
+    expect(await twirpStatus(node.livekit.apiKey, sut.stack.livekit.apiSecret)).toBe(401);
+
+    const rejoined = await joined('worker', nodeName);
+    expect(rejoined.livekit.apiKey).toBe(node.livekit.apiKey);
+    expect(rejoined.livekit.apiSecret).not.toBe(node.livekit.apiSecret);
+    await refusedWithin('the secret a re-join replaced', node.livekit.apiKey, node.livekit.apiSecret);
+    expect(await twirpStatus(rejoined.livekit.apiKey, rejoined.livekit.apiSecret)).toBe(200);
+
+    expect((await sut.admin.delete(`/v1/nodes/${nodeName}`)).status).toBe(204);
+    await refusedWithin("a removed node's key", rejoined.livekit.apiKey, rejoined.livekit.apiSecret);
+    expect(await admin.hget('tally:{lk}:keys', rejoined.livekit.apiKey)).toBeNull();
+    expect(await twirpStatus(sut.stack.livekit.apiKey, sut.stack.livekit.apiSecret)).toBe(200);
   });
 
   it('a node reports only on its own queue: the shared queues refuse it, and a report naming another node changes nothing', async () => {

@@ -69,6 +69,9 @@ describe('a joined worker node without a shared recordings directory records int
     expect(env).toContain(`TALLY_RECORDINGS_DIR=${recordingsDir()}\n`);
     expect(env).toContain(`TALLY_S3_BUCKET=${store.bucket}\n`);
     expect(env).toContain(`TALLY_S3_ENDPOINT=${store.endpoint}\n`);
+    // Its egress signs its room tokens with the node's own LiveKit key (docs/adr/0025), never the cluster's.
+    expect(env).toContain(`LIVEKIT_API_KEY=tally-node-${nodeName}\n`);
+    expect(env).not.toContain(sut.stack.livekit.apiSecret);
     expect((await nodes()).find((n) => n.nodeId === nodeName)).toMatchObject({ role: 'worker', status: 'active' });
   }, 600_000);
 
@@ -138,7 +141,9 @@ describe('a joined worker node without a shared recordings directory records int
     // Nothing left in the staging area, nothing on the node, nothing local on the origin.
     expect(objects.filter((o) => o.key.startsWith(`incoming/${appId}/`))).toEqual([]);
     expect(onNode(appId)).toEqual([]);
-    expect(existsSync(join(recordingsDir(), done.location))).toBe(false);
+    // The worker points the row at the object before it deletes the local copy: wait for the delete.
+    const local = join(recordingsDir(), done.location);
+    await waitFor('the local copy deleted', () => Promise.resolve(existsSync(local) ? undefined : true), 60_000);
 
     const redirect = await client.raw(`/v1/apps/${appId}/recordings/${done.id}/file`);
     expect(redirect.status).toBe(302);

@@ -126,6 +126,11 @@ export const ClusterSettings = z
      * through it. Its password is also the node's credential for `POST /v1/nodes/{nodeId}/leave`.
      */
     redisUrl: z.string(),
+    /**
+     * The LiveKit key the node's processes sign with: a `worker` or `gpu` node's own (`tally-node-<name>`,
+     * revoked with the node), the cluster's for a `media` node, whose livekit-server verifies the API's
+     * tokens and signs its webhooks (docs/adr/0025).
+     */
     livekit: z.object({
       apiKey: z.string(),
       apiSecret: z.string(),

@@ -7,6 +7,7 @@ import { NodeArtifactsService } from './node-artifacts.service.js';
 import { NodeArtifactsStore } from './node-artifacts.store.js';
 import { NodeCredentialsRepository } from './node-credentials.repository.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
+import { NodeLivekitKeys } from './node-livekit-keys.js';
 import { NodeRemovalService } from './node-removal.service.js';
 import { RedisAcl } from './redis-acl.js';
 
@@ -19,6 +20,7 @@ import { RedisAcl } from './redis-acl.js';
     NodeArtifactsStore,
     NodeCredentialsRepository,
     NodeCredentialsService,
+    NodeLivekitKeys,
     NodeRemovalService,
     RedisAcl,
   ],

@@ -7,7 +7,7 @@ import { DomainError } from '../common/domain-error.js';
 import { JoinTokenStore } from './join-tokens.store.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
 
-/** Hands a new node the cluster's settings, with Redis credentials of its own, in exchange for a one-time token an admin issued. */
+/** Hands a new node the cluster's settings, with Redis credentials (and a LiveKit key) of its own, in exchange for a one-time token an admin issued. */
 @Injectable()
 export class ClusterService {
   constructor(
@@ -45,11 +45,13 @@ export class ClusterService {
     if (await this.registry.get(body.name))
       throw new DomainError('conflict', `a node named ${body.name} is already in the pool`, { field: 'name' });
     if (!(await this.tokens.take(body.token))) throw refused();
-    const { username, password } = await this.credentials.issue(body.name, body.role);
+    const { username, password, livekit } = await this.credentials.issue(body.name, body.role);
     const redisUrl = new URL(clusterUrl);
     redisUrl.username = encodeURIComponent(username);
     redisUrl.password = encodeURIComponent(password);
-    const { apiKey, apiSecret, publicUrl: wsUrl } = this.config.livekit;
+    // Worker and GPU nodes sign with their own key; a media node's livekit-server holds the cluster's.
+    const { apiKey, apiSecret } = livekit ?? this.config.livekit;
+    const wsUrl = this.config.livekit.publicUrl;
     return {
       nodeId: body.name,
       role: body.role,

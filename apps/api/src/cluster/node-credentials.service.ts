@@ -3,14 +3,20 @@ import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common'
 import { JoinedNodeRole } from '@tally/contracts';
 import { NodeCredentialsRepository } from './node-credentials.repository.js';
 import { isNodeRedisUser, nodeAclSetUser, nodeRedisUser, sha256Hex } from './node-grants.js';
+import { holdsOwnLivekitKey, type LivekitCredentials, NodeLivekitKeys } from './node-livekit-keys.js';
 import { RedisAcl } from './redis-acl.js';
 
-export type NodeRedisCredentials = Readonly<{ username: string; password: string }>;
+export type NodeCredentials = Readonly<{
+  username: string;
+  password: string;
+  /** The node's own LiveKit key (worker and GPU nodes); `null` for media nodes, which keep the cluster's. */
+  livekit: LivekitCredentials | null;
+}>;
 
 /**
- * Each joined node's own Redis ACL user (docs/adr/0025). Postgres holds the users (the password's
- * SHA-256 and the role); Redis holds them only as long as it runs, so the API re-creates them at
- * boot and whenever its connection comes back (a restarted or replaced Redis), and deletes node
+ * Each joined node's own Redis ACL user and, for worker and GPU nodes, LiveKit key (docs/adr/0025). Postgres holds the users (the password's
+ * SHA-256 and the role); Redis holds them only as long as it runs, so the API re-creates them (and the
+ * LiveKit keys) at boot and whenever its connection comes back (a restarted or replaced Redis), and deletes node
  * users Postgres no longer has: a former primary promoted again still holds users revoked while it
  * was a replica, since Redis does not replicate ACLs (docs/adr/0040-redis-sentinel.md).
  */
@@ -21,6 +27,7 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
   constructor(
     private readonly repository: NodeCredentialsRepository,
     private readonly acl: RedisAcl,
+    private readonly livekitKeys: NodeLivekitKeys,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -30,13 +37,16 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
     await this.applyAll();
   }
 
-  /** A new password for the node (replacing any earlier one); the plain password is returned once. */
-  async issue(nodeId: string, role: JoinedNodeRole): Promise<NodeRedisCredentials> {
+  /** A new password and LiveKit key for the node (replacing any earlier ones); returned once. */
+  async issue(nodeId: string, role: JoinedNodeRole): Promise<NodeCredentials> {
     const password = randomBytes(32).toString('base64url');
     const hash = sha256Hex(password);
     await this.repository.save(nodeId, role, hash);
     await this.acl.setUser(nodeAclSetUser(nodeId, role, hash));
-    return { username: nodeRedisUser(nodeId), password };
+    let livekit: LivekitCredentials | null = null;
+    if (holdsOwnLivekitKey(role)) livekit = await this.livekitKeys.put(nodeId, hash);
+    else await this.livekitKeys.remove(nodeId);
+    return { username: nodeRedisUser(nodeId), password, livekit };
   }
 
   /**
@@ -46,14 +56,21 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
    */
   async applyAll(): Promise<number> {
     const present = (await this.acl.users()).filter(isNodeRedisUser);
+    const presentKeys = await this.livekitKeys.nodeIds();
     const rows = await this.repository.all();
     const kept = new Set<string>();
+    const keptKeys = new Set<string>();
     for (const row of rows) {
       const role = JoinedNodeRole.safeParse(row.role);
       if (!role.success) continue;
       await this.acl.setUser(nodeAclSetUser(row.nodeId, role.data, row.redisPasswordSha256));
       kept.add(nodeRedisUser(row.nodeId));
+      if (holdsOwnLivekitKey(role.data)) {
+        await this.livekitKeys.put(row.nodeId, row.redisPasswordSha256);
+        keptKeys.add(row.nodeId);
+      }
     }
+    for (const nodeId of presentKeys.filter((id) => !keptKeys.has(id))) await this.livekitKeys.remove(nodeId);
     const revoked = present.filter((user) => !kept.has(user));
     for (const user of revoked) await this.acl.deleteUser(user);
     if (revoked.length > 0) this.log.log(`deleted ${revoked.length} node user(s) that were revoked: ${revoked.join(', ')}`);
@@ -83,9 +100,13 @@ export class NodeCredentialsService implements OnApplicationBootstrap {
     return (await this.repository.get(nodeId)) !== null;
   }
 
-  /** Deletes the node's user at once: its open connections are closed and its password stops working. */
+  /**
+   * Deletes the node's user at once (its open connections are closed and its password stops working)
+   * and its LiveKit key (refused by every livekit-server within 3 s).
+   */
   async revoke(nodeId: string): Promise<void> {
     await this.repository.remove(nodeId);
     await this.acl.deleteUser(nodeRedisUser(nodeId));
+    await this.livekitKeys.remove(nodeId);
   }
 }

@@ -32,6 +32,13 @@ describe(nodeAclRules.name, () => {
     }
   });
 
+  it("lets livekit-server (media) HGET one LiveKit key at a time; worker and GPU nodes' users nothing on the hash", () => {
+    expect(nodeAclRules('n1', 'media').filter((rule) => rule.includes('tally:{lk}'))).toEqual(['(~tally:{lk}:keys +hget)']);
+    expect(originMediaAclRules('n1')).toContain('(~tally:{lk}:keys +hget)');
+    expect(nodeAclRules('n1', 'worker').some((rule) => rule.includes('tally:{lk}'))).toBe(false);
+    expect(nodeAclRules('n1', 'gpu').some((rule) => rule.includes('tally:{lk}'))).toBe(false);
+  });
+
   it('opens every channel only to livekit-server (media), and ingress channels only on worker nodes', () => {
     expect(nodeAclRules('n1', 'media')).toContain('&*');
     expect(nodeAclRules('n1', 'worker')).not.toContain('&*');

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { nodeReportQueueOf, recordingNodeQueueOf, transcodeQueueOf, type JoinedNodeRole } from '@tally/contracts';
 
+/**
+ * The Redis hash livekit-server looks up API keys it was not configured with in (field: key, value:
+ * secret), each answer cached for 3 s (scripts/provision/go/livekit-server/patches/redis-api-keys.patch).
+ */
+export const LIVEKIT_KEYS_HASH = 'tally:{lk}:keys';
+
 /** The Redis ACL user of a joined node. */
 export function nodeRedisUser(nodeId: string): string {
   return `tally-node-${nodeId}`;
@@ -113,8 +119,14 @@ const LIVEKIT_SERVER_KEYS = [
   'agent_job:*',
 ];
 
+/**
+ * The API keys livekit-server was not configured with (joined worker and GPU nodes' own, looked up
+ * by the redis-api-keys patch): HGET of one key at a time on that hash, nothing that lists it.
+ */
+const LIVEKIT_KEYS_LOOKUP = `(~${LIVEKIT_KEYS_HASH} +hget)`;
+
 function livekitServerGrants(): string[] {
-  return [...LIVEKIT_SERVER_KEYS.map((key) => `~${key}`), PSRPC_CLAIMS, '&*'];
+  return [...LIVEKIT_SERVER_KEYS.map((key) => `~${key}`), PSRPC_CLAIMS, '&*', LIVEKIT_KEYS_LOOKUP];
 }
 
 /** The ACL rules after `reset` for a joined node's user, by role. */
