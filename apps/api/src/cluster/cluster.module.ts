@@ -8,6 +8,7 @@ import { NodeArtifactsStore } from './node-artifacts.store.js';
 import { NodeCredentialsRepository } from './node-credentials.repository.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
 import { NodeRemovalService } from './node-removal.service.js';
+import { ObjectStoreKeys } from './object-store-keys.js';
 import { RedisAcl } from './redis-acl.js';
 
 @Module({
@@ -20,6 +21,7 @@ import { RedisAcl } from './redis-acl.js';
     NodeCredentialsRepository,
     NodeCredentialsService,
     NodeRemovalService,
+    ObjectStoreKeys,
     RedisAcl,
   ],
 })
