@@ -231,6 +231,7 @@ rm -rf "$state"
 # mount namespace of its own where that path is an empty directory of the node's). A recording
 # placed on it lands in the origin's bucket; the node held a key of its own, which removing the node
 # revokes (docs/adr/0045-object-store-key-per-node.md).
+object_store_start=$SECONDS
 install object-store --object-store --cluster-bind "$node_ip"
 check "the summary says recordings go to the bucket on this host" said "Recordings: +s3://tally-recordings on this host"
 check "the key broker runs as tally-objects" test "$(ps -o user:32= -p "$(cat "$home/run/object-store-keys.child.pid")" | tr -d ' ')" == tally-objects
@@ -276,6 +277,8 @@ check "the removed node's key is refused by the store (InvalidAccessKeyId)" bash
 ./install.sh --stop --home "$node_home" >/dev/null 2>&1 || fail "--stop on the node failed"
 rm -rf "$state" "$node_home" "$node_dir"
 node_home=""
+say "object storage with a joined worker node took $((SECONDS - object_store_start))s"
+
 
 # 6. TLS: --domain with Caddy's local CA. Clients trust that CA only. Renewals of the certificate
 # are looked for every 2 s here (TALLY_TURN_CERT_CHECK_S; 600 by default). coturn may also relay

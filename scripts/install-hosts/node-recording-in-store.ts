@@ -55,8 +55,10 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
 }
 
 const nodes = (await expectStatus(adminKey, 'GET', '/v1/nodes', 200)).items as Json[];
-const origin = String(nodes.find((n) => n.role === 'origin')?.nodeId ?? '');
-if (!nodes.some((n) => n.nodeId === nodeName && n.status === 'active')) throw new Error(`${nodeName} is not active in ${JSON.stringify(nodes)}`);
+const origin = nodes.find((n) => n.role === 'origin')?.nodeId;
+if (typeof origin !== 'string') throw new Error(`no origin in ${JSON.stringify(nodes)}`);
+if (!nodes.some((n) => n.nodeId === nodeName && n.status === 'active'))
+  throw new Error(`${nodeName} is not active in ${JSON.stringify(nodes)}`);
 
 const app = await expectStatus(adminKey, 'POST', '/v1/apps', 201, { name: 'node-records-into-the-store' });
 const appId = String(app.id);
@@ -78,8 +80,11 @@ try {
   } finally {
     await expectStatus(adminKey, 'PATCH', `/v1/nodes/${origin}`, 200, { status: 'active' });
   }
-  if (started.nodeId !== nodeName) throw new Error(`the recording was placed on ${String(started.nodeId)}, not ${nodeName}`);
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
+  // Where admission placed it: the reservation it holds (GET /v1/capacity?detail=reservations).
+  const capacity = await expectStatus(adminKey, 'GET', '/v1/capacity?detail=reservations', 200);
+  const placedOn = (capacity.reservations as Json[]).find((r) => r.id === started.id)?.nodeId;
+  if (placedOn !== nodeName) throw new Error(`the recording was placed on ${String(placedOn)}, not ${nodeName}`);
   await waitFor('the recording to be active', 180_000, async () =>
     (await call(key, 'GET', recordingPath)).body.status === 'active' ? true : undefined,
   );
@@ -118,7 +123,7 @@ try {
   const probe = JSON.parse(stdout) as { format: { duration?: string }; streams: { codec_type: string }[] };
   console.log(
     JSON.stringify({
-      nodeId: started.nodeId,
+      nodeId: placedOn,
       mode: done.mode,
       location: done.location,
       sizeBytes: done.sizeBytes,
