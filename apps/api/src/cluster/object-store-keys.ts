@@ -24,7 +24,7 @@ export class ObjectStoreKeys {
   /** A new key of the node's own (replacing any earlier one), allowed to stage under `incoming/` only. */
   async issue(nodeId: string): Promise<NodeObjectStoreKey> {
     const { status, body } = await this.call('PUT', nodeId);
-    const key = status === 200 ? IssuedKey.safeParse(JSON.parse(body)) : undefined;
+    const key = status === 200 ? IssuedKey.safeParse(parseJson(body)) : undefined;
     if (!key?.success) throw this.refused(`HTTP ${status}: ${body}`);
     return key.data;
   }
@@ -56,5 +56,13 @@ export class ObjectStoreKeys {
       req.on('error', (error) => reject(this.refused(`${socketPath}: ${error.message}`)));
       req.end();
     });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
