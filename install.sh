@@ -111,7 +111,7 @@ main() {
   start_sentinel
 
   if [[ "$OBJECT_STORE" == bundled ]]; then
-    step "object store (versitygw): the bucket and its scoped key"
+    step "object store (versitygw): the bucket, its scoped key, the key broker for joined nodes"
     start_object_store
   fi
 

@@ -10,6 +10,9 @@
 #   Upgrades: a recording is active (a real publisher, @livekit/rtc-node) while install.sh runs
 #     again; the egress process is handed over to the new agent, the recording completes and
 #     plays (ffprobe).
+#   Object storage: --object-store --cluster-bind on the origin; a worker node joins without the
+#     origin's recordings directory; its recording lands in the origin's bucket (AWS SDK list, the
+#     API's 302, sha256, ffprobe); its own key is refused once the node is removed.
 #   TLS: --domain NAME --tls internal puts Caddy in front: curl --cacert reaches /healthz over
 #     HTTPS, a real LiveKit client (@livekit/rtc-node) joins a stream over wss:// through it, the
 #     API and LiveKit's HTTP port listen on loopback only, /metrics needs its token.
@@ -83,6 +86,9 @@ pids_to_kill=()
 cleanup() {
   local rc=$? pid
   for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [[ -n "${node_home:-}" && -f "$node_home/run/mode" ]]; then
+    ./install.sh --stop --home "$node_home" >/dev/null 2>&1 || say "cleanup: --stop of the joined node failed"
+  fi
   if [[ -f "$home/run/mode" ]]; then
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
@@ -143,12 +149,14 @@ if command -v systemd-analyze >/dev/null 2>&1; then
   units="$home.units"
   mkdir -p "$units"
   declare -A unit_user=([postgres]=tally-postgres [redis]=tally-redis [livekit]=tally-livekit [agent]=tally-media
-    [api]=tally [worker]=tally [caddy]=caddy [turn]=turnserver [turn-cert]=root)
+    [api]=tally [worker]=tally [caddy]=caddy [turn]=turnserver [turn-cert]=root
+    [object-store-keys]=tally-objects)
   declare -A unit_writes=([postgres]="$home/postgres" [redis]="$home/redis" [livekit]=""
     [agent]="$home/workers $home/recordings $home/hls -/home/egress/tmp" [api]="$home/recordings $home/hls"
-    [worker]="$home/recordings $home/hls" [caddy]="$home/caddy" [turn]="$home/turn/run" [turn-cert]="$home/turn/tls")
+    [worker]="$home/recordings $home/hls" [caddy]="$home/caddy" [turn]="$home/turn/run" [turn-cert]="$home/turn/tls"
+    [object-store-keys]="$home/object-store-keys")
   unit_has() { grep -qxF -- "$2" "$units/tally-$1.service" || fail "tally-$1.service lacks the line $2"; }
-  for name in postgres redis livekit agent api worker caddy turn turn-cert; do
+  for name in postgres redis livekit agent api worker caddy turn turn-cert object-store-keys; do
     # shellcheck disable=SC2016 # expanded by the inner shell
     bash -c 'source scripts/install/lib.sh && source scripts/install/objects.sh && source scripts/install/services.sh && HOME_DIR="$1" NODE_BIN="$(command -v node)" &&
       PG_BIN="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin | sort -V | tail -n1)" && declare -A PORT=([pg]=5432) &&
@@ -223,7 +231,60 @@ say "recording: $(tail -n1 "$state/client.log")"
 say "ok: the recording completed after the upgrade and plays (ffprobe)"
 rm -rf "$state"
 
-# 5. TLS: --domain with Caddy's local CA. Clients trust that CA only. Renewals of the certificate
+# 5. Object storage: the origin runs the bundled store (--object-store) and takes nodes
+# (--cluster-bind); a worker node joins on this host without the origin's recordings directory (a
+# mount namespace of its own where that path is an empty directory of the node's). A recording
+# placed on it lands in the origin's bucket; the node held a key of its own, which removing the node
+# revokes (docs/adr/0045-object-store-key-per-node.md).
+object_store_start=$SECONDS
+install object-store --object-store --cluster-bind "$node_ip"
+check "the summary says recordings go to the bucket on this host" said "Recordings: +s3://tally-recordings on this host"
+check "the key broker runs as tally-objects" test "$(ps -o user:32= -p "$(cat "$home/run/object-store-keys.child.pid")" | tr -d ' ')" == tally-objects
+check "... on a socket only tally-objects and tally reach" test "$(stat -c '%a %U:%G' "$home/object-store-keys")" == "750 tally-objects:tally"
+check "tally.env: the broker's socket, not the root key" sh -c "grep -qx 'TALLY_OBJECT_STORE_KEYS_SOCKET=$home/object-store-keys/keys.sock' '$home/tally.env' && ! grep -q ROOT_SECRET_KEY '$home/tally.env'"
+node_home="$(mktemp -d /tmp/tally-hosts-node.XXXXXX)"
+node_dir="$(mktemp -d /tmp/tally-hosts-node-rec.XXXXXX)"
+node_name="w-$$"
+recordings="$(env_value TALLY_RECORDINGS_DIR)"
+join_token="$(curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" -H 'content-type: application/json' \
+  -d "{\"role\":\"worker\",\"name\":\"$node_name\"}" http://127.0.0.1:8080/v1/nodes/join-tokens | node -e 'process.stdin.on("data", (d) => process.stdout.write(JSON.parse(d).token))')"
+start=$SECONDS
+if ! unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$node_dir" "$recordings" \
+  ./install.sh --join "http://$node_ip:8080" --token "$join_token" --role worker --name "$node_name" --insecure-http \
+  --home "$node_home" --no-provision --no-systemd --no-sysctl --offline --node-ip 127.0.0.1 >"$out" 2>&1; then
+  cat "$out" >&2
+  fail "install.sh --join (worker, no shared mount) exited non-zero"
+fi
+say "install.sh --join (worker) took $((SECONDS - start))s"
+node_env() { sed -n "s/^$1=//p" "$node_home/tally.env"; }
+check "the node stages in the origin's bucket" said "recordings are staged in the origin's bucket tally-recordings"
+check "the node holds a key of its own, not the origin's" test "$(node_env TALLY_S3_ACCESS_KEY)" == "tally-node-$node_name"
+state="$home.rec"
+mkdir -p "$state"
+if ! recorded="$(env $(grep '^TALLY_S3_' "$home/tally.env") node --import @swc-node/register/esm-register \
+  scripts/install-hosts/node-recording-in-store.ts http://127.0.0.1:8080 "$home/admin.key" "$node_name" "$state" 2>&1)"; then
+  printf '%s\n' "$recorded" >&2
+  tail -n 30 "$node_home/log/agent.log" >&2 || true
+  fail "a recording on the joined worker node did not land in the origin's store"
+fi
+say "node recording: $(tail -n1 <<<"$recorded")"
+say "ok: a recording on the worker node (no shared mount) is complete in s3://tally-recordings, listed with the AWS SDK, downloaded through the 302 (sha256) and probed"
+check "nothing of it is left on the node" test -z "$(find "$node_dir" -type f)"
+# The node's key against the store, with the probe install.sh uses for --s3-*.
+node_probe() {
+  env TALLY_S3_BUCKET=tally-recordings TALLY_S3_ENDPOINT="$(node_env TALLY_S3_ENDPOINT)" TALLY_S3_REGION=us-east-1 \
+    TALLY_S3_ACCESS_KEY="$(node_env TALLY_S3_ACCESS_KEY)" TALLY_S3_SECRET_KEY="$(node_env TALLY_S3_SECRET_KEY)" \
+    TALLY_S3_FORCE_PATH_STYLE=true NODE_NO_WARNINGS=1 node scripts/install/s3-probe.mjs 2>&1 || true
+}
+check "the node's key may not write outside incoming/ (AccessDenied)" bash -c "$(declare -f node_env node_probe); node_home='$node_home'; node_probe | grep -q 'PUT .* failed: AccessDenied (HTTP 403)'"
+check "DELETE /v1/nodes/$node_name: 204" test "$(http_code -X DELETE -H "Authorization: Bearer $(cat "$home/admin.key")" "http://127.0.0.1:8080/v1/nodes/$node_name")" == 204
+check "the removed node's key is refused by the store (InvalidAccessKeyId)" bash -c "$(declare -f node_env node_probe); node_home='$node_home'; node_probe | grep -q 'PUT .* failed: InvalidAccessKeyId (HTTP 403)'"
+./install.sh --stop --home "$node_home" >/dev/null 2>&1 || fail "--stop on the node failed"
+rm -rf "$state" "$node_home" "$node_dir"
+node_home=""
+say "object storage with a joined worker node took $((SECONDS - object_store_start))s"
+
+# 6. TLS: --domain with Caddy's local CA. Clients trust that CA only. Renewals of the certificate
 # are looked for every 2 s here (TALLY_TURN_CERT_CHECK_S; 600 by default).
 TALLY_TURN_CERT_CHECK_S=2 install tls --domain "$domain" --tls internal
 ca="$home/caddy/data/pki/authorities/local/root.crt"
@@ -322,7 +383,7 @@ check "tally.env hands joined media nodes turns:$domain:5349 with coturn's secre
   "$(env_value TALLY_CLUSTER_TURN_HOST):$(env_value TALLY_CLUSTER_TURN_PORT):$(env_value TALLY_CLUSTER_TURN_SECRET)" == "$domain:5349:$(cat "$home/turn/auth-secret")"
 check "... and a re-run remembers TALLY_TURN_ALLOWED_PEERS" test "$(env_value TALLY_TURN_ALLOWED_PEERS)" == "$joined_ip"
 
-# 6. Networks that pass only TCP 443: --turn-address puts coturn on 443 of a second address of
+# 7. Networks that pass only TCP 443: --turn-address puts coturn on 443 of a second address of
 # the host, under the name turn.DOMAIN (Caddy's certificate for it); Caddy keeps 443 of the others.
 # A browser whose firewall passes only TCP 443 (UDP dropped) publishes, views and records through it.
 turn_ip=10.234.0.2

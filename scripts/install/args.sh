@@ -79,7 +79,10 @@ Options:
                       address (port 7070, --object-store-port N; its admin API on 127.0.0.1, 7071);
                       the bucket tally-recordings and a key that reaches that bucket only go into
                       tally.env; the store's root key stays in DIR/object-store.env (root and
-                      tally-objects only). Remembered; docs/recordings.md
+                      tally-objects only), read by the store and its key broker (the service
+                      object-store-keys), which gives each joined worker/gpu node a staging-only
+                      key of its own and deletes it when the node is removed. Remembered;
+                      docs/recordings.md, docs/adr/0045-object-store-key-per-node.md
   --s3-endpoint URL, --s3-bucket B
                       recordings go to an existing S3-compatible bucket (empty URL: AWS); the keys
                       come from \$TALLY_S3_ACCESS_KEY and \$TALLY_S3_SECRET_KEY or from

@@ -19,7 +19,7 @@ TALLY_SHARED_UMASK=0007
 # What a service's environment starts from (services never inherit the installer's environment).
 TALLY_SERVICE_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Services in start order; stop goes in reverse.
-TALLY_SERVICES=(postgres redis sentinel object-store livekit agent api worker) # object-store: --object-store only; sentinel: --redis-sentinel, --redis-replica
+TALLY_SERVICES=(postgres redis sentinel object-store object-store-keys livekit agent api worker) # object-store(-keys): --object-store only; sentinel: --redis-sentinel, --redis-replica
 
 DRY_RUN="${DRY_RUN:-0}"
 

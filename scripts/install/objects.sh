@@ -21,10 +21,22 @@ OBJECT_STORE_ROOT_SECRET=""
 PORT_DEFAULT+=([object-store]=7070 [object-store-admin]=7071)
 PORT_ENV_KEY+=([object-store]=TALLY_OBJECT_STORE_PORT [object-store-admin]=TALLY_OBJECT_STORE_ADMIN_PORT)
 PORT_SERVICE+=([object-store]=object-store [object-store-admin]=object-store)
-MANAGED_KEYS+=(TALLY_CLUSTER_S3_ENDPOINT TALLY_OBJECT_STORE TALLY_OBJECT_STORE_PORT TALLY_OBJECT_STORE_ADMIN_PORT TALLY_S3_BUCKET TALLY_S3_ENDPOINT
+MANAGED_KEYS+=(TALLY_CLUSTER_S3_ENDPOINT TALLY_OBJECT_STORE_KEYS_SOCKET TALLY_OBJECT_STORE TALLY_OBJECT_STORE_PORT TALLY_OBJECT_STORE_ADMIN_PORT TALLY_S3_BUCKET TALLY_S3_ENDPOINT
   TALLY_S3_PUBLIC_ENDPOINT TALLY_S3_REGION TALLY_S3_ACCESS_KEY TALLY_S3_SECRET_KEY TALLY_S3_FORCE_PATH_STYLE)
 
 object_store_env_file() { printf '%s/object-store.env' "$HOME_DIR"; }
+# The key broker's socket (scripts/install/object-store-keys.mjs, docs/adr/0045): its directory,
+# tally-objects:TALLY_USER 0750, lets the store's user and Tally's services in, nobody else.
+object_store_keys_socket() { printf '%s/object-store-keys/keys.sock' "$HOME_DIR"; }
+
+# object_store_keys_env: the broker's settings besides the root key (which comes from its env file).
+object_store_keys_env() {
+  printf '%s\n' "TALLY_OBJECT_STORE_KEYS_SOCKET=$(object_store_keys_socket)" \
+    "TALLY_OBJECT_STORE_URL=http://127.0.0.1:${PORT[object-store]:-}" \
+    "TALLY_OBJECT_STORE_ADMIN_URL=http://127.0.0.1:${PORT[object-store-admin]:-}" \
+    "TALLY_OBJECT_STORE_BIN=$HOME_DIR/bin/versitygw" "TALLY_S3_BUCKET=$OBJECT_STORE_BUCKET" \
+    "TALLY_OBJECT_STORE_OWNER=$OBJECT_STORE_ACCOUNT" NODE_NO_WARNINGS=1
+}
 
 # object_store_recorded: the choice an earlier run wrote into DIR/tally.env (before it is loaded:
 # provisioning and the service users need it first).
@@ -166,8 +178,10 @@ EOF
   if [[ "$OBJECT_STORE" == bundled ]]; then
     echo "TALLY_OBJECT_STORE_PORT=${PORT[object-store]}"
     echo "TALLY_OBJECT_STORE_ADMIN_PORT=${PORT[object-store-admin]}"
+    echo "# The key broker that gives each joined worker/gpu node a key of its own (docs/adr/0045)."
+    echo "TALLY_OBJECT_STORE_KEYS_SOCKET=$(object_store_keys_socket)"
     if [[ -n "$CLUSTER_BIND" ]]; then
-      echo "# Joined worker/gpu nodes are handed this endpoint with the bucket and its key (docs/cluster.md)."
+      echo "# Joined worker/gpu nodes are handed this endpoint with the bucket and a key (docs/cluster.md)."
       echo "TALLY_CLUSTER_S3_ENDPOINT=http://$CLUSTER_BIND:${PORT[object-store]}"
     fi
   elif [[ -n "${OLD[TALLY_CLUSTER_S3_ENDPOINT]:-}" && -z "$S3_BUCKET_ARG" ]]; then
@@ -193,6 +207,7 @@ write_object_store_config() {
   ensure_dir "$HOME_DIR/object-store" 700 "$TALLY_OBJECTS_USER"
   ensure_dir "$HOME_DIR/object-store/data" 700 "$TALLY_OBJECTS_USER"
   ensure_dir "$HOME_DIR/object-store/iam" 700 "$TALLY_OBJECTS_USER"
+  ensure_dir "$(dirname "$(object_store_keys_socket)")" 750 "$TALLY_OBJECTS_USER:$TALLY_USER"
   write_file "$(object_store_env_file)" 640 "root:$TALLY_OBJECTS_USER" <<EOF
 # The object store's root key (versitygw), written once by install.sh: full control of every bucket
 # and account. Tally's services use the bucket-scoped key in tally.env instead.
@@ -225,6 +240,7 @@ start_object_store() {
   if dry; then
     log "    would create the account $OBJECT_STORE_ACCOUNT (role user) and the bucket $OBJECT_STORE_BUCKET it owns, unless present"
     probe_s3 "the object store on this host"
+    start_object_store_keys
     return 0
   fi
   wait_until 30 "the object store" object_store_ready || service_fail object-store
@@ -251,6 +267,19 @@ start_object_store() {
   fi
   log "    object store: answering on $(object_store_listen_args | paste -sd' ' | sed 's/--port //g') (admin API on 127.0.0.1:${PORT[object-store-admin]})"
   probe_s3 "the object store on this host"
+  start_object_store_keys
+}
+
+# start_object_store_keys: the key broker beside the store (docs/adr/0045), once its socket answers.
+start_object_store_keys() {
+  service_start object-store-keys
+  dry && return 0
+  wait_until 30 "the object store's key broker" object_store_keys_ready || service_fail object-store-keys
+  log "    key broker: $(object_store_keys_socket) (accounts tally-node-* for joined nodes, staging only)"
+}
+
+object_store_keys_ready() {
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$(object_store_keys_socket)" http://broker/nodes 2>/dev/null)" == 200 ]]
 }
 
 # object_store_summary: the install summary's line on where recordings go.

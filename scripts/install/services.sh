@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starting and stopping Tally's services (postgres redis object-store livekit agent api worker), either as
+# Starting and stopping Tally's services (postgres redis object-store object-store-keys livekit agent api worker), either as
 # systemd units (deploy/systemd/tally-*.service rendered into /etc/systemd/system) or as
 # supervised background processes (scripts/install/supervise.sh; pid files in DIR/run,
 # logs in DIR/log). Source it; do not execute it.
@@ -124,6 +124,14 @@ service_spec() {
         --iam-dir "$HOME_DIR/object-store/iam" posix "$HOME_DIR/object-store/data")
       SPEC_ENV_FILE="$(object_store_env_file)" SPEC_USER="$TALLY_OBJECTS_USER"
       SPEC_CONFIG=("$(object_store_env_file)" "$HOME_DIR/bin/versitygw")
+      ;;
+    object-store-keys)
+      # The store's key broker (scripts/install/object-store-keys.mjs, docs/adr/0045): the root key
+      # from the store's env file, the rest on its command line.
+      mapfile -t SPEC_CMD < <(object_store_keys_env)
+      SPEC_CMD=(env "${SPEC_CMD[@]}" "$NODE_BIN" scripts/install/object-store-keys.mjs)
+      SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$(object_store_env_file)" SPEC_USER="$TALLY_OBJECTS_USER"
+      SPEC_CONFIG=("$(object_store_env_file)" "$TALLY_REPO/scripts/install/object-store-keys.mjs")
       ;;
     caddy)
       # Started as root only to hand Caddy's user the one capability it needs (ports 443/80).
@@ -264,6 +272,8 @@ render_unit() {
     [TURN_USER]="$TALLY_TURN_USER" [TURNSERVER]="$(command -v turnserver || echo /usr/bin/turnserver)"
     [TURN_CERT_ARGS]="$HOME_DIR ${TURN_HOST:-${DOMAIN:-}} $TALLY_TURN_USER ${TURN_CERT_CHECK_S:-600}" [TURN_CAPS]="$(turn_capabilities)"
     [OBJECTS_USER]="$TALLY_OBJECTS_USER" [OBJECT_STORE_ENV]="$(object_store_env_file)"
+    [OBJECT_STORE_KEYS_ENV]="$(object_store_keys_env | paste -sd' ')"
+    [OBJECT_STORE_KEYS_DIR]="$(dirname "$(object_store_keys_socket)")"
     [OBJECT_STORE_ARGS]="$([[ "$OBJECT_STORE" != bundled ]] || object_store_listen_args | paste -sd' ') --admin-port 127.0.0.1:${PORT[object-store-admin]:-}"
   )
   for key in "${!values[@]}"; do text="${text//@"$key"@/${values[$key]}}"; done

@@ -18,7 +18,7 @@ export async function startApiHarness(
   options: {
     egress?: boolean;
     ingress?: boolean;
-    objectStore?: boolean;
+    objectStore?: StackOptions['objectStore'];
     workers?: 'native' | 'docker';
     nodeBudget?: StackOptions['nodeBudget'];
     turn?: StackOptions['turn'];
@@ -29,7 +29,7 @@ export async function startApiHarness(
     ...(options.nodeBudget ? { nodeBudget: options.nodeBudget } : {}),
     ...(options.egress ? { egress: true } : {}),
     ...(options.ingress ? { ingress: true } : {}),
-    ...(options.objectStore ? { objectStore: true } : {}),
+    ...(options.objectStore ? { objectStore: options.objectStore } : {}),
     ...(options.workers ? { workers: options.workers } : {}),
     ...(options.turn ? { turn: options.turn } : {}),
   });

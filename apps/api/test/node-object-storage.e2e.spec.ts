@@ -18,7 +18,8 @@ import { recordingIn } from './recording-client.js';
 const run = promisify(execFile);
 
 /**
- * An origin with object storage (the test stack, a real S3 server) and a worker node that joins it
+ * An origin with object storage (the test stack, a real S3 server run as install.sh --object-store runs
+ * it, with the key broker that gives the node a key of its own) and a worker node that joins it
  * with ./install.sh --join for real, without the origin's recordings directory: the node runs in a
  * mount namespace of its own where that path is an empty directory of its own. Its egress records,
  * its agent stages the files in the bucket, the origin's worker finalises them.
@@ -43,7 +44,7 @@ describe('a joined worker node without a shared recordings directory records int
     // A short sweep, as in production the worker's sweep queues again what waits.
     sut = await startApiHarness(
       { TALLY_CLUSTER_REDIS_URL: `redis://127.0.0.1:${redisPort}`, TALLY_SWEEP_INTERVAL_S: '2' },
-      { objectStore: true },
+      { objectStore: 'nodeKeys' },
     );
     // The origin's Redis where the cluster URL says (install.sh --cluster-bind on a real origin).
     forwarders.push(await forward('127.0.0.1', redisPort, sut.stack.redis.port));
@@ -72,6 +73,8 @@ describe('a joined worker node without a shared recordings directory records int
     // Its egress signs its room tokens with the node's own LiveKit key (docs/adr/0025), never the cluster's.
     expect(env).toContain(`LIVEKIT_API_KEY=tally-node-${nodeName}\n`);
     expect(env).not.toContain(sut.stack.livekit.apiSecret);
+    // A key of the node's own (docs/adr/0045), allowed to stage only: what follows proves it is enough.
+    expect(env).toContain(`TALLY_S3_ACCESS_KEY=tally-node-${nodeName}\n`);
     expect((await nodes()).find((n) => n.nodeId === nodeName)).toMatchObject({ role: 'worker', status: 'active' });
   }, 600_000);
 

@@ -89,6 +89,9 @@ export const EnvSchema = z.object({
     .refine((cidrs) => cidrs.every(isCidr), 'must be a comma-separated list of CIDR ranges, e.g. 10.0.0.0/8,fd00::/8'),
   TALLY_CLUSTER_REDIS_URL: url(['redis:', 'rediss:']).optional(),
   TALLY_CLUSTER_S3_ENDPOINT: url(['http:', 'https:']).optional(),
+  // The bundled object store's key broker (scripts/install/object-store-keys.mjs, ADR 0045): a unix
+  // socket; set, each joined worker/gpu node gets an account of its own, deleted when it is removed.
+  TALLY_OBJECT_STORE_KEYS_SOCKET: z.preprocess((v) => (v === '' ? undefined : v), z.string().startsWith('/').optional()),
   // The origin's Sentinels as joined nodes reach them (host:port, comma-separated), and the
   // passwords of the replication and Sentinel users handed to --redis-replica nodes (ADR 0040).
   TALLY_CLUSTER_REDIS_SENTINELS: z.preprocess(

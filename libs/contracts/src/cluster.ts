@@ -63,6 +63,10 @@ export const ObjectStoreSettings = z
     bucket: z.string(),
     region: z.string(),
     forcePathStyle: z.boolean(),
+    /**
+     * The node's own account `tally-node-<name>` on the bundled store (staging under `incoming/` only,
+     * deleted when the node is removed: docs/adr/0045-object-store-key-per-node.md), else the origin's key.
+     */
     accessKeyId: z.string(),
     secretAccessKey: z.string(),
   })

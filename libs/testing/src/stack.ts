@@ -48,8 +48,11 @@ export type StackOptions = Readonly<{
   egress?: boolean;
   /** Also run LiveKit ingress; livekit-server then announces its RTMP / WHIP URLs on the node IP. */
   ingress?: boolean;
-  /** Also run a real S3 server with one bucket, and record into it (TALLY_S3_* in `env`). */
-  objectStore?: boolean;
+  /**
+   * Also run a real S3 server with one bucket, and record into it (TALLY_S3_* in `env`); `nodeKeys`:
+   * as install.sh --object-store runs it, with the key broker that gives joined nodes keys of their own.
+   */
+  objectStore?: boolean | 'nodeKeys';
   /**
    * Let the agent run egress and ingress on demand with this runtime (instead of `egress` / `ingress`
    * running them for the whole file); `docker` also needs TALLY_DOCKER_SOCKET in `env`.
@@ -93,7 +96,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   });
   const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
   const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
-  const objectStore = options.objectStore ? await startObjectStore() : undefined;
+  const objectStore = options.objectStore ? await startObjectStore({ nodeKeys: options.objectStore === 'nodeKeys' }) : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
     TALLY_HOME: '/nonexistent',

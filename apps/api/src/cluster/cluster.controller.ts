@@ -30,8 +30,8 @@ export class ClusterController {
   /** The join token is the credential. */
   @ApiRoute({
     summary:
-      "Exchange a join token for the cluster's settings (the node's own Redis user, LiveKit keys, webhook URL); 401 for a token that is used, expired or made for another role or name",
-    responses: { 200: ClusterSettings, 401: ErrorBody, 409: ErrorBody },
+      "Exchange a join token for the cluster's settings (the node's own Redis user, LiveKit keys, webhook URL; for worker/gpu nodes the object store, with an account of the node's own on the bundled store); 401 for a token that is used, expired or made for another role or name; 503 when the object store's key broker cannot be reached",
+    responses: { 200: ClusterSettings, 401: ErrorBody, 409: ErrorBody, 503: ErrorBody },
   })
   @Post('join')
   @Public()
@@ -42,8 +42,8 @@ export class ClusterController {
 
   @ApiRoute({
     summary:
-      'Remove a joined node: its Redis user is deleted at once (open connections closed), it leaves the pool and its status is dropped',
-    responses: { 204: null },
+      "Remove a joined node: its object store account (bundled store) and its Redis user are deleted at once (the store refuses its key; open connections closed), it leaves the pool and its status is dropped; 503 when the object store's key broker cannot be reached (nothing changed)",
+    responses: { 204: null, 404: ErrorBody, 503: ErrorBody },
   })
   @Delete(':nodeId')
   @AdminOnly()
@@ -71,8 +71,9 @@ export class ClusterController {
 
   /** The node's own Redis password is the credential (install.sh --leave). */
   @ApiRoute({
-    summary: 'A joined node leaves (install.sh --leave), authenticated by its own Redis password: removed as by DELETE /v1/nodes/{nodeId}',
-    responses: { 204: null },
+    summary:
+      'A joined node leaves (install.sh --leave), authenticated by its own Redis password: removed as by DELETE /v1/nodes/{nodeId} (503, nothing changed, when the object store key broker cannot be reached)',
+    responses: { 204: null, 401: ErrorBody, 503: ErrorBody },
     auth: 'node',
   })
   @Post(':nodeId/leave')

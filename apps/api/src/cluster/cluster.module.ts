@@ -9,6 +9,7 @@ import { NodeCredentialsRepository } from './node-credentials.repository.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
 import { NodeLivekitKeys } from './node-livekit-keys.js';
 import { NodeRemovalService } from './node-removal.service.js';
+import { ObjectStoreKeys } from './object-store-keys.js';
 import { RedisAcl } from './redis-acl.js';
 
 @Module({
@@ -22,6 +23,7 @@ import { RedisAcl } from './redis-acl.js';
     NodeCredentialsService,
     NodeLivekitKeys,
     NodeRemovalService,
+    ObjectStoreKeys,
     RedisAcl,
   ],
 })

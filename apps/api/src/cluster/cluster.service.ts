@@ -6,6 +6,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { JoinTokenStore } from './join-tokens.store.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
+import { ObjectStoreKeys } from './object-store-keys.js';
 
 /** Hands a new node the cluster's settings, with Redis credentials (and a LiveKit key) of its own, in exchange for a one-time token an admin issued. */
 @Injectable()
@@ -14,6 +15,7 @@ export class ClusterService {
     private readonly tokens: JoinTokenStore,
     private readonly registry: NodeRegistry,
     private readonly credentials: NodeCredentialsService,
+    private readonly objectStoreKeys: ObjectStoreKeys,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -58,7 +60,7 @@ export class ClusterService {
       redisUrl: redisUrl.toString(),
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
-      objectStore: body.role === 'media' ? null : this.objectStore(),
+      objectStore: body.role === 'media' ? null : await this.objectStore(body.name),
       redisSentinel: this.sentinelSettings(),
       redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
       turn: body.role === 'media' ? this.turnServer() : null,
@@ -98,18 +100,24 @@ export class ClusterService {
     return { replicationPassword, sentinelPassword };
   }
 
-  /** With object storage on, a node that records stages its files in the bucket (docs/adr/0033), reached at the cluster's endpoint. */
-  private objectStore(): ClusterSettings['objectStore'] {
+  /**
+   * With object storage on, a node that records stages its files in the bucket (docs/adr/0033), reached
+   * at the cluster's endpoint, with a key of its own when the bundled store's key broker runs
+   * (docs/adr/0045), else the origin's key.
+   */
+  private async objectStore(nodeId: string): Promise<ClusterSettings['objectStore']> {
     const s3 = this.config.recordings.s3;
     if (!s3) return null;
     const endpoint = this.config.cluster.s3Endpoint ?? s3.endpoint;
+    const key = this.objectStoreKeys.enabled
+      ? await this.objectStoreKeys.issue(nodeId)
+      : { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey };
     return {
       ...(endpoint === undefined ? {} : { endpoint }),
       bucket: s3.bucket,
       region: s3.region,
       forcePathStyle: s3.forcePathStyle,
-      accessKeyId: s3.accessKey,
-      secretAccessKey: s3.secretKey,
+      ...key,
     };
   }
 

@@ -5,16 +5,19 @@ import { NodeRegistry } from '@tally/nodes';
 import { PoolSourceAdapter } from '@tally/runtime';
 import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
+import { ObjectStoreKeys } from './object-store-keys.js';
 
 /**
- * Takes a joined node out of the cluster: its Redis user is deleted first (its connections close and
- * its password stops working at once), then it leaves the pool and its operator status is dropped.
+ * Takes a joined node out of the cluster: its object store account is deleted (docs/adr/0045) and its
+ * Redis user (its connections close and its password stops working at once), then it leaves the pool
+ * and its operator status is dropped.
  */
 @Injectable()
 export class NodeRemovalService {
   constructor(
     private readonly registry: NodeRegistry,
     private readonly credentials: NodeCredentialsService,
+    private readonly objectStoreKeys: ObjectStoreKeys,
     private readonly pool: PoolSourceAdapter,
     private readonly ledger: CapacityLedger,
   ) {}
@@ -46,6 +49,9 @@ export class NodeRemovalService {
   }
 
   private async forget(nodeId: string): Promise<void> {
+    // The store's account first: if its broker cannot be reached nothing has changed yet, and the
+    // removal (or the node's --leave, authenticated by its Redis password) can be repeated.
+    await this.objectStoreKeys.revoke(nodeId);
     await this.credentials.revoke(nodeId);
     await this.registry.remove(nodeId);
     await this.registry.setStatus(nodeId, 'active');
