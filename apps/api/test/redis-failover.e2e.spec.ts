@@ -206,6 +206,20 @@ describe('Redis failover through Sentinel', () => {
     );
     const admittedAfterS = seconds(killed);
     expect(admitted.name).toBe('after the failover');
+
+    // A node whose agent has not reached the new primary yet (its heartbeat expired while there was
+    // none) has not left: a sweep in those moments frees none of its reservations.
+    const poolSize = async () => (await admin.get<{ nodes: unknown[] }>('/v1/capacity')).body.nodes.length;
+    stack.agent.process.kill('SIGSTOP');
+    let laggingAgentSweep: Record<string, Record<string, number>>;
+    try {
+      await waitFor('the paused agent missing from the pool', async () => ((await poolSize()) === 0 ? true : undefined), 60_000);
+      laggingAgentSweep = await sweepRoundTrip();
+    } finally {
+      stack.agent.process.kill('SIGCONT');
+    }
+    expect(laggingAgentSweep['streams']?.['reservationsFreed']).toBe(0);
+    await waitFor('the agent back in the pool', async () => ((await poolSize()) === 1 ? true : undefined), 60_000);
     expect(refusals.filter((r) => !r.startsWith('429 capacity_exhausted node.'))).toEqual([]);
 
     // The reservation taken before the failover is on the promoted replica: the quota of two is full.
