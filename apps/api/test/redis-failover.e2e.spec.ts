@@ -72,6 +72,14 @@ describe('Redis failover through Sentinel', () => {
     }
   }
 
+  /** The API's count of the failovers it followed, from GET /metrics as Prometheus scrapes it. */
+  async function failoversCounted(): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${stack.config.http.port}/metrics`)).text();
+    const line = /^tally_redis_failovers_total (\d+)$/m.exec(text);
+    if (!line) throw new Error('tally_redis_failovers_total is not exported');
+    return Number(line[1]);
+  }
+
   /** Whether `user` signs in with `password` on the server at `port` (primary or replica). */
   async function authenticates(port: number, user: string, password: string): Promise<boolean> {
     const client = new Redis({
@@ -122,6 +130,8 @@ describe('Redis failover through Sentinel', () => {
     expect(await group.failover()).toBe(first);
     await waitFor(`${user} gone from the primary`, async () => ((await authenticates(first, user, password)) ? undefined : true), 120_000);
     await waitFor('the replica in sync again', async () => ((await group.replicaInSync()) ? true : undefined), 120_000);
+    // The API followed both: each is counted (a connection that met the demoted server on its way counts it again).
+    expect(await failoversCounted()).toBeGreaterThanOrEqual(2);
   });
 
   it('admits streams and keeps media, recordings, webhooks and reservations on the promoted replica', { timeout: 600_000 }, async () => {
@@ -130,6 +140,7 @@ describe('Redis failover through Sentinel', () => {
     await createStream(tenant.client, tenant.app.id, 'before the failover');
     const media = await startMediaWorkload(admin, receiver);
     await sweepRoundTrip();
+    const failoversBefore = await failoversCounted();
 
     const killedPort = await group.killPrimary();
     const killed = performance.now();
@@ -229,6 +240,8 @@ describe('Redis failover through Sentinel', () => {
 
     await sweepRoundTrip();
     const queuedAfterS = seconds(killed);
+    // The metric an alert (TallyRedisFailover) watches counts this failover, once.
+    expect(await failoversCounted()).toBe(failoversBefore + 1);
 
     // The publisher's media went on: the stream is live with its publisher, the recording active.
     const streamNow = (await media.client.get<StreamView>(`/v1/apps/${media.appId}/streams/${media.stream.id}`)).body;
@@ -282,7 +295,7 @@ describe('Redis failover through Sentinel', () => {
         `  replica :${promotedPort} promoted after ${promotedAfterS} s`,
         `  API healthy (Redis + livekit-server) after ${healthyAfterS} s`,
         `  stream admitted after ${admittedAfterS} s (refused meanwhile: ${refusals.length === 0 ? 'none' : refusals.join(', ')})`,
-        `  reconcile job round trip (API → BullMQ → worker) done after ${queuedAfterS} s`,
+        `  reconcile job round trip (API → BullMQ → worker) done after ${queuedAfterS} s; tally_redis_failovers_total ${failoversBefore} → ${failoversBefore + 1}`,
         `  media: stream live, publisher connected; passthrough recording stopped after ${acrossS.toFixed(1)} s, complete after ${completeAfterS} s`,
         `    file ${probed.durationS.toFixed(1)} s (recorded ${recordedS.toFixed(1)} s), largest video gap ${probed.largestVideoGapS.toFixed(2)} s`,
         `  webhooks: ${media.pendingAtStart} pending at the kill; all ${delivered.length} delivered once each after ${deliveredAfterS} s (${receiver.deliveries} requests, refusals included)`,
