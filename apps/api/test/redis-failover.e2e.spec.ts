@@ -36,7 +36,17 @@ describe('Redis failover through Sentinel', () => {
     stack = await startStack({ redisSentinel: true, egress: true });
     receiver = await SignedReceiver.start();
     // Nodes may join (they are handed this address; the test reaches the servers on their ports).
-    api = await startAppProcess('api', { ...stack.env, TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379' }, log('api'));
+    // Nodes are handed one Sentinel by configuration; the API adds the others it discovers.
+    const [configuredSentinel] = stack.redisSentinel!.sentinel.addresses;
+    api = await startAppProcess(
+      'api',
+      {
+        ...stack.env,
+        TALLY_CLUSTER_REDIS_URL: 'redis://10.9.0.1:6379',
+        TALLY_CLUSTER_REDIS_SENTINELS: `${configuredSentinel!.host}:${configuredSentinel!.port}`,
+      },
+      log('api'),
+    );
     worker = await startAppProcess('worker', { ...stack.env, TALLY_WEBHOOK_RETRY_SCHEDULE: WEBHOOK_RETRIES }, log('worker'));
     anonymous = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`);
     admin = anonymous.withKey(stack.adminKey);
@@ -109,6 +119,10 @@ describe('Redis failover through Sentinel', () => {
     expect(token.status).toBe(201);
     const joined = await anonymous.post<ClusterSettings>('/v1/nodes/join', { token: token.body.token, role: 'worker', name: nodeName });
     expect(joined.status).toBe(200);
+    // Handed every Sentinel of the group, the configured one first: a node restarting while that one's host is down still finds the others.
+    const every = group.sentinel.addresses.map((a) => `${a.host}:${a.port}`);
+    expect(joined.body.redisSentinel?.addresses[0]).toBe(every[0]);
+    expect([...(joined.body.redisSentinel?.addresses ?? [])].sort()).toEqual([...every].sort());
     const user = decodeURIComponent(new URL(joined.body.redisUrl).username);
     const password = decodeURIComponent(new URL(joined.body.redisUrl).password);
     const first = (await group.primaryPort())!;

@@ -9,6 +9,7 @@ import { NodeCredentialsRepository } from './node-credentials.repository.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
 import { NodeRemovalService } from './node-removal.service.js';
 import { RedisAcl } from './redis-acl.js';
+import { SentinelDirectory } from './sentinel-directory.js';
 
 @Module({
   controllers: [ClusterController, NodeArtifactsController],
@@ -21,6 +22,7 @@ import { RedisAcl } from './redis-acl.js';
     NodeCredentialsService,
     NodeRemovalService,
     RedisAcl,
+    SentinelDirectory,
   ],
 })
 export class ClusterModule {}
