@@ -15,6 +15,10 @@ export class SignedReceiver {
   /** Unique events by id, in arrival order. */
   readonly events: ReceivedEvent[] = [];
   deliveries = 0;
+  /** While true every delivery is answered 503 (an app's endpoint that is down): events pile up in the sender's backlog. */
+  refusing = false;
+  /** Deliveries answered 2xx, per event id: an event delivered exactly once counts 1. */
+  readonly accepted = new Map<string, number>();
   private readonly server: Server;
 
   private constructor() {
@@ -26,7 +30,12 @@ export class SignedReceiver {
         const signatureValid = verifies(this.secret, raw, request.headers);
         const body = JSON.parse(raw) as WebhookEventBody;
         this.deliveries += 1;
+        if (this.refusing) {
+          response.writeHead(503).end();
+          return;
+        }
         if (!this.events.some((e) => e.body.id === body.id)) this.events.push({ body, signatureValid });
+        if (signatureValid) this.accepted.set(body.id, (this.accepted.get(body.id) ?? 0) + 1);
         response.writeHead(signatureValid ? 200 : 401).end();
       });
     });

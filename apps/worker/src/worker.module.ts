@@ -23,6 +23,7 @@ import { MediaStopper } from './reconcile/media-stopper.js';
 import { ReservationOwnersRepository } from './reconcile/reservation-owners.repository.js';
 import { RedisLossDetector } from './reconcile/redis-loss.js';
 import { ReservationAuditor } from './reconcile/reservation-auditor.service.js';
+import { NodeAbsence } from './reconcile/node-absence.js';
 import { StreamsReconciler } from './reconcile/streams-reconciler.service.js';
 import { webhooksProviders } from './webhooks/webhooks.providers.js';
 
@@ -53,6 +54,7 @@ export class WorkerModule {
         ReservationOwnersRepository,
         ReservationAuditor,
         RedisLossDetector,
+        NodeAbsence,
         Sweep,
         MaintenanceProcessor,
         NodeReportQueues,
@@ -63,7 +65,8 @@ export class WorkerModule {
         DiskProcessor,
         ...webhooksProviders(config),
       ],
-      exports: [...STREAM_LIFECYCLES],
+      // NodeAbsence: the sweeps of the feature modules judge the pool the same way.
+      exports: [...STREAM_LIFECYCLES, NodeAbsence],
     };
   }
 }

@@ -78,7 +78,7 @@ export const RedisSentinelSettings = z
   .object({
     /** The group the Sentinels monitor the primary under (REDIS_SENTINEL_NAME). */
     name: z.string(),
-    /** host:port of the Sentinels the origin knows (REDIS_SENTINELS); clients learn the others from them. */
+    /** host:port of the origin's Sentinels (TALLY_CLUSTER_REDIS_SENTINELS), then of every other Sentinel they know of. */
     addresses: z.array(z.string()),
   })
   .meta({ id: 'RedisSentinelSettings' });

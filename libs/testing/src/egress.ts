@@ -10,6 +10,7 @@ import {
   renderEgressServiceConfig,
   type CapacityModel,
   type EgressServiceConfig,
+  type LivekitRedisSentinel,
 } from '@tally/capacity';
 import type { Child } from './child.js';
 import type { TestLivekit } from './livekit.js';
@@ -20,6 +21,8 @@ import { toolPath } from './tools.js';
 export type EgressOptions = Readonly<{
   livekit: Pick<TestLivekit, 'wsUrl' | 'apiKey' | 'apiSecret'>;
   redisUrl: string;
+  /** The Sentinels to ask for the primary instead of `redisUrl`'s host (docs/adr/0040-redis-sentinel.md). */
+  redisSentinel?: LivekitRedisSentinel;
   /** The node's budget as the agent's override variables give it (the stack's TEST_NODE_BUDGET). */
   budget: Readonly<Record<'TALLY_NODE_CPU_MILLICORES' | 'TALLY_NODE_RAM_MB' | 'TALLY_NODE_NIC_MBPS', string>>;
   model?: CapacityModel;
@@ -56,6 +59,7 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
     apiSecret: options.livekit.apiSecret,
     wsUrl: options.livekit.wsUrl,
     redisUrl: options.redisUrl,
+    ...(options.redisSentinel === undefined ? {} : { redisSentinel: options.redisSentinel }),
     healthPort,
     templatePort,
     logLevel: options.logLevel ?? 'info',

@@ -94,7 +94,14 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     ...(options.livekitPrometheusPort === undefined ? {} : { prometheusPort: options.livekitPrometheusPort }),
     ...(options.turn === undefined ? {} : { turn: options.turn }),
   });
-  const egress = options.egress ? await startEgress({ livekit, redisUrl: redis.url, budget: TEST_NODE_BUDGET }) : undefined;
+  const egress = options.egress
+    ? await startEgress({
+        livekit,
+        redisUrl: redis.url,
+        ...(redisSentinel === undefined ? {} : { redisSentinel: redisSentinel.sentinel }),
+        budget: TEST_NODE_BUDGET,
+      })
+    : undefined;
   const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
   const objectStore = options.objectStore ? await startObjectStore({ nodeKeys: options.objectStore === 'nodeKeys' }) : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;

@@ -11,6 +11,7 @@ import { NodeLivekitKeys } from './node-livekit-keys.js';
 import { NodeRemovalService } from './node-removal.service.js';
 import { ObjectStoreKeys } from './object-store-keys.js';
 import { RedisAcl } from './redis-acl.js';
+import { SentinelDirectory } from './sentinel-directory.js';
 
 @Module({
   controllers: [ClusterController, NodeArtifactsController],
@@ -25,6 +26,7 @@ import { RedisAcl } from './redis-acl.js';
     NodeRemovalService,
     ObjectStoreKeys,
     RedisAcl,
+    SentinelDirectory,
   ],
 })
 export class ClusterModule {}

@@ -7,6 +7,8 @@ import { DomainError } from '../common/domain-error.js';
 import { JoinTokenStore } from './join-tokens.store.js';
 import { NodeCredentialsService } from './node-credentials.service.js';
 import { ObjectStoreKeys } from './object-store-keys.js';
+import { sentinelAddresses } from './sentinel-addresses.js';
+import { SentinelDirectory } from './sentinel-directory.js';
 
 /** Hands a new node the cluster's settings, with Redis credentials (and a LiveKit key) of its own, in exchange for a one-time token an admin issued. */
 @Injectable()
@@ -17,6 +19,7 @@ export class ClusterService {
     private readonly credentials: NodeCredentialsService,
     private readonly objectStoreKeys: ObjectStoreKeys,
     private readonly clock: Clock,
+    private readonly sentinels: SentinelDirectory,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -61,16 +64,20 @@ export class ClusterService {
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
       objectStore: body.role === 'media' ? null : await this.objectStore(body.name),
-      redisSentinel: this.sentinelSettings(),
+      redisSentinel: await this.sentinelSettings(),
       redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
       turn: body.role === 'media' ? this.turnServer() : null,
     };
   }
 
-  private sentinelSettings(): ClusterSettings['redisSentinel'] {
-    const addresses = this.config.cluster.sentinels;
-    if (addresses === undefined) return null;
-    return { name: this.config.redis.sentinel?.name ?? 'tally', addresses: [...addresses] };
+  /** The origin's Sentinels, then the others they know of (those of replica nodes joined before). */
+  private async sentinelSettings(): Promise<ClusterSettings['redisSentinel']> {
+    const configured = this.config.cluster.sentinels;
+    if (configured === undefined) return null;
+    return {
+      name: this.config.redis.sentinel?.name ?? 'tally',
+      addresses: sentinelAddresses(configured, await this.sentinels.discovered()),
+    };
   }
 
   /** The replication settings of a --redis-replica node (docs/adr/0040-redis-sentinel.md). */

@@ -49,6 +49,7 @@ export const METRICS = {
   recordingDuration24h: 'tally_recording_duration_seconds_24h_sum',
   recordingSize24h: 'tally_recording_size_bytes_24h_sum',
   reconcilerRepairs: 'tally_reconciler_repairs_total',
+  redisFailovers: 'tally_redis_failovers_total',
   httpRequestDuration: 'tally_http_request_duration_seconds',
 } as const;
 

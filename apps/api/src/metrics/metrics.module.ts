@@ -11,6 +11,7 @@ import { MetricsStore } from './metrics.store.js';
 import { PoolCollector } from './pool.collector.js';
 import { ReconcilerCollector } from './reconciler.collector.js';
 import { RecordingsCollector } from './recordings.collector.js';
+import { RedisFailoversCollector } from './redis-failovers.collector.js';
 
 /**
  * GET /metrics (docs/observability.md): the registry's text exposition, the HTTP latency histogram and
@@ -29,6 +30,7 @@ import { RecordingsCollector } from './recordings.collector.js';
     DeliveriesCollector,
     RecordingsCollector,
     ReconcilerCollector,
+    RedisFailoversCollector,
     HlsCollector,
     HttpMetrics,
   ],

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Admitter, CapacityLedger } from '@tally/admission';
-import { NodeRegistry } from '@tally/nodes';
 import { CONFIG, type Config } from '@tally/config';
 import type { Stream } from '@tally/db';
 import { LivekitRoomClient } from '@tally/livekit';
 import { STREAM_ROOM, StreamLifecycle } from '@tally/streams';
+import { NodeAbsence } from './node-absence.js';
 import { ReconcileRepository } from './reconcile.repository.js';
 import type { RedisLoss } from './redis-loss.js';
 
@@ -31,7 +31,7 @@ export class StreamsReconciler {
     private readonly streams: StreamLifecycle,
     private readonly ledger: CapacityLedger,
     private readonly admitter: Admitter,
-    private readonly registry: NodeRegistry,
+    private readonly absence: NodeAbsence,
     private readonly livekit: LivekitRoomClient,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -113,18 +113,19 @@ export class StreamsReconciler {
    * Unconfirmed reservations are left alone: their row may still be being written, and they lapse.
    */
   private async repairReservations(open: Stream[]): Promise<{ freed: number; restored: number }> {
-    const liveNodes = new Set((await this.registry.list()).map((n) => n.nodeId));
+    const { live: liveNodes, absenceMeansGone } = await this.absence.pool();
     const openIds = new Set(open.map((s) => s.id));
     const held = await this.ledger.list();
     let freed = 0;
     for (const r of held) {
-      const leaked = !liveNodes.has(r.nodeId) || (r.kind === 'stream' && r.confirmed && !openIds.has(r.id));
+      // Right after a Redis failover a node's heartbeat may not be back yet: its work is not gone.
+      const leaked = (absenceMeansGone && !liveNodes.has(r.nodeId)) || (r.kind === 'stream' && r.confirmed && !openIds.has(r.id));
       if (leaked && (await this.ledger.release(r.id))) freed += 1;
     }
     const heldOn = new Map(held.map((r) => [r.id, r.nodeId]));
     let restored = 0;
     for (const stream of open) {
-      if (liveNodes.has(heldOn.get(stream.id) ?? '')) continue;
+      if (liveNodes.has(heldOn.get(stream.id) ?? '') || (heldOn.has(stream.id) && !absenceMeansGone)) continue;
       if (await this.admitter.restore(stream.id, stream.appId, 'stream', 1)) restored += 1;
     }
     return { freed, restored };

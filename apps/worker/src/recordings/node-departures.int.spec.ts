@@ -10,6 +10,7 @@ import { DeliveryWake, WebhookOutbox } from '@tally/webhooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HEARTBEATS_RETURN_MS, NodeAbsence } from '../reconcile/node-absence.js';
 import { NodeDepartures } from './node-departures.service.js';
 import { RecordingRowsRepository } from './recording-rows.repository.js';
 
@@ -17,6 +18,10 @@ const NOW = new Date('2026-11-22T12:00:00Z');
 const LONG_AGO = new Date(NOW.getTime() - 10 * 60_000);
 const LIMITS = { ...unlimited(), recordings: 10 };
 const BUDGET = { cpuMillicores: 8_000, ramMb: 8_192, nicMbps: 1_000, gpus: [] };
+
+/** The wall clock NodeAbsence reads, moved forward by the tests. */
+let wallClock = new Date('2026-11-22T12:00:00Z');
+const clock = { now: () => wallClock };
 
 const heartbeat = (nodeId: string): NodeHeartbeat => ({
   nodeId,
@@ -54,7 +59,7 @@ describe(NodeDepartures.name, () => {
     finalise = new FinaliseQueue(finaliseJobs);
     sut = new NodeDepartures(
       new RecordingRowsRepository(prisma),
-      registry,
+      new NodeAbsence(registry, connection, clock),
       new RecordingLifecycle(prisma, ledger, new WebhookOutbox(deliveries), finalise),
     );
     rows = new TestRows(prisma);
@@ -134,6 +139,22 @@ describe(NodeDepartures.name, () => {
     expect((await prisma.recording.findUnique({ where: { id: old } }))?.status).toBe('failed');
     expect((await prisma.recording.findUnique({ where: { id: young } }))?.status).toBe('active');
     expect(await ledger.held(young)).toBeDefined();
+  });
+
+  it('fails nothing while heartbeats may not be back after the Redis connection came back (a failover), and then does', async () => {
+    const id = await recordingOn('dep-after-failover');
+    // The connection drops and comes back, as it does when it follows a promoted replica.
+    const ready = new Promise((resolve) => connection.once('ready', resolve));
+    connection.disconnect(true);
+    await ready;
+
+    expect(await sut.run(NOW)).toEqual({ recordingsFailedNodeGone: 0 });
+    expect((await prisma.recording.findUnique({ where: { id } }))?.status).toBe('active');
+    expect((await ledger.held(id))?.confirmed).toBe(true);
+
+    wallClock = new Date(wallClock.getTime() + HEARTBEATS_RETURN_MS);
+    expect(await sut.run(NOW)).toEqual({ recordingsFailedNodeGone: 1 });
+    expect((await prisma.recording.findUnique({ where: { id } }))?.status).toBe('failed');
   });
 
   it('treats a node whose heartbeat it cannot parse as alive', async () => {
