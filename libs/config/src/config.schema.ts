@@ -92,6 +92,8 @@ export const EnvSchema = z.object({
   // The bundled object store's key broker (scripts/install/object-store-keys.mjs, ADR 0045): a unix
   // socket; set, each joined worker/gpu node gets an account of its own, deleted when it is removed.
   TALLY_OBJECT_STORE_KEYS_SOCKET: z.preprocess((v) => (v === '' ? undefined : v), z.string().startsWith('/').optional()),
+  // The origin's PostgreSQL as `control` nodes reach it (install.sh --control-node; ADR 0043).
+  TALLY_CLUSTER_DATABASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url(['postgresql:', 'postgres:']).optional()),
   // The origin's Sentinels as joined nodes reach them (host:port, comma-separated), and the
   // passwords of the replication and Sentinel users handed to --redis-replica nodes (ADR 0040).
   TALLY_CLUSTER_REDIS_SENTINELS: z.preprocess(

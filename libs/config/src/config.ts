@@ -64,6 +64,8 @@ export type Config = Readonly<{
     s3Endpoint: string | undefined;
     /** The object store's key broker (a unix socket): set, each worker/gpu node gets a key of its own (docs/adr/0045). */
     objectStoreKeysSocket: string | undefined;
+    /** The origin's PostgreSQL as `control` nodes reach it; undefined: no control node may join (docs/adr/0043). */
+    databaseUrl: string | undefined;
     /** The Sentinels as joined nodes reach them; undefined without Sentinel (docs/adr/0040-redis-sentinel.md). */
     sentinels: readonly string[] | undefined;
     /** What --redis-replica nodes are handed: the replication and Sentinel users' passwords. */
@@ -193,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       joinTokenTtlS: e.TALLY_JOIN_TOKEN_TTL_S,
       s3Endpoint: e.TALLY_CLUSTER_S3_ENDPOINT,
       objectStoreKeysSocket: e.TALLY_OBJECT_STORE_KEYS_SOCKET,
+      databaseUrl: e.TALLY_CLUSTER_DATABASE_URL,
       sentinels: e.TALLY_CLUSTER_REDIS_SENTINELS === undefined ? undefined : Object.freeze(e.TALLY_CLUSTER_REDIS_SENTINELS.split(',')),
       replicationPassword: e.TALLY_CLUSTER_REDIS_REPLICATION_PASSWORD,
       sentinelPassword: e.TALLY_CLUSTER_REDIS_SENTINEL_PASSWORD,

@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { withoutControlCharacters } from './text.js';
 import { NodeId } from './nodes.js';
 
-/** The roles a node can join an origin with (`./install.sh --join --role`). */
-export const JoinedNodeRole = z.enum(['media', 'worker', 'gpu']);
+/**
+ * The roles a node can join an origin with (`./install.sh --join --role`). `control` runs a replica
+ * of the API and the worker (docs/adr/0043-control-plane-replicas.md); the others run the agent and media.
+ */
+export const JoinedNodeRole = z.enum(['media', 'worker', 'gpu', 'control']);
 export type JoinedNodeRole = z.infer<typeof JoinedNodeRole>;
 
 export const CreateJoinTokenBody = z
@@ -119,6 +122,28 @@ export const TurnServerSettings = z
   .meta({ id: 'TurnServerSettings' });
 export type TurnServerSettings = z.infer<typeof TurnServerSettings>;
 
+/**
+ * What a `control` node's API and worker need beyond the other roles' settings: the origin's
+ * PostgreSQL and the secrets the origin's API and worker hold (docs/adr/0043-control-plane-replicas.md).
+ */
+export const ControlPlaneSettings = z
+  .object({
+    /** The origin's PostgreSQL on its cluster address (`install.sh --control-node` admits this node's address). */
+    databaseUrl: z.string(),
+    /** TALLY_SECRETS_KEY (hex): webhook secrets and stream keys are sealed with it; the node's worker signs webhooks. */
+    secretsKey: z.string().nullable(),
+    /** The admin key, so the node's API answers the operator as the origin's does. */
+    adminKey: z.string().nullable(),
+    /** TALLY_METRICS_TOKEN, for /metrics behind a proxy. */
+    metricsToken: z.string().nullable(),
+    /** The origin's public URL: links and the dashboard name it, whichever replica answers. */
+    publicUrl: z.string(),
+    /** The origin's live HLS directory (the node's worker tidies it: a shared mount, like `recordingsDir`). */
+    hlsDir: z.string(),
+  })
+  .meta({ id: 'ControlPlaneSettings' });
+export type ControlPlaneSettings = z.infer<typeof ControlPlaneSettings>;
+
 /** What a joining node needs to become part of the pool; secrets, so the installer writes them with mode 600. */
 export const ClusterSettings = z
   .object({
@@ -164,6 +189,8 @@ export const ClusterSettings = z
      * a joined node hosts get the same relay as the origin's. `null` otherwise.
      */
     turn: TurnServerSettings.nullable(),
+    /** For `control` nodes: the database and secrets their API and worker run with; `null` otherwise. */
+    control: ControlPlaneSettings.nullable(),
   })
   .meta({ id: 'ClusterSettings' });
 export type ClusterSettings = z.infer<typeof ClusterSettings>;

@@ -27,6 +27,7 @@ export class ClusterService {
     this.clusterRedisUrl();
     const redisReplica = body.redisReplica ?? false;
     if (redisReplica) this.replicaSecrets();
+    if (body.role === 'control') this.clusterDatabaseUrl();
     const ttlS = body.ttlS ?? this.config.cluster.joinTokenTtlS;
     const role = body.role ?? 'media';
     const token = await this.tokens.issue({ role, name: body.name, redisReplica }, ttlS);
@@ -67,7 +68,32 @@ export class ClusterService {
       redisSentinel: await this.sentinelSettings(),
       redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
       turn: body.role === 'media' ? this.turnServer() : null,
+      control: body.role === 'control' ? this.controlPlane() : null,
     };
+  }
+
+  /** What a control node's API and worker run with besides Redis and LiveKit (docs/adr/0043-control-plane-replicas.md). */
+  private controlPlane(): ClusterSettings['control'] {
+    return {
+      databaseUrl: this.clusterDatabaseUrl(),
+      secretsKey: this.config.secretsKey?.toString('hex') ?? null,
+      adminKey: this.config.adminKey ?? null,
+      metricsToken: this.config.metricsToken ?? null,
+      publicUrl: this.config.http.publicUrl,
+      hlsDir: this.config.hls.dir,
+    };
+  }
+
+  private clusterDatabaseUrl(): string {
+    const url = this.config.cluster.databaseUrl;
+    if (url === undefined) {
+      throw new DomainError(
+        'conflict',
+        "this origin's PostgreSQL is not open to control nodes: re-run install.sh on it with --control-nodes IP (TALLY_CLUSTER_DATABASE_URL)",
+        { field: 'role' },
+      );
+    }
+    return url;
   }
 
   /** The origin's Sentinels, then the others they know of (those of replica nodes joined before). */

@@ -46,6 +46,13 @@ describe(nodeAclRules.name, () => {
     expect(nodeAclRules('n1', 'gpu')).not.toContain('&SRV.IngressInternal*');
   });
 
+  it("gives a control node the origin's API and worker reach (every key, channel and ACL), without wiping or stopping the server", () => {
+    const sut = nodeAclRules('cp2', 'control');
+    expect(sut.slice(0, 5)).toEqual(['resetkeys', 'resetchannels', '~*', '&*', '+@all']);
+    for (const command of ['flushall', 'flushdb', 'shutdown', 'debug', 'replicaof', 'failover', 'monitor']) expect(sut).toContain(`-${command}`);
+    expect(sut.some((rule) => /^-(acl|client|eval|evalsha|script)/.test(rule))).toBe(false);
+  });
+
   it('sets the password only as its SHA-256', () => {
     expect(nodeAclSetUser('n1', 'gpu', 'ab'.repeat(32)).slice(0, 4)).toEqual(['tally-node-n1', 'reset', 'on', `#${'ab'.repeat(32)}`]);
   });

@@ -129,8 +129,30 @@ function livekitServerGrants(): string[] {
   return [...LIVEKIT_SERVER_KEYS.map((key) => `~${key}`), PSRPC_CLAIMS, '&*', LIVEKIT_KEYS_LOOKUP];
 }
 
+/**
+ * A `control` node's API and worker do what the origin's do on Redis's full user: every key and
+ * channel (admission, queues, BullMQ), ACL (they re-create and revoke node users), CLIENT KILL.
+ * Only what neither process ever runs is taken away: wiping, stopping or re-pointing the server.
+ * Its own user rather than `default`, so removing the node cuts it off (docs/adr/0043).
+ */
+const CONTROL_RULES = [
+  '~*',
+  '&*',
+  '+@all',
+  '-flushall',
+  '-flushdb',
+  '-swapdb',
+  '-shutdown',
+  '-debug',
+  '-replicaof',
+  '-slaveof',
+  '-failover',
+  '-monitor',
+];
+
 /** The ACL rules after `reset` for a joined node's user, by role. */
 export function nodeAclRules(nodeId: string, role: JoinedNodeRole): string[] {
+  if (role === 'control') return ['resetkeys', 'resetchannels', ...CONTROL_RULES];
   const processes = role === 'media' ? livekitServerGrants() : mediaWorkerGrants(role);
   return ['resetkeys', 'resetchannels', ...COMMANDS, ...agentGrants(nodeId), ...processes];
 }
