@@ -3,7 +3,7 @@
 #   ./install.sh [--home DIR] [--port N] [--node-ip IP] [--offline] [--no-systemd] [--dry-run]
 #                [--object-store | --s3-endpoint URL --s3-bucket B] [--database-url-file F]
 #   ./install.sh --stop --home DIR
-#   ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--redis-replica];  ./install.sh --leave
+#   ./install.sh --join URL --token T [--role media|worker|gpu|control] [--name N] [--redis-replica];  ./install.sh --leave
 # ./install.sh --help lists every option. The steps live in scripts/install/*.sh.
 set -euo pipefail
 
@@ -41,6 +41,8 @@ source "$here/scripts/install/turn.sh"     # --domain: TURN over TLS (coturn) wi
 source "$here/scripts/install/drain.sh"    # upgrades hand the agent's media workers over
 # shellcheck source=scripts/install/health.sh
 source "$here/scripts/install/health.sh"   # /healthz, summary
+# shellcheck source=scripts/install/control.sh
+source "$here/scripts/install/control.sh"  # --control-nodes (origin), --join --role control (node)
 # shellcheck source=scripts/install/join.sh
 source "$here/scripts/install/join.sh"     # --join an origin, --leave it
 # shellcheck source=scripts/install/artifacts.sh
@@ -92,6 +94,7 @@ main() {
   want_sentinel_port
   resolve_ports
   resolve_network
+  resolve_control_nodes
   resolve_stun
   resolve_tls
   resolve_turn_tls

@@ -7,14 +7,15 @@ TALLY_USAGE="Usage:
                [--no-sysctl] [--pg-port N] [--redis-port N] [--livekit-port N]
                [--rtc-tcp-port N] [--rtc-udp-port N] [--turn-udp-port N] [--egress-template-port N]
                [--ingress-rtmp-port N] [--ingress-whip-port N] [--ingress-relay-port N]
-               [--ingress-udp-port N] [--cluster-bind IP [--redis-sentinel] [--sentinel-port N]]
+               [--ingress-udp-port N] [--cluster-bind IP [--redis-sentinel] [--sentinel-port N]
+               [--control-nodes IP[:PORT],...|none]]
                [--domain NAME [--tls internal] [--turn-tls-port N | --turn-address IP]]
                [--database-url-file F]
                [--object-store [--object-store-port N] |
                 --s3-endpoint URL --s3-bucket B [--s3-region R] [--s3-path-style true|false]
                 [--s3-credentials-file F]] [--dry-run]
   ./install.sh --stop [--home DIR] [--dry-run]
-  ./install.sh --join URL --token T [--role media|worker|gpu] [--name N] [--insecure-http]
+  ./install.sh --join URL --token T [--role media|worker|gpu|control] [--name N] [--insecure-http]
                [--redis-replica [--redis-port N] [--sentinel-port N]]
                [--recordings-dir DIR] [--home DIR] [--node-ip IP] [--offline] [--no-provision]
                [--no-systemd] [--dry-run]
@@ -115,12 +116,25 @@ Options:
                       --redis-replica add a replica and a Sentinel each: with two of them, three
                       Sentinels agree on a failover. Remembered; a re-run keeps the topology (this
                       Redis stays a replica while the Sentinels name another server primary)
+  --control-nodes L   (origin, with --cluster-bind) hosts that run a second API and worker
+                      (joined with --role control; docs/adr/0043-control-plane-replicas.md), as
+                      comma-separated IP[:PORT] (their API port, default 8080): PostgreSQL also
+                      listens on the --cluster-bind address and admits the role tally from exactly
+                      these addresses (pg_hba, by password; sessions from an address taken off the
+                      list are ended); TALLY_CLUSTER_DATABASE_URL points there, so the API hands
+                      control tokens out; with --domain, Caddy balances the API and dashboard over
+                      this host's API and theirs (health-checked /healthz; joins and the nodes'
+                      downloads stay on this host). Remembered; "none" removes them all
 
 Joining another origin (docs/cluster.md):
   --join URL          the origin's API (https://; http:// only for loopback/private addresses
                       together with --insecure-http); POST URL/v1/nodes/join-tokens there gives T
   --token T           the one-time join token
-  --role R            media (livekit-server, default), worker (egress, ingress) or gpu (egress)
+  --role R            media (livekit-server, default), worker (egress, ingress), gpu (egress), or
+                      control: a second API and worker on the origin's PostgreSQL and Redis
+                      (the origin lists this host in --control-nodes first; the node's API listens
+                      on the node IP, port 8080 or --port N; its worker shares the origin's queues
+                      and webhook deliveries), with the origin's secrets in DIR/tally.env
   --name N            this node's id in the pool (default: the host name)
   --recordings-dir D  the origin's recordings directory as mounted on this host (a shared mount
                       writable by tally-media): ladders and recordings placed on this node
@@ -154,6 +168,7 @@ OFFLINE_ARG="" # "", 1 (--offline) or 0 (--online)
 USE_SYSTEMD_ARG=1
 DO_SYSCTL=1
 CLUSTER_BIND_ARG=""
+CONTROL_NODES_ARG="" # --control-nodes (origin): "" = as remembered, "none" = no control node
 REDIS_SENTINEL_ARG=0 # --redis-sentinel (origin)
 JOIN_REDIS_REPLICA=0 # --redis-replica (joined node)
 JOIN_URL=""
@@ -233,7 +248,7 @@ parse_args() {
         esac
         shift
         ;;
-      --token | --role | --name | --cluster-bind | --recordings-dir | --database-url-file)
+      --token | --role | --name | --cluster-bind | --recordings-dir | --database-url-file | --control-nodes)
         need_value "$@"
         case "$1" in
           --database-url-file) DATABASE_URL_FILE_ARG="$2" ;;
@@ -242,6 +257,7 @@ parse_args() {
           --name) JOIN_NAME="$2" ;;
           --cluster-bind) CLUSTER_BIND_ARG="$2" ;;
           --recordings-dir) RECORDINGS_DIR_ARG="${2%/}" ;;
+          --control-nodes) CONTROL_NODES_ARG="$2" ;;
         esac
         shift
         ;;
@@ -307,11 +323,13 @@ parse_args() {
   [[ -z "$DATABASE_URL_FILE_ARG" && -z "${TALLY_DATABASE_URL:-}" || "$ACTION" == install ]] ||
     die "--database-url-file and TALLY_DATABASE_URL configure an origin install; joined nodes hold no database URL"
   [[ -z "$DATABASE_URL_FILE_ARG" || -r "$DATABASE_URL_FILE_ARG" ]] || dry || die "--database-url-file $DATABASE_URL_FILE_ARG cannot be read"
+  check_control_nodes_arg
   [[ "$REDIS_SENTINEL_ARG" == 0 || "$ACTION" == install ]] || die "--redis-sentinel configures an origin install; a joined node runs a Sentinel with --redis-replica"
   [[ "$JOIN_REDIS_REPLICA" == 0 || "$ACTION" == join ]] || die "--redis-replica goes with --join (a node that runs a replica of the origin's Redis)"
   if [[ "$ACTION" == join ]]; then
     [[ -n "$JOIN_TOKEN" ]] || die "--join needs --token (POST /v1/nodes/join-tokens on the origin gives one)"
-    [[ "$JOIN_ROLE" =~ ^(media|worker|gpu)$ ]] || die "--role must be media, worker or gpu, got: $JOIN_ROLE"
+    [[ "$JOIN_ROLE" =~ ^(media|worker|gpu|control)$ ]] || die "--role must be media, worker, gpu or control, got: $JOIN_ROLE"
+    [[ "$JOIN_ROLE" != control || "$JOIN_REDIS_REPLICA" == 0 ]] || die "--redis-replica goes with the roles media, worker and gpu"
     JOIN_NAME="${JOIN_NAME:-$(hostname)}"
     [[ "$JOIN_NAME" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "--name must be letters, digits and _ . - (starting with a letter or digit), got: $JOIN_NAME"
     if [[ -n "$RECORDINGS_DIR_ARG" ]]; then
@@ -337,6 +355,18 @@ check_object_store_args() {
     [[ -z "$S3_REGION_ARG" || "$S3_REGION_ARG" =~ ^[a-z0-9-]+$ ]] || die "--s3-region must be letters, digits and -, got: $S3_REGION_ARG"
     [[ -z "$S3_CREDENTIALS_FILE_ARG" || -r "$S3_CREDENTIALS_FILE_ARG" ]] || dry || die "--s3-credentials-file $S3_CREDENTIALS_FILE_ARG cannot be read"
   fi
+}
+
+# check_control_nodes_arg: --control-nodes is an origin's list of IPv4[:port], or none.
+check_control_nodes_arg() {
+  [[ -n "$CONTROL_NODES_ARG" ]] || return 0
+  [[ "$ACTION" == install ]] || die "--control-nodes configures an origin install; a control node joins with --join --role control"
+  [[ "$CONTROL_NODES_ARG" != none ]] || return 0
+  local entry
+  for entry in ${CONTROL_NODES_ARG//,/ }; do
+    is_ipv4 "${entry%%:*}" && [[ "$entry" =~ ^[0-9.]+(:[0-9]{1,5})?$ ]] ||
+      die "--control-nodes must be comma-separated IPv4[:PORT] (or none), got: $CONTROL_NODES_ARG"
+  done
 }
 
 # need_value "$@": dies unless the option in $1 is followed by a value.

@@ -125,6 +125,7 @@ role_binaries() {
     media) echo livekit-server ;;
     worker) echo egress ingress ;;
     gpu) echo egress ;;
+    control) ;; # no LiveKit binary; dist/ (the API and worker) only
   esac
 }
 
@@ -142,7 +143,7 @@ fetch_origin_artifacts() {
     return 0
   fi
   if dry; then
-    log "    would GET $url (with the join token, not spending it) and fetch, sha256-checked, what the origin has of: $(role_binaries), the runtimes, dist/ (the built agent)"
+    log "    would GET $url (with the join token, not spending it) and fetch, sha256-checked, what the origin has of: $(role_binaries | sed 's/$/, /')the runtimes, dist/ (the built services)"
     return 0
   fi
   tools_paths

@@ -135,7 +135,7 @@ verify_features() {
   local recordings hls
   recordings="$(sed -n 's/^TALLY_RECORDINGS_DIR=//p' "$env_file" | tail -n1)"
   hls="$(sed -n 's/^TALLY_HLS_DIR=//p' "$env_file" | tail -n1)"
-  check_writable_dir "workers directory" "$HOME_DIR/workers" "$AGENT_USER"
+  [[ "$role" == control ]] || check_writable_dir "workers directory" "$HOME_DIR/workers" "$AGENT_USER"
   case "$role" in
     origin)
       check_writable_dir "recordings directory" "${recordings:-$HOME_DIR/recordings}" "$AGENT_USER" "$TALLY_USER"
@@ -155,8 +155,12 @@ verify_features() {
         check_binary "ingress binary (RTMP / WHIP)" "$HOME_DIR/bin/ingress" "bash $TALLY_REPO/scripts/provision/ingress.sh, then re-run ./install.sh --join"
       fi
       ;;
+    control)
+      check_command "ffprobe (recording finalisation)" ffprobe "apt-get install ffmpeg"
+      check_command "ffmpeg (passthrough joins)" ffmpeg "apt-get install ffmpeg"
+      ;;
   esac
-  if [[ "$role" != media ]]; then
+  if [[ "$role" != media && "$role" != control ]]; then
     check_binary "egress entrypoint" "$TALLY_REPO/deploy/workers/egress-entrypoint.sh" "chmod 755 $TALLY_REPO/deploy/workers/egress-entrypoint.sh"
     check_command "ffprobe (recording finalisation)" ffprobe "apt-get install ffmpeg"
     check_command "ffmpeg (transcode ladders)" ffmpeg "apt-get install ffmpeg"

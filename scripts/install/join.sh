@@ -36,6 +36,7 @@ provision_role() {
     media) scripts+=("livekit.sh livekit-server") ;; # lk (the CLI) is for tests, not for a node
     worker) scripts+=(egress.sh ingress.sh) ;;
     gpu) scripts+=(egress.sh) ;;
+    control) ;; # the API and worker need Node (the runtimes step) and ffmpeg (system.sh)
   esac
   if [[ "$DO_PROVISION" == 0 ]]; then
     log "    skipped (--no-provision): ${scripts[*]}"
@@ -84,7 +85,7 @@ TURN_KEYS=(TALLY_CLUSTER_TURN_HOST TALLY_CLUSTER_TURN_PORT TALLY_CLUSTER_TURN_SE
 exchange_join_token() {
   if [[ -n "${OLD[TALLY_NODE_ROLE]:-}" && "${OLD[TALLY_NODE_ID]:-}" == "$JOIN_NAME" && -n "${OLD[REDIS_URL]:-}" ]]; then
     local key
-    for key in REDIS_URL REDIS_SENTINELS REDIS_SENTINEL_NAME LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}" "${TURN_KEYS[@]}"; do
+    for key in REDIS_URL REDIS_SENTINELS REDIS_SENTINEL_NAME LIVEKIT_API_KEY LIVEKIT_API_SECRET TALLY_LIVEKIT_WEBHOOK_URL "${S3_KEYS[@]}" "${TURN_KEYS[@]}" "${CONTROL_KEYS[@]}"; do
       CLUSTER[$key]="${OLD[$key]:-}"
     done
     CLUSTER[LIVEKIT_WS_URL]="${OLD[TALLY_LIVEKIT_WS_URL]:-}"
@@ -110,6 +111,11 @@ exchange_join_token() {
     fi
     CLUSTER=([REDIS_URL]="redis://tally-node-$JOIN_NAME:PASSWORD@ORIGIN:6379" [LIVEKIT_API_KEY]=KEY [LIVEKIT_API_SECRET]=SECRET
       [TALLY_LIVEKIT_WEBHOOK_URL]="$JOIN_URL/webhooks/livekit" [LIVEKIT_WS_URL]="ws://ORIGIN:7880")
+    if [[ "$JOIN_ROLE" == control ]]; then
+      CLUSTER+=([DATABASE_URL]="postgresql://tally:PASSWORD@ORIGIN:5432/tally" [TALLY_SECRETS_KEY]=SECRETS_KEY [TALLY_ADMIN_KEY]=ADMIN_KEY
+        [TALLY_PUBLIC_URL]="$JOIN_URL" [ORIGIN_RECORDINGS_DIR]=/var/lib/tally/recordings [TALLY_HLS_DIR]=/var/lib/tally/hls)
+      log "    (role control: also the origin's database URL, secrets key, admin key and metrics token)"
+    fi
     if [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
       CLUSTER+=([REDIS_SENTINELS]="ORIGIN:26379" [REDIS_SENTINEL_NAME]=tally [REPLICA_PRIMARY]="ORIGIN:6379"
         [REDIS_SERVER_USERS]="$(printf '%s\n' '# user default on #SHA256 ~* &* +@all (the origin'"'"'s users, from the join answer)' | base64 -w0)")
@@ -141,11 +147,16 @@ exchange_join_token() {
     const r = s.redisReplica;
     if (r) Object.assign(out, { REPLICA_PRIMARY: r.primary, REPLICATION_PASSWORD: r.replicationPassword, SENTINEL_PASSWORD: r.sentinelPassword,
       REDIS_SERVER_USERS: Buffer.from(r.serverUsers.map((l) => l + "\n").join("")).toString("base64") });
+    const c = s.control;
+    if (c) Object.assign(out, { DATABASE_URL: c.databaseUrl, TALLY_SECRETS_KEY: c.secretsKey ?? "", TALLY_ADMIN_KEY: c.adminKey ?? "",
+      TALLY_METRICS_TOKEN: c.metricsToken ?? "", TALLY_PUBLIC_URL: c.publicUrl, TALLY_HLS_DIR: c.hlsDir,
+      TALLY_WEBHOOK_ALLOW_CIDRS: c.webhookAllowCidrs.join(",") });
     const t = s.turn;
     if (t) Object.assign(out, { TALLY_CLUSTER_TURN_HOST: t.host, TALLY_CLUSTER_TURN_PORT: String(t.port), TALLY_CLUSTER_TURN_SECRET: t.secret });
     for (const [k, v] of Object.entries(out)) if (typeof v === "string" && !/[\s"]/.test(v)) console.log(`${k}=${v}`);
   ' <<<"$response")
   [[ -n "${CLUSTER[REDIS_URL]:-}" && -n "${CLUSTER[LIVEKIT_API_SECRET]:-}" ]] || die "the origin's answer lacks the cluster settings: $response"
+  [[ "$JOIN_ROLE" != control || -n "${CLUSTER[DATABASE_URL]:-}" ]] || die "the origin's answer lacks the control-plane settings: $response"
   if [[ "$JOIN_REDIS_REPLICA" == 1 ]]; then
     [[ -n "${CLUSTER[REPLICA_PRIMARY]:-}" && -n "${CLUSTER[REDIS_SENTINELS]:-}" ]] || die "the origin's answer lacks the replication settings: $response"
     REPLICATION_PASSWORD="${CLUSTER[REPLICATION_PASSWORD]}" SENTINEL_PASSWORD="${CLUSTER[SENTINEL_PASSWORD]}"
@@ -318,6 +329,12 @@ EOF
 
 write_join_config() {
   prepare_home
+  if [[ "$JOIN_ROLE" == control ]]; then
+    # The API and the worker read it (as the tally user); the origin's secrets are in it.
+    write_file "$HOME_DIR/tally.env" 640 "root:$TALLY_USER" < <(control_env_content)
+    install_node_binary
+    return 0
+  fi
   # The agent is the only service reading it.
   write_file "$HOME_DIR/tally.env" 640 "root:$AGENT_USER" < <(join_env_content)
   install_node_binary
@@ -336,6 +353,10 @@ node_heartbeating() {
 }
 
 start_join_services() {
+  if [[ "$JOIN_ROLE" == control ]]; then
+    start_control_services
+    return 0
+  fi
   start_replica_services
   if [[ "$JOIN_ROLE" == media ]]; then
     service_start livekit
@@ -363,7 +384,7 @@ join_main() {
   step "system packages and binaries for the $JOIN_ROLE role"
   provision_role
   step "node dependencies"
-  install_join_deps
+  if [[ "$JOIN_ROLE" == control ]]; then install_control_deps; else install_join_deps; fi
   step "service users"
   ensure_service_users
   step "cluster settings from the origin"
@@ -378,7 +399,7 @@ join_main() {
   resolve_join_sentinel
   if [[ "$JOIN_ROLE" == media ]]; then resolve_stun; fi
   check_join_turn
-  resolve_recordings_dir
+  if [[ "$JOIN_ROLE" == control ]]; then resolve_control_dirs; else resolve_recordings_dir; fi
   write_join_config
   if [[ "$JOIN_ROLE" == media ]]; then
     step "kernel UDP buffers"
@@ -450,16 +471,18 @@ leave_main() {
   [[ -r "$ENV_FILE" ]] || die "$ENV_FILE not found: nothing joined from $HOME_DIR"
   local role
   role="$(sed -n 's/^TALLY_NODE_ROLE=//p' "$ENV_FILE")"
-  [[ "$role" =~ ^(media|worker|gpu)$ ]] || die "$HOME_DIR is not a joined node (TALLY_NODE_ROLE=${role:-unset}); stop an origin with --stop"
+  [[ "$role" =~ ^(media|worker|gpu|control)$ ]] || die "$HOME_DIR is not a joined node (TALLY_NODE_ROLE=${role:-unset}); stop an origin with --stop"
   dry || [[ "$(id -u)" -eq 0 ]] || die "--leave must run as root"
   NODE_BIN="$HOME_DIR/bin/node"
   dry || [[ -x "$NODE_BIN" ]] || die "$NODE_BIN not found: re-run the --join first"
   SERVICE_MODE="$(recorded_mode)"
-  step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
-  origin_node_call drain
-  local status=0
-  run_leave_step drain || status=$?
-  ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
+  if [[ "$role" != control ]]; then # a control node holds no reservations: the other replicas go on
+    step "drain (no new work; running work finishes, up to ${TALLY_LEAVE_TIMEOUT_S:-600}s)"
+    origin_node_call drain
+    local status=0
+    run_leave_step drain || status=$?
+    ((status == 0)) || die "the node is still draining (work still runs on it); re-run --leave later, or --stop to cut it off"
+  fi
   local replica=0
   [[ "$(sed -n 's/^TALLY_REDIS_REPLICA=//p' "$ENV_FILE")" != 1 ]] || replica=1
   if [[ "$replica" == 1 ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tally's own PostgreSQL cluster in DIR/postgres/data (socket in DIR/postgres), owned by its own
-# system user (initdb refuses root), listening on 127.0.0.1 only. Source it; do not execute it.
+# system user (initdb refuses root), listening on 127.0.0.1 (and on the --cluster-bind address for
+# the addresses in --control-nodes, scripts/install/control.sh). Source it; do not execute it.
 #
 # Authentication (DIR/postgres/data/pg_hba.conf, rewritten on every run): the superuser `postgres`
 # only over the socket and only for the cluster's system user (peer, mapped in pg_ident.conf; this
@@ -100,6 +101,7 @@ local   all       postgres                 peer map=tally
 host    tally     tally     127.0.0.1/32   scram-sha-256
 host    tally     tally     ::1/128        scram-sha-256
 EOF
+  pg_hba_control_lines
 }
 
 pg_ident_content() {
@@ -167,6 +169,7 @@ start_postgres() {
     as_pg_user "$PG_BIN/psql" -X -q -h "$HOME_DIR/postgres" -p "${PORT[pg]}" -U postgres -d postgres -c 'SELECT pg_reload_conf()' >/dev/null
     log "    pg_hba.conf: role tally by password (scram-sha-256) over TCP only, the superuser only as $TALLY_PG_USER (reloaded)"
   fi
+  postgres_end_removed_sessions
 }
 
 migrate_db() {

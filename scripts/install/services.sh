@@ -84,7 +84,7 @@ service_spec() {
     postgres)
       # SIGINT = PostgreSQL's "fast" shutdown (SIGTERM would wait for every client to leave).
       SPEC_CMD=("$PG_BIN/postgres" -D "$HOME_DIR/postgres/data" -p "${PORT[pg]:-}" -k "$HOME_DIR/postgres"
-        -c listen_addresses=127.0.0.1)
+        -c "listen_addresses=$(postgres_listen_addresses)")
       SPEC_STOP_SIGNAL=INT SPEC_STOP_TIMEOUT=60 SPEC_USER="$TALLY_PG_USER"
       ;;
     redis)

@@ -124,7 +124,7 @@ EOF
 		# LiveKit's signalling (WebSocket) and its server API; everything else is Tally's API and dashboard.
 		@livekit path /rtc /rtc/* /twirp/*
 		reverse_proxy @livekit 127.0.0.1:${PORT[livekit]}
-		reverse_proxy 127.0.0.1:${PORT[api]}
+$(caddy_api_routes)
 	}
 }
 EOF
@@ -159,6 +159,7 @@ start_tls_proxy() {
   ensure_dir "$HOME_DIR/caddy" 700 "$TALLY_CADDY_USER"
   ensure_dir "$HOME_DIR/caddy/data" 700 "$TALLY_CADDY_USER"
   write_file "$HOME_DIR/caddy/Caddyfile" 600 "$TALLY_CADDY_USER" < <(caddyfile_content)
+  [[ -z "$CONTROL_NODES" ]] || log "    Caddy balances the API and dashboard over 127.0.0.1:${PORT[api]} and ${CONTROL_NODES//,/, } (health-checked GET /healthz every 2 s)"
   if ! dry; then
     # As Caddy's user: validating provisions the local CA, whose files Caddy must read later.
     local validate=(setpriv --reuid="$TALLY_CADDY_USER" --regid="$TALLY_CADDY_USER" --init-groups -- env

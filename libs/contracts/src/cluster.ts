@@ -140,6 +140,8 @@ export const ControlPlaneSettings = z
     publicUrl: z.string(),
     /** The origin's live HLS directory (the node's worker tidies it: a shared mount, like `recordingsDir`). */
     hlsDir: z.string(),
+    /** TALLY_WEBHOOK_ALLOW_CIDRS: the node's worker delivers webhooks to the same private ranges as the origin's, no others. */
+    webhookAllowCidrs: z.array(z.string()),
   })
   .meta({ id: 'ControlPlaneSettings' });
 export type ControlPlaneSettings = z.infer<typeof ControlPlaneSettings>;

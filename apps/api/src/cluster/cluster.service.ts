@@ -81,6 +81,7 @@ export class ClusterService {
       metricsToken: this.config.metricsToken ?? null,
       publicUrl: this.config.http.publicUrl,
       hlsDir: this.config.hls.dir,
+      webhookAllowCidrs: [...this.config.webhooks.allowCidrs],
     };
   }
 

@@ -49,7 +49,8 @@ describe(nodeAclRules.name, () => {
   it("gives a control node the origin's API and worker reach (every key, channel and ACL), without wiping or stopping the server", () => {
     const sut = nodeAclRules('cp2', 'control');
     expect(sut.slice(0, 5)).toEqual(['resetkeys', 'resetchannels', '~*', '&*', '+@all']);
-    for (const command of ['flushall', 'flushdb', 'shutdown', 'debug', 'replicaof', 'failover', 'monitor']) expect(sut).toContain(`-${command}`);
+    for (const command of ['flushall', 'flushdb', 'shutdown', 'debug', 'replicaof', 'failover', 'monitor'])
+      expect(sut).toContain(`-${command}`);
     expect(sut.some((rule) => /^-(acl|client|eval|evalsha|script)/.test(rule))).toBe(false);
   });
 
