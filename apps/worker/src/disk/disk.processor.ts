@@ -14,6 +14,7 @@ import { type DiskCheckReport, DiskWatermarkCheck } from './disk-watermark.servi
 @Processor(QUEUES.disk, { concurrency: 1 })
 export class DiskProcessor extends ScheduledProcessor {
   readonly consumes = QUEUES.disk;
+  protected override readonly clusterConcurrency = 1;
 
   constructor(
     private readonly check: DiskWatermarkCheck,

@@ -17,6 +17,7 @@ const LOSS_CHECK_MS = 2_000;
 @Processor(QUEUES.maintenance, { concurrency: 1 })
 export class MaintenanceProcessor extends ScheduledProcessor {
   readonly consumes = QUEUES.maintenance;
+  protected override readonly clusterConcurrency = 1;
   private stopWatching: (() => void) | undefined;
 
   constructor(

@@ -56,6 +56,8 @@ describe(`${MaintenanceProcessor.name} in two worker replicas`, () => {
 
     const schedulers = (await queue.getJobSchedulers()).map((s) => s.key);
     expect(schedulers.filter((key) => key === JOBS.pruneEvents.name)).toHaveLength(1);
+    // One maintenance job at a time in the cluster, as with one worker: the sweeps never overlap.
+    expect(await queue.getGlobalConcurrency()).toBe(1);
 
     const runs = await waitFor(
       'four runs of event retention',

@@ -11,6 +11,7 @@ import { MeteringSweep, type MeteringSweepReport } from './metering-sweep.servic
 @Processor(QUEUES.metering, { concurrency: 1 })
 export class MeteringProcessor extends ScheduledProcessor {
   readonly consumes = QUEUES.metering;
+  protected override readonly clusterConcurrency = 1;
 
   constructor(
     private readonly sweep: MeteringSweep,

@@ -13,6 +13,7 @@ import { HlsJanitor, type HlsSweepReport } from './hls-janitor.service.js';
 @Processor(QUEUES.hls, { concurrency: 1 })
 export class HlsProcessor extends ScheduledProcessor {
   readonly consumes = QUEUES.hls;
+  protected override readonly clusterConcurrency = 1;
 
   constructor(
     private readonly janitor: HlsJanitor,

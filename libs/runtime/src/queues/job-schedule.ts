@@ -1,10 +1,20 @@
 import type { Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 
-export type Schedule = Readonly<{ queue: Queue; name: string; everyMs: number }>;
+export type Schedule = Readonly<{
+  queue: Queue;
+  name: string;
+  everyMs: number;
+  /** How many of the queue's jobs may run at once across every worker replica (BullMQ's global concurrency); unset: no cluster-wide limit. */
+  clusterConcurrency?: number;
+}>;
 
-/** Registers the repeating job (idempotent: the same id keeps one schedule). */
-export async function upsertSchedule({ queue, name, everyMs }: Schedule): Promise<void> {
+/**
+ * Registers the repeating job (idempotent: the same id keeps one schedule), and the queue's
+ * cluster-wide concurrency, which also lives in Redis.
+ */
+export async function upsertSchedule({ queue, name, everyMs, clusterConcurrency }: Schedule): Promise<void> {
+  if (clusterConcurrency !== undefined) await queue.setGlobalConcurrency(clusterConcurrency);
   await queue.upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 500 } });
 }
 

@@ -23,13 +23,25 @@ export abstract class ScheduledProcessor extends WorkerHost implements JobConsum
   protected readonly logger = new Logger(this.constructor.name);
   private readonly stops: (() => void)[] = [];
 
+  /**
+   * How many of this queue's jobs may run at once in the whole cluster. 1 for the sweeps and checks
+   * that were written for one worker (`concurrency: 1`): with several worker replicas (control nodes,
+   * docs/adr/0043-control-plane-replicas.md) they still never overlap. Unset: only each replica's own concurrency.
+   */
+  protected readonly clusterConcurrency: number | undefined = undefined;
+
   /** The periodic jobs of this queue (read once, at boot). */
   protected abstract schedules(): readonly ScheduledJob[];
 
   async onApplicationBootstrap(): Promise<void> {
     for (const { job, everyMs } of this.schedules()) {
       if (JOBS[job].queue !== this.consumes) throw new Error(`${job} is a job of ${JOBS[job].queue}, not of ${this.consumes}`);
-      const schedule = { queue: this.queue, name: JOBS[job].name, everyMs };
+      const schedule = {
+        queue: this.queue,
+        name: JOBS[job].name,
+        everyMs,
+        ...(this.clusterConcurrency === undefined ? {} : { clusterConcurrency: this.clusterConcurrency }),
+      };
       await upsertSchedule(schedule);
       this.stops.push(keepScheduled(schedule, this.logger));
     }
