@@ -148,8 +148,24 @@ resolve_control_dirs() {
   done
 }
 
-# control_env_content: the node's tally.env; the API and the worker read it (and the installer on re-runs).
+# control_env_content: the node's tally.env; the API and the worker read it (and the installer on
+# re-runs, which keeps the lines an operator added, such as TALLY_CAPACITY_PROFILE).
 control_env_content() {
+  local content line written
+  content="$(control_env_lines_written)"
+  printf '%s\n' "$content"
+  written=" $(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' <<<"$content" | tr '\n' ' ') "
+  local extra=()
+  for line in "${OLD_EXTRA[@]}"; do
+    [[ "$written" == *" ${line%%=*} "* ]] || extra+=("$line")
+  done
+  if ((${#extra[@]} > 0)); then
+    echo "# Other settings (kept as found; set them as on the origin, e.g. TALLY_CAPACITY_PROFILE)"
+    printf '%s\n' "${extra[@]}"
+  fi
+}
+
+control_env_lines_written() {
   cat <<EOF
 # Tally control node configuration, written by install.sh --join --role control: the origin's
 # database and secrets (root and the tally user only, mode 640). ./install.sh --leave deletes it.
@@ -168,10 +184,10 @@ LIVEKIT_PUBLIC_URL=${CLUSTER[LIVEKIT_WS_URL]:-}
 LIVEKIT_API_KEY=${CLUSTER[LIVEKIT_API_KEY]:-}
 LIVEKIT_API_SECRET=${CLUSTER[LIVEKIT_API_SECRET]:-}
 TALLY_LIVEKIT_WS_URL=${CLUSTER[LIVEKIT_WS_URL]:-}
-TALLY_SECRETS_KEY=${CLUSTER[TALLY_SECRETS_KEY]:-}
-TALLY_ADMIN_KEY=${CLUSTER[TALLY_ADMIN_KEY]:-}
-TALLY_METRICS_TOKEN=${CLUSTER[TALLY_METRICS_TOKEN]:-}
-TALLY_WEBHOOK_ALLOW_CIDRS=${CLUSTER[TALLY_WEBHOOK_ALLOW_CIDRS]:-}
+$(for key in TALLY_SECRETS_KEY TALLY_ADMIN_KEY TALLY_METRICS_TOKEN TALLY_WEBHOOK_ALLOW_CIDRS; do
+    # The origin's, when it has one (an unset key stays unset here too).
+    [[ -z "${CLUSTER[$key]:-}" ]] || echo "$key=${CLUSTER[$key]}"
+  done)
 # The origin's recordings and live HLS directories, mounted here at the same paths.
 TALLY_RECORDINGS_DIR=$RECORDINGS_DIR
 TALLY_HLS_DIR=${CLUSTER[TALLY_HLS_DIR]:-}
