@@ -80,13 +80,17 @@ caddy_api_routes() {
   cat <<EOF
 		@origin_only path /v1/nodes/join /v1/nodes/artifacts /v1/nodes/artifacts/*
 		reverse_proxy @origin_only $local_api
-		# The API replicas (--control-nodes): a replica that fails /healthz or refuses connections is
-		# skipped, and a request that could not reach one is tried on another for up to 5 s.
+		# The API replicas (--control-nodes): one that fails /healthz (every 2 s) or refuses a connection
+		# is left out for 10 s, and a request that could not reach one is tried on another for up to
+		# 5 s. Caddy before 2.11.2 (Debian 12 has 2.6.2) cannot send a request body again after a
+		# refused connection (caddyserver/caddy#7546): the first POST/PATCH/DELETE to meet a stopped
+		# API gets 502; GETs, and every request once that API is left out, go to the others.
 		reverse_proxy $local_api ${CONTROL_NODES//,/ } {
 			lb_policy round_robin
 			lb_try_duration 5s
 			lb_try_interval 250ms
 			fail_duration 10s
+			max_fails 1
 			health_uri /healthz
 			health_interval 2s
 			health_timeout 2s
