@@ -19,6 +19,7 @@ import {
   type TestStack,
   waitFor,
 } from '@tally/testing';
+import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addHost, forward, installOnNode, nodeHome, readableCheckout, removeHome, type TwoHosts } from './joined-node.js';
@@ -40,6 +41,7 @@ describe('install.sh --join --role control', () => {
   let originUrl: string;
   let nodeUrl: string;
   let home = '';
+  let originEnv: Record<string, string> = {};
   const forwarders: Server[] = [];
   const received: Received[] = [];
   let receiver: HttpServer | undefined;
@@ -72,7 +74,8 @@ describe('install.sh --join --role control', () => {
     forwarders.push(await forward(hosts.originIp, apiPort, stack.config.http.port));
     database.hostname = hosts.originIp;
     database.port = String(pgPort);
-    originApi = await startAppProcess('api', { ...stack.env, TALLY_CLUSTER_DATABASE_URL: database.toString() }, log('origin-api'));
+    originEnv = { ...stack.env, TALLY_CLUSTER_DATABASE_URL: database.toString() };
+    originApi = await startAppProcess('api', originEnv, log('origin-api'));
     admin = new ApiClient(`http://127.0.0.1:${stack.config.http.port}`).withKey(stack.adminKey);
     nodeUrl = `http://${hosts.nodeIp}:8080`;
     home = nodeHome();
@@ -217,5 +220,27 @@ describe('install.sh --join --role control', () => {
     expect(hit, 'the receiver got the event').toBeDefined();
     expect(() => new Webhook(secret).verify(hit?.body ?? '', hit?.headers as Record<string, string>)).not.toThrow();
     expect(hit?.headers['webhook-id']).toBe(delivery.eventId);
+  });
+
+  it("--leave stops the node's API and worker and revokes its Redis user", async () => {
+    originApi = await startAppProcess('api', originEnv, log('origin-api-again'));
+
+    const left = await installOnNode(hosts.ns, ['--leave', '--home', home]);
+
+    expect(left.code, left.output).toBe(0);
+    expect(left.output).not.toContain('drain');
+    const redis = new Redis(stack.redis.url);
+    try {
+      expect(await redis.call('ACL', 'GETUSER', `tally-node-${name}`)).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
+    expect(existsSync(join(home, 'tally.env'))).toBe(false);
+    expect(
+      await fetch(`${nodeUrl}/healthz`).then(
+        (r) => r.status,
+        () => 'refused',
+      ),
+    ).toBe('refused');
   });
 });
