@@ -94,12 +94,12 @@ main() {
   want_sentinel_port
   resolve_ports
   resolve_network
-  resolve_control_nodes
   resolve_stun
   resolve_tls
   resolve_turn_tls
   resolve_secrets
   resolve_database
+  resolve_control_nodes
   resolve_redis_sentinel
   write_config
 

@@ -11,7 +11,9 @@
 #   the previous layout (one user for everything, local trust) is migrated keeping its data;
 #   --cluster-bind on the address of a veth pair to a namespace standing in for a
 #   node's host: Redis answers the node there (password required), join tokens are issued and the
-#   join hands out a Redis URL that works from the node; a re-run remembers the address.
+#   join hands out a Redis URL that works from the node; a re-run remembers the address;
+#   --control-nodes opens PostgreSQL on that address to the node's address (by password) and makes
+#   control tokens available, and --control-nodes none closes it again.
 #   --database-url-file: the data moved to an external PostgreSQL with pg_dump, kept on re-runs,
 #   one that does not answer refused before anything is written.
 # Exits non-zero on the first failed check (logs of the home are printed). Takes ~2-3 min.
@@ -558,7 +560,25 @@ check "... and the node still reaches Redis on $bind_ip" node_ping_ok
 check "... and Redis on 127.0.0.1" redis_on 127.0.0.1
 check "... and join tokens are still issued" test "$(join_token_code)" == 201
 
-# 10. An external PostgreSQL (--database-url-file), the app's data moved there with pg_dump as
+# 10. --control-nodes: PostgreSQL also listens on the bind address, for the listed address only.
+control_token_code() { admin -o /dev/null -w '%{http_code}' -X POST "$base/v1/nodes/join-tokens" -H 'Content-Type: application/json' -d '{"name":"cp-check","role":"control"}'; }
+node_psql() { on_node env PGPASSWORD="$(db_password)" PGCONNECT_TIMEOUT=5 "$psql_bin" -X -w -qtA -h "$bind_ip" -p "$pg_port" -U tally -d tally -c 'SELECT 1' 2>&1 || true; }
+check "no control token without --control-nodes (409)" test "$(control_token_code)" == 409
+check "... and the node does not reach PostgreSQL" test "$(node_psql)" != 1
+timed_install control-nodes "${install_args[@]}" --control-nodes "$node_ip"
+check "healthz 200 after --control-nodes" healthz_is_200
+check "tally.env: TALLY_CLUSTER_DATABASE_URL on the bind address" \
+  test "$(env_value TALLY_CLUSTER_DATABASE_URL)" == "postgresql://tally:$(db_password)@$bind_ip:$pg_port/tally"
+check "tally.env records TALLY_CONTROL_NODES" test "$(env_value TALLY_CONTROL_NODES)" == "$node_ip:8080"
+check "PostgreSQL listens on exactly 127.0.0.1 and $bind_ip" \
+  test "$(ss -Htln "sport = :$pg_port" | awk '{print $4}' | sort | tr '\n' ' ')" == "$bind_ip:$pg_port 127.0.0.1:$pg_port "
+check "the control node reaches PostgreSQL on $bind_ip as tally, by password" test "$(node_psql)" == 1
+check "a control token is issued" test "$(control_token_code)" == 201
+timed_install control-nodes-none "${install_args[@]}" --control-nodes none
+check "--control-nodes none: PostgreSQL is loopback-only again" test "$(node_psql)" != 1
+check "... and no control token is issued" test "$(control_token_code)" == 409
+
+# 11. An external PostgreSQL (--database-url-file), the app's data moved there with pg_dump as
 # docs/cluster.md says; a re-run remembers it; one that does not answer is refused before
 # anything is written.
 free_port ext_pg_port

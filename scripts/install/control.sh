@@ -10,7 +10,7 @@
 
 CONTROL_NODES="" # origin: comma-separated IP:PORT of the control nodes ("" = none)
 
-# resolve_control_nodes: after resolve_network (needs CLUSTER_BIND), before write_config.
+# resolve_control_nodes: after resolve_network (CLUSTER_BIND) and resolve_database, before write_config.
 resolve_control_nodes() {
   local given="${CONTROL_NODES_ARG:-${OLD[TALLY_CONTROL_NODES]:-}}" entry list=()
   [[ "$given" != none ]] || given=""
@@ -24,7 +24,11 @@ resolve_control_nodes() {
   )"
   [[ -n "$CONTROL_NODES" ]] || return 0
   [[ -n "$CLUSTER_BIND" ]] || die "--control-nodes needs --cluster-bind IP: the control nodes reach PostgreSQL and Redis on that address"
-  log "    control nodes: $CONTROL_NODES (PostgreSQL also listens on $CLUSTER_BIND and admits role tally from their addresses)"
+  if [[ "${DATABASE_MODE:-local}" == external ]]; then
+    log "    control nodes: $CONTROL_NODES (they are handed the external PostgreSQL's URL: let them in there)"
+  else
+    log "    control nodes: $CONTROL_NODES (PostgreSQL also listens on $CLUSTER_BIND and admits role tally from their addresses)"
+  fi
   [[ -n "${DOMAIN_ARG:-${OLD[TALLY_DOMAIN]:-}}" ]] ||
     warn "no --domain: nothing balances the API replicas here; clients reach each at its own address (docs/cluster.md)"
 }
@@ -40,7 +44,12 @@ control_env_lines() {
   [[ -n "$CONTROL_NODES" ]] || return 0
   echo "# Control nodes (--join --role control) run a second API and worker on this PostgreSQL (docs/adr/0043)."
   echo "TALLY_CONTROL_NODES=$CONTROL_NODES"
-  echo "TALLY_CLUSTER_DATABASE_URL=postgresql://tally:$DB_PASSWORD@$CLUSTER_BIND:${PORT[pg]}/tally"
+  if [[ "${DATABASE_MODE:-local}" == external ]]; then
+    # The same server the origin uses (--database-url-file); its own rules say who may connect.
+    echo "TALLY_CLUSTER_DATABASE_URL=$EXTERNAL_DATABASE_URL"
+  else
+    echo "TALLY_CLUSTER_DATABASE_URL=postgresql://tally:$DB_PASSWORD@$CLUSTER_BIND:${PORT[pg]}/tally"
+  fi
 }
 
 # postgres_listen_addresses: loopback, and the cluster address while control nodes are listed.
