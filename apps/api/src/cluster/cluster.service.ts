@@ -64,7 +64,7 @@ export class ClusterService {
       redisUrl: redisUrl.toString(),
       livekit: { apiKey, apiSecret, wsUrl, webhookUrl: new URL('/webhooks/livekit', this.config.http.publicUrl).toString() },
       recordingsDir: this.config.recordings.dir,
-      objectStore: body.role === 'media' ? null : await this.objectStore(body.name),
+      objectStore: body.role === 'media' ? null : await this.objectStore(body.name, body.role === 'control'),
       redisSentinel: await this.sentinelSettings(),
       redisReplica: binding.redisReplica ? await this.replicaSettings(clusterUrl) : null,
       turn: body.role === 'media' ? this.turnServer() : null,
@@ -139,13 +139,15 @@ export class ClusterService {
    * at the cluster's endpoint, with a key of its own when the bundled store's key broker runs
    * (docs/adr/0045), else the origin's key.
    */
-  private async objectStore(nodeId: string): Promise<ClusterSettings['objectStore']> {
+  private async objectStore(nodeId: string, originKey: boolean): Promise<ClusterSettings['objectStore']> {
     const s3 = this.config.recordings.s3;
     if (!s3) return null;
     const endpoint = this.config.cluster.s3Endpoint ?? s3.endpoint;
-    const key = this.objectStoreKeys.enabled
-      ? await this.objectStoreKeys.issue(nodeId)
-      : { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey };
+    // A control node's worker uploads, moves and deletes recordings as the origin's does: the origin's key.
+    const key =
+      this.objectStoreKeys.enabled && !originKey
+        ? await this.objectStoreKeys.issue(nodeId)
+        : { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey };
     return {
       ...(endpoint === undefined ? {} : { endpoint }),
       bucket: s3.bucket,

@@ -14,10 +14,11 @@ export function nodeLivekitKey(nodeId: string): string {
 
 /**
  * Worker and GPU nodes (egress, ingress) get a key of their own. A media node's livekit-server keeps
- * the cluster's: it verifies the tokens the API signs for clients and signs the webhooks the API checks.
+ * the cluster's: it verifies the tokens the API signs for clients and signs the webhooks the API checks;
+ * a control node's API checks those webhooks too (docs/adr/0043-control-plane-replicas.md).
  */
 export function holdsOwnLivekitKey(role: JoinedNodeRole): boolean {
-  return role !== 'media';
+  return role === 'worker' || role === 'gpu';
 }
 
 export type LivekitCredentials = Readonly<{ apiKey: string; apiSecret: string }>;
