@@ -13,3 +13,29 @@ export function apiCaller(base: string) {
     return text === '' ? {} : (JSON.parse(text) as Json);
   };
 }
+
+/** Thrown by a `waitFor` probe when what it waits for can no longer happen (a recording that failed): ends the wait at once. */
+export class GaveUp extends Error {}
+
+/**
+ * Polls `probe` every half second until it returns a value. Other errors (the API restarting during an
+ * upgrade, a connection refused) are retried until `timeoutMs`, and the last one is named in the timeout.
+ */
+export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      if (error instanceof GaveUp) throw error;
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out waiting for ${what}${cause}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -18,41 +18,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { joinAndPublish } from '@tally/testing/media';
+import { apiCaller, GaveUp, type Json, waitFor } from './api-call.js';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, nodeName, stateDir] = process.argv.slice(2) as [string, string, string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
+const expectStatus = apiCaller(base);
 const env = process.env;
 const bucket = env['TALLY_S3_BUCKET'] ?? '';
 const endpoint = env['TALLY_S3_ENDPOINT'] ?? '';
-
-type Json = Record<string, unknown>;
-
-async function call(key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
-}
-
-async function expectStatus(key: string, method: string, path: string, status: number, body?: Json): Promise<Json> {
-  const response = await call(key, method, path, body);
-  if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body;
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 const nodes = (await expectStatus(adminKey, 'GET', '/v1/nodes', 200)).items as Json[];
 const origin = nodes.find((n) => n.role === 'origin')?.nodeId;
@@ -69,7 +43,7 @@ const token = await expectStatus(key, 'POST', `${streamPath}/tokens`, 201, { ide
 const publisher = await joinAndPublish(String(token.url), String(token.token));
 try {
   await waitFor('the stream to be live', 60_000, async () => {
-    const s = (await call(key, 'GET', streamPath)).body;
+    const s = await expectStatus(key, 'GET', streamPath, 200);
     return s.status === 'live' && s.publishers === 1 ? s : undefined;
   });
   // The origin takes no new work while the recording starts: admission can only place it on the node.
@@ -86,13 +60,13 @@ try {
   const placedOn = (capacity.reservations as Json[]).find((r) => r.id === started.id)?.nodeId;
   if (placedOn !== nodeName) throw new Error(`the recording was placed on ${String(placedOn)}, not ${nodeName}`);
   await waitFor('the recording to be active', 180_000, async () =>
-    (await call(key, 'GET', recordingPath)).body.status === 'active' ? true : undefined,
+    (await expectStatus(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,
   );
   await new Promise((r) => setTimeout(r, 4_000));
   await expectStatus(key, 'POST', `${recordingPath}/stop`, 200);
   const done = await waitFor('the recording to be complete in the bucket', 300_000, async () => {
-    const r = (await call(key, 'GET', recordingPath)).body;
-    if (r.status === 'failed') throw new Error(`the recording failed: ${JSON.stringify(r)}`);
+    const r = await expectStatus(key, 'GET', recordingPath, 200);
+    if (r.status === 'failed') throw new GaveUp(`the recording failed: ${JSON.stringify(r)}`);
     return r.status === 'complete' && r.storage === 's3' ? r : undefined;
   });
 

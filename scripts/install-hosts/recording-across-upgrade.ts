@@ -13,38 +13,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { joinAndPublish } from '@tally/testing/media';
+import { apiCaller, GaveUp, waitFor } from './api-call.js';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, stateDir] = process.argv.slice(2) as [string, string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
-
-type Json = Record<string, unknown>;
-
-async function call(key: string, method: string, path: string, body?: Json): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
-}
-
-async function expectStatus(key: string, method: string, path: string, status: number, body?: Json): Promise<Json> {
-  const response = await call(key, method, path, body);
-  if (response.status !== status) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body;
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const expectStatus = apiCaller(base);
 
 const app = await expectStatus(adminKey, 'POST', '/v1/apps', 201, { name: 'upgrade-keeps-recordings' });
 const appId = String(app.id);
@@ -55,13 +29,13 @@ const token = await expectStatus(key, 'POST', `${streamPath}/tokens`, 201, { ide
 const publisher = await joinAndPublish(String(token.url), String(token.token));
 try {
   await waitFor('the stream to be live', 60_000, async () => {
-    const s = (await call(key, 'GET', streamPath)).body;
+    const s = await expectStatus(key, 'GET', streamPath, 200);
     return s.status === 'live' && s.publishers === 1 ? s : undefined;
   });
   const started = await expectStatus(key, 'POST', `${streamPath}/recordings`, 201, {});
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () =>
-    (await call(key, 'GET', recordingPath)).body.status === 'active' ? true : undefined,
+    (await expectStatus(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,
   );
   const activeAt = Date.now();
   writeFileSync(join(stateDir, 'active'), `${recordingPath}\n`);
@@ -69,14 +43,14 @@ try {
   await waitFor('the upgrade to finish (STATE_DIR/go)', 900_000, () =>
     Promise.resolve(existsSync(join(stateDir, 'go')) ? true : undefined),
   );
-  const during = await call(key, 'GET', recordingPath);
-  if (during.body.status !== 'active') throw new Error(`after the upgrade the recording is ${JSON.stringify(during.body)}`);
+  const during = await expectStatus(key, 'GET', recordingPath, 200);
+  if (during.status !== 'active') throw new Error(`after the upgrade the recording is ${JSON.stringify(during)}`);
   await new Promise((r) => setTimeout(r, 3_000));
   const stopAt = Date.now();
   await expectStatus(key, 'POST', `${recordingPath}/stop`, 200);
   const done = await waitFor('the recording to complete', 180_000, async () => {
-    const r = (await call(key, 'GET', recordingPath)).body;
-    if (r.status === 'failed') throw new Error(`the recording failed: ${JSON.stringify(r)}`);
+    const r = await expectStatus(key, 'GET', recordingPath, 200);
+    if (r.status === 'failed') throw new GaveUp(`the recording failed: ${JSON.stringify(r)}`);
     return r.status === 'complete' ? r : undefined;
   });
   const file = await fetch(`${base}${recordingPath}/file`, { headers: { authorization: `Bearer ${key}` } });

@@ -24,23 +24,13 @@ import {
   subscribedKinds,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
-import { apiCaller, type Json } from './api-call.js';
+import { apiCaller, type Json, waitFor } from './api-call.js';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, caFile, nodeIp, turnHost, turnIp] = process.argv.slice(2) as [string, string, string, string, string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
 const domain = new URL(base).hostname;
 const call = apiCaller(base);
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 const ns = await startClientNamespace({ tcpPorts: [443] });
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
@@ -63,24 +53,16 @@ try {
 
   const publisher = await joinFromPage(chromium.browser, String(host.url), String(host.token), true);
   pages.push(publisher);
-  await waitFor(
-    'the stream to be live with its publisher',
-    async () => {
-      const s = await call(key, 'GET', streamPath, 200);
-      return s.status === 'live' && s.publishers === 1 ? s : undefined;
-    },
-    90_000,
-  );
+  await waitFor('the stream to be live with its publisher', 90_000, async () => {
+    const s = await call(key, 'GET', streamPath, 200);
+    return s.status === 'live' && s.publishers === 1 ? s : undefined;
+  });
   const viewer = await joinFromPage(chromium.browser, String(fan.url), String(fan.token), false);
   pages.push(viewer);
-  const kinds = await waitFor(
-    'the viewer to receive audio and video',
-    async () => {
-      const k = await subscribedKinds(viewer);
-      return k.length === 2 ? k : undefined;
-    },
-    90_000,
-  );
+  const kinds = await waitFor('the viewer to receive audio and video', 90_000, async () => {
+    const k = await subscribedKinds(viewer);
+    return k.length === 2 ? k : undefined;
+  });
   if (kinds.join() !== 'audio,video') throw new Error(`the viewer received ${kinds.join()}`);
   await viewer.waitForFunction(
     () => {
@@ -99,14 +81,10 @@ try {
     ['publisher', publisher],
     ['viewer', viewer],
   ] as const) {
-    const paths = await waitFor(
-      `the ${who}'s media path`,
-      async () => {
-        const found = await selectedPaths(page);
-        return found.some((p) => p.bytesReceived > 0 && p.bytesSent > 0) ? found : undefined;
-      },
-      60_000,
-    );
+    const paths = await waitFor(`the ${who}'s media path`, 60_000, async () => {
+      const found = await selectedPaths(page);
+      return found.some((p) => p.bytesReceived > 0 && p.bytesSent > 0) ? found : undefined;
+    });
     for (const path of paths) {
       console.log(
         `[turn-443] ${who}: candidate ${path.candidateType}, relay protocol ${path.relayProtocol}, via ${path.url} to ${path.remote}`,
@@ -121,21 +99,15 @@ try {
 
   const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
-  await waitFor(
-    'the recording to be active',
-    async () => ((await call(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined),
-    120_000,
+  await waitFor('the recording to be active', 120_000, async () =>
+    (await call(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,
   );
   await new Promise((r) => setTimeout(r, 5_000));
   await leave(publisher);
-  const done = await waitFor(
-    'the recording to end',
-    async () => {
-      const r = await call(key, 'GET', recordingPath, 200);
-      return r.status === 'complete' || r.status === 'failed' ? r : undefined;
-    },
-    180_000,
-  );
+  const done = await waitFor('the recording to end', 180_000, async () => {
+    const r = await call(key, 'GET', recordingPath, 200);
+    return r.status === 'complete' || r.status === 'failed' ? r : undefined;
+  });
   const codecs = ((done.codecs as { type: string }[] | null) ?? []).map((c) => c.type).sort();
   if (done.status !== 'complete' || codecs.join() !== 'audio,video')
     throw new Error(`the recording ended ${JSON.stringify(done)}, not complete with audio and video`);

@@ -44,14 +44,10 @@ const match = /^turns:([^:?]+):(\d+)\?transport=tcp$/.exec(turnsUrl);
 if (match === null) throw new Error(`unexpected TURN/TLS URL: ${turnsUrl}`);
 const [, host, port] = match as unknown as [string, string, string];
 
-const client = await connectTurnTls({
-  host,
-  port: Number(port),
-  servername: host,
-  ca,
-  username: server.username,
-  credential: server.credential,
-});
+/** A TLS session with the TURN server, signed in with the credentials LiveKit handed out. */
+const connect = () =>
+  connectTurnTls({ host, port: Number(port), servername: host, ca, username: server.username, credential: server.credential });
+const client = await connect();
 let relayed: string | undefined;
 try {
   const allocation = await client.allocate();
@@ -72,14 +68,7 @@ try {
   client.close();
 }
 
-const tcpClient = await connectTurnTls({
-  host,
-  port: Number(port),
-  servername: host,
-  ca,
-  username: server.username,
-  credential: server.credential,
-});
+const tcpClient = await connect();
 let tcpRelay: number;
 try {
   const tcpAllocation = await tcpClient.allocate('tcp');

@@ -124,11 +124,7 @@ install_control_deps() {
       log "    node_modules missing or stale: npm install"
       run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
     fi
-    if dry; then
-      log "    would run: bash $TALLY_REPO/scripts/db-generate.sh"
-    else
-      bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
-    fi
+    generate_prisma_client
     log "    npm run build of the API and the worker (dist/api.js, dist/worker.js)"
     run bash -c 'cd "$1" && node scripts/build.mjs api worker >/dev/null' _ "$TALLY_REPO"
     install_runtime_deps

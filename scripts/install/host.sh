@@ -70,11 +70,7 @@ install_node_deps() {
     log "    node_modules: up to date"
   fi
   log "    bash scripts/db-generate.sh"
-  if dry; then
-    log "    would run: bash $TALLY_REPO/scripts/db-generate.sh"
-  else
-    bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
-  fi
+  generate_prisma_client
   log "    npm run build (api, worker, agent and the dashboard, into dist/ and apps/dashboard/dist)"
   run bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
   install_runtime_deps
@@ -152,4 +148,13 @@ tune_kernel() {
     echo "# Written by Tally's install.sh: UDP buffers for WebRTC media (livekit-server)."
     printf '%s\n' "${lines[@]}"
   )
+}
+
+# generate_prisma_client: the Prisma client of this checkout (scripts/db-generate.sh).
+generate_prisma_client() {
+  if dry; then
+    log "    would run: bash $TALLY_REPO/scripts/db-generate.sh"
+    return 0
+  fi
+  bash "$TALLY_REPO/scripts/db-generate.sh" 2>&1 | sed 's/^/[install]     /'
 }
