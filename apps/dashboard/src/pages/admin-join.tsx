@@ -9,6 +9,7 @@ const ROLE_HINT: Readonly<Record<JoinedNodeRole, string>> = {
   media: 'livekit-server: streams and WebRTC viewers',
   worker: 'egress and ingress: recordings, RTMP/WHIP ingest, CPU ladders',
   gpu: 'egress with NVENC: recordings and GPU ladders',
+  control: 'a second API and worker (the origin needs --control-nodes)',
 };
 
 const ROLES = JoinedNodeRole.options.map((r) => ({ value: r, label: `${r}: ${ROLE_HINT[r]}` }));
