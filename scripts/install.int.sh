@@ -90,16 +90,10 @@ cleanup() {
     stop_external_pg
     rm -rf "$ext_dir"
   fi
-  if [[ $rc -ne 0 && -d "$home/log" ]]; then
-    local f
-    for f in "$home"/log/*.log; do
-      printf '[install.int] ---- %s (last 30 lines)\n' "$f" >&2
-      tail -n 30 "$f" >&2 || true
-    done
-  fi
+  print_logs_on_failure "$rc" 30
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
-  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+  say_outcome "$rc"
 }
 trap cleanup EXIT
 
@@ -141,9 +135,10 @@ timed_install() {
   local label="$1" start=$SECONDS
   shift
   if ! PATH="$host_path" ./install.sh "$@" >"$home.out.$label" 2>&1; then
-    cat "$home.out.$label" >&2
+    local said
+    said="$(cat "$home.out.$label")"
     rm -f "$home.out.$label"
-    fail "install.sh ($label) exited non-zero"
+    fail_after "$said" "install.sh ($label) exited non-zero"
   fi
   say "install.sh ($label) took $((SECONDS - start))s"
   rm -f "$home.out.$label"
