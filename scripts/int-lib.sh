@@ -8,10 +8,13 @@ fail() {
   printf '[%s] FAIL: %s\n' "$INT_NAME" "$*" >&2
   exit 1
 }
-# fail_after OUTPUT MESSAGE: what a check's program printed, then a failure naming its last lines.
+# fail_after OUTPUT MESSAGE: what a check's program printed, then a failure naming the error it
+# threw (or, without one, its last lines).
 fail_after() {
+  local said
+  said="$(grep -m1 -E '^([A-Za-z]*Error|FAIL)\b' <<<"$1" || tail -n 4 <<<"$1")"
   printf '%s\n' "$1" >&2
-  fail "$2 (it ended: $(tail -n 4 <<<"$1" | tr -s '\n' ' '))"
+  fail "$2 (it said: $(tr -s '\n' ' ' <<<"$said" | cut -c1-1500))"
 }
 # After a failure, the last LINES lines of every log of the home under test.
 print_logs_on_failure() { # print_logs_on_failure RC LINES

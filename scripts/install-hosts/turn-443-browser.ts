@@ -19,6 +19,7 @@ import {
   joinFromPage,
   launchFirewalledChromium,
   leave,
+  roomEvents,
   selectedPaths,
   startClientNamespace,
   subscribedKinds,
@@ -36,6 +37,24 @@ const ns = await startClientNamespace({ tcpPorts: [443] });
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
 const pages: Page[] = [];
 try {
+  await publishViewAndRecord();
+} catch (error) {
+  // What each page's room went through, to tell a network or client failure from the platform's.
+  for (const [k, page] of pages.entries())
+    console.error(`[turn-443] ${k === 0 ? 'publisher' : 'viewer'} room events: ${(await roomEvents(page).catch(() => [])).join('; ')}`);
+  throw error;
+} finally {
+  for (const page of pages)
+    await page
+      .context()
+      .close()
+      .catch(() => undefined);
+  await chromium.stop();
+  await ns.stop();
+}
+process.exit(0);
+
+async function publishViewAndRecord(): Promise<void> {
   // The firewall is what the test says it is: the media port over TCP is refused from the client's namespace.
   const mediaTcp = await run('nsenter', [`--net=/run/netns/${ns.name}`, 'bash', '-c', `exec 3<>/dev/tcp/${nodeIp}/7881`]).then(
     () => 'open',
@@ -112,13 +131,4 @@ try {
   if (done.status !== 'complete' || codecs.join() !== 'audio,video')
     throw new Error(`the recording ended ${JSON.stringify(done)}, not complete with audio and video`);
   console.log(JSON.stringify({ paths: used, recording: { status: done.status, mode: done.mode, durationS: done.durationS, codecs } }));
-} finally {
-  for (const page of pages)
-    await page
-      .context()
-      .close()
-      .catch(() => undefined);
-  await chromium.stop();
-  await ns.stop();
 }
-process.exit(0);

@@ -89,12 +89,28 @@ window.RTCPeerConnection = class extends NativePeerConnection {
     connections.push(this);
   }
 };
+const started = Date.now();
 window.tally = {
   room: undefined,
+  events: [],
   async join(url, token, publish) {
     // One video layer, like the other tests' publishers: what is under test is the path, not simulcast.
     const room = new LivekitClient.Room({ adaptiveStream: false, dynacast: false, publishDefaults: { simulcast: false } });
     window.tally.room = room;
+    // What happened to the room, for a failure's report: reconnections and tracks coming and going.
+    const note = (event, detail) => window.tally.events.push(((Date.now() - started) / 1000).toFixed(1) + 's ' + event + (detail ? ' ' + detail : ''));
+    const E = LivekitClient.RoomEvent;
+    room.on(E.Reconnecting, () => note('reconnecting'));
+    room.on(E.SignalReconnecting, () => note('signal reconnecting'));
+    room.on(E.Reconnected, () => note('reconnected'));
+    room.on(E.Disconnected, (reason) => note('disconnected', String(reason)));
+    room.on(E.LocalTrackPublished, (pub) => note('published', pub.kind));
+    room.on(E.LocalTrackUnpublished, (pub) => note('unpublished', pub.kind));
+    room.on(E.TrackMuted, (pub, p) => note('muted', pub.kind + ' of ' + p.identity));
+    room.on(E.TrackUnmuted, (pub, p) => note('unmuted', pub.kind + ' of ' + p.identity));
+    room.on(E.TrackSubscribed, (track) => note('subscribed', track.kind));
+    room.on(E.TrackUnsubscribed, (track) => note('unsubscribed', track.kind));
+    room.on(E.MediaDevicesError, (error) => note('media devices error', String(error)));
     room.on(LivekitClient.RoomEvent.TrackSubscribed, (track) => {
       if (track.kind !== 'video') return;
       const video = track.attach();
@@ -104,6 +120,9 @@ window.tally = {
     });
     await room.connect(url, token, { autoSubscribe: !publish });
     if (publish) await room.localParticipant.enableCameraAndMicrophone();
+  },
+  roomEvents() {
+    return window.tally.events;
   },
   subscribedKinds() {
     const kinds = [];
@@ -144,6 +163,7 @@ type PageApi = {
   tally: {
     join(url: string, token: string, publish: boolean): Promise<void>;
     subscribedKinds(): string[];
+    roomEvents(): string[];
     leave(): Promise<void>;
     paths(): Promise<SelectedPath[]>;
   };
@@ -181,4 +201,9 @@ export function subscribedKinds(page: Page): Promise<string[]> {
 export async function leave(page: Page): Promise<void> {
   await page.evaluate(() => (globalThis as unknown as PageApi).tally.leave());
   await page.context().close();
+}
+
+/** What the page's room went through (reconnections, tracks published, muted, subscribed), with seconds since the page loaded. */
+export function roomEvents(page: Page): Promise<string[]> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.roomEvents());
 }
