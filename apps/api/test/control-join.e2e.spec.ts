@@ -360,7 +360,7 @@ describe('install.sh --join --role control', () => {
             return settled &&
               caddySelections(caddyLog)
                 .slice(mark)
-                .every((upstream) => upstream !== nodeApiAddress)
+                .every(({ upstream }) => upstream !== nodeApiAddress)
               ? Date.now() - t0
               : undefined;
           },
@@ -401,10 +401,16 @@ describe('install.sh --join --role control', () => {
           .slice(triesBefore)
           .filter((t) => t.upstream === nodeApiAddress);
         const slowest = Math.max(...answers.map((a) => a.ms));
+        const lastToGoneHostS = Math.max(
+          0,
+          ...caddySelections(caddyLog)
+            .filter((c) => c.upstream === nodeApiAddress && c.at >= t0)
+            .map((c) => (c.at - t0) / 1_000),
+        );
         report.push(
           `  ${gone}: ${answers.length} requests (dashboard page, streams list, stream start + end) while it was gone, all answered; ` +
             `${toGoneHost.length} tries met the gone host (${[...new Set(toGoneHost.map((t) => t.error ?? 'answered'))].join('; ')}); ` +
-            `slowest answer ${(slowest / 1_000).toFixed(1)} s; Caddy left it out after ${(outAfterMs / 1_000).toFixed(1)} s; ` +
+            `slowest answer ${(slowest / 1_000).toFixed(1)} s; Caddy sent it its last request ${lastToGoneHostS.toFixed(1)} s after (answers all from the origin by ${(outAfterMs / 1_000).toFixed(1)} s); ` +
             `webhook of that moment delivered once after ${(deliveredAfterMs / 1_000).toFixed(1)} s`,
         );
       }
@@ -461,8 +467,15 @@ function caddyTries(logFile: string): CaddyTry[] {
   return tries;
 }
 
-/** The API Caddy chose for each request (debug), in order, logged before it is sent. */
-function caddySelections(logFile: string): string[] {
+/** The API Caddy chose for each request (debug), in order, logged before it is sent: when (ms) and which. */
+function caddySelections(logFile: string): Readonly<{ at: number; upstream: string }>[] {
   if (!existsSync(logFile)) return [];
-  return [...readFileSync(logFile, 'utf8').matchAll(/"msg":"selected upstream","dial":"([^"]+)"/g)].map((m) => m[1] ?? '');
+  return [
+    ...readFileSync(logFile, 'utf8').matchAll(
+      /"ts":([0-9.]+),"logger":"http.handlers.reverse_proxy","msg":"selected upstream","dial":"([^"]+)"/g,
+    ),
+  ].map((m) => ({
+    at: Number(m[1]) * 1_000,
+    upstream: m[2] ?? '',
+  }));
 }
