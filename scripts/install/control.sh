@@ -92,8 +92,8 @@ caddy_api_routes() {
 		# The API replicas (--control-nodes): one that fails /healthz (every 2 s, 2 s timeout) or refuses a
 		# connection is left out for 10 s, and a request that could not be sent to one (connection refused,
 		# or no answer to the connection within 3 s: a host gone) is sent to another, whatever its method,
-		# for up to 5 s. Caddy before 2.11.2 (Debian 12 has 2.6.2) closes a request's body when a
-		# connection fails and cannot send it again (caddyserver/caddy#7546): reading the body into the
+		# for up to 5 s. Caddy 2.6.2 (Debian 12's) closes a request's body when a connection fails and
+		# cannot send it again (caddyserver/caddy#7546, fixed upstream in 2026): reading the body into the
 		# {http.request.body} placeholder first replaces it with an in-memory copy that survives that close
 		# (bodies under 1 MB, the API's limit; a longer or unsized one is passed through as it comes).
 		# No idle connections are kept (keepalive off): a request on a kept connection to a host that

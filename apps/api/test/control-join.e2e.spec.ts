@@ -390,6 +390,7 @@ describe('install.sh --join --role control', () => {
         );
         const deliveredAfterMs = Date.now() - t0;
 
+        const restoredAt = Date.now();
         if (gone === 'link down') await run('ip', ['-n', hosts.ns, 'link', 'set', 'tj1', 'up']);
         else for (const pid of pids) process.kill(Number(pid), 'SIGCONT');
         const answers = await Promise.all(asked);
@@ -399,19 +400,19 @@ describe('install.sh --join --role control', () => {
         expect(answers.filter((a) => a.status !== 200 && a.status !== 201)).toEqual([]);
         const toGoneHost = caddyTries(caddyLog)
           .slice(triesBefore)
-          .filter((t) => t.upstream === nodeApiAddress);
+          .filter((t) => t.upstream === nodeApiAddress && t.sentAt < restoredAt);
         const slowest = Math.max(...answers.map((a) => a.ms));
         const lastToGoneHostS = Math.max(
           0,
           ...caddySelections(caddyLog)
-            .filter((c) => c.upstream === nodeApiAddress && c.at >= t0)
+            .filter((c) => c.upstream === nodeApiAddress && c.at >= t0 && c.at < restoredAt)
             .map((c) => (c.at - t0) / 1_000),
         );
         report.push(
           `  ${gone}: ${answers.length} requests (dashboard page, streams list, stream start + end) while it was gone, all answered; ` +
             `${toGoneHost.length} tries met the gone host (${[...new Set(toGoneHost.map((t) => t.error ?? 'answered'))].join('; ')}); ` +
-            `slowest answer ${(slowest / 1_000).toFixed(1)} s; Caddy sent it its last request ${lastToGoneHostS.toFixed(1)} s after (answers all from the origin by ${(outAfterMs / 1_000).toFixed(1)} s); ` +
-            `webhook of that moment delivered once after ${(deliveredAfterMs / 1_000).toFixed(1)} s`,
+            `slowest answer ${(slowest / 1_000).toFixed(1)} s; Caddy sent it its last request ${lastToGoneHostS.toFixed(1)} s in (answers all from the origin by ${(outAfterMs / 1_000).toFixed(1)} s); ` +
+            `webhook of that moment delivered once after ${(deliveredAfterMs / 1_000).toFixed(1)} s; back after ${((restoredAt - t0) / 1_000).toFixed(1)} s`,
         );
       }
 
@@ -449,17 +450,22 @@ describe('install.sh --join --role control', () => {
   });
 });
 
-type CaddyTry = Readonly<{ upstream: string; method: string; error?: string }>;
+type CaddyTry = Readonly<{ upstream: string; method: string; sentAt: number; error?: string }>;
 
-/** Every try Caddy logged (debug): which API it sent a request to, and the error when it failed. */
+/** Every try Caddy logged (debug, once it ended): which API it sent a request to, when (ms), and the error when it failed. */
 function caddyTries(logFile: string): CaddyTry[] {
   if (!existsSync(logFile)) return [];
   const tries: CaddyTry[] = [];
   for (const line of readFileSync(logFile, 'utf8').split('\n')) {
     if (!line.includes('"upstream roundtrip"')) continue;
     try {
-      const entry = JSON.parse(line) as { upstream: string; error?: string; request?: { method?: string } };
-      tries.push({ upstream: entry.upstream, method: entry.request?.method ?? '', ...(entry.error ? { error: entry.error } : {}) });
+      const entry = JSON.parse(line) as { ts: number; duration: number; upstream: string; error?: string; request?: { method?: string } };
+      tries.push({
+        upstream: entry.upstream,
+        method: entry.request?.method ?? '',
+        sentAt: (entry.ts - entry.duration) * 1_000,
+        ...(entry.error ? { error: entry.error } : {}),
+      });
     } catch {
       // a line still being written
     }
