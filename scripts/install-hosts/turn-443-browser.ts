@@ -23,6 +23,7 @@ import {
   selectedPaths,
   startClientNamespace,
   subscribedKinds,
+  trackSids,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
 import { apiCaller, type Json, waitFor } from './api-call.js';
@@ -116,7 +117,21 @@ async function publishViewAndRecord(): Promise<void> {
     }
   }
 
+  // The recording records what LiveKit lists when it starts: wait until the publisher is settled
+  // (connected, the viewer receiving exactly the tracks it sends, the same for two polls 2 s apart)
+  // so that a reconnection of the publisher (which publishes its tracks anew) is not mistaken for it.
+  let settled = '';
+  await waitFor('the publisher and the viewer to agree on the tracks', 90_000, async () => {
+    const [sent, received] = await Promise.all([trackSids(publisher), trackSids(viewer)]);
+    const now = sent.state === 'connected' && sent.tracks.length === 2 ? sent.tracks.join() : '';
+    const agreed = now !== '' && received.tracks.join() === now && now === settled;
+    settled = now;
+    if (!agreed) await new Promise((r) => setTimeout(r, 1_500));
+    return agreed ? true : undefined;
+  });
   const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
+  if (!String(started.reason).includes('1 video and 1 audio'))
+    throw new Error(`the recording started as ${JSON.stringify(started.reason)}, not with the publisher's video and audio`);
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () =>
     (await call(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,

@@ -124,6 +124,13 @@ window.tally = {
   roomEvents() {
     return window.tally.events;
   },
+  /** The room's state and the tracks of it this page sends (a publisher) or receives (a viewer), as kind:sid. */
+  trackSids() {
+    const room = window.tally.room;
+    const pubs = [...room.localParticipant.trackPublications.values()];
+    for (const p of room.remoteParticipants.values()) pubs.push(...p.trackPublications.values());
+    return { state: room.state, tracks: pubs.filter((pub) => pub.track).map((pub) => pub.kind + ':' + pub.trackSid).sort() };
+  },
   subscribedKinds() {
     const kinds = [];
     for (const p of window.tally.room.remoteParticipants.values())
@@ -164,6 +171,7 @@ type PageApi = {
     join(url: string, token: string, publish: boolean): Promise<void>;
     subscribedKinds(): string[];
     roomEvents(): string[];
+    trackSids(): { state: string; tracks: string[] };
     leave(): Promise<void>;
     paths(): Promise<SelectedPath[]>;
   };
@@ -206,4 +214,9 @@ export async function leave(page: Page): Promise<void> {
 /** What the page's room went through (reconnections, tracks published, muted, subscribed), with seconds since the page loaded. */
 export function roomEvents(page: Page): Promise<string[]> {
   return page.evaluate(() => (globalThis as unknown as PageApi).tally.roomEvents());
+}
+
+/** The page's room state and the tracks it sends or receives (`kind:sid`, sorted). */
+export function trackSids(page: Page): Promise<{ state: string; tracks: string[] }> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.trackSids());
 }
