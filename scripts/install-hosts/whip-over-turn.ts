@@ -19,6 +19,7 @@ import {
   publishWhipFromPage,
   selectedPaths,
   startClientNamespace,
+  stopWhipFromPage,
   whipConnectionState,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
@@ -89,9 +90,8 @@ try {
   });
   await new Promise((r) => setTimeout(r, 5_000));
   // The publisher ends its session (DELETE on the resource, from inside its firewall), as a WHIP client does.
-  await connected.evaluate(async (resourceUrl) => {
-    await fetch(resourceUrl, { method: 'DELETE' });
-  }, session.resourceUrl);
+  const deleted = await stopWhipFromPage(connected, session);
+  if (deleted !== 200) throw new Error(`DELETE ${session.resourceUrl} answered ${deleted}`);
   const done = await waitFor('the recording to end', 180_000, async () => {
     const r = await call(key, 'GET', recordingPath, 200);
     return r.status === 'complete' || r.status === 'failed' ? r : undefined;

@@ -21,6 +21,7 @@ import {
   leave,
   publishWhipFromPage,
   selectedPaths,
+  stopWhipFromPage,
   subscribedKinds,
   whipConnectionState,
 } from '@tally/testing/browser';
@@ -187,9 +188,7 @@ describe('a client behind a firewall that drops UDP', () => {
     expect(started.status).toBe(201);
     await recordingIn(client, app.id, started.body.id, ['active']);
     await new Promise((r) => setTimeout(r, 5_000));
-    await page.evaluate(async (resourceUrl) => {
-      await fetch(resourceUrl, { method: 'DELETE' });
-    }, session.resourceUrl);
+    expect(await stopWhipFromPage(page, session)).toBe(200);
     const complete = await recordingIn(client, app.id, started.body.id, ['complete', 'failed']);
     expect(complete).toMatchObject({ status: 'complete', error: null });
     expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);

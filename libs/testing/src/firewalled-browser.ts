@@ -141,6 +141,10 @@ window.tally = {
     window.tally.whipPc = pc;
     return { resourceUrl: new URL(response.headers.get('Location'), url).toString(), iceServers };
   },
+  async whipStop(resourceUrl) {
+    const response = await fetch(resourceUrl, { method: 'DELETE' });
+    return response.status;
+  },
   whipState() {
     return window.tally.whipPc ? window.tally.whipPc.connectionState : 'new';
   },
@@ -178,6 +182,7 @@ type PageApi = {
     paths(): Promise<SelectedPath[]>;
     whip(url: string, key: string): Promise<WhipSession>;
     whipState(): string;
+    whipStop(resourceUrl: string): Promise<number>;
   };
 };
 
@@ -235,4 +240,9 @@ export async function publishWhipFromPage(browser: Browser, url: string, streamK
 /** The WHIP publisher's peer connection state (`connected` once ICE and DTLS are done). */
 export function whipConnectionState(page: Page): Promise<string> {
   return page.evaluate(() => (globalThis as unknown as PageApi).tally.whipState());
+}
+
+/** Ends the page's WHIP session as its client does (DELETE on the resource, from the page): the HTTP status. */
+export function stopWhipFromPage(page: Page, session: WhipSession): Promise<number> {
+  return page.evaluate((url) => (globalThis as unknown as PageApi).tally.whipStop(url), session.resourceUrl);
 }
