@@ -25,7 +25,8 @@
 #   TURN over TLS on 443 (--turn-address, a second address): coturn holds 443 there and Caddy only
 #     the host's other addresses; Chromium in a namespace whose firewall passes only TCP 443 (UDP
 #     dropped) publishes and views through turns:turn.NAME:443 (relay candidates over TLS, printed)
-#     and a recording of it completes.
+#     and a recording of it completes. A WHIP publisher behind a firewall that drops UDP is handed the
+#     same server in the WHIP answer's Link headers and publishes and records through it.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -401,3 +402,13 @@ fi
 grep '^\[turn-443\]' <<<"$browsed" | while read -r line; do say "$line"; done
 say "turn-443: $(tail -n1 <<<"$browsed") (in $((SECONDS - browse_start))s)"
 say "ok: behind a firewall passing only TCP 443, Chromium published and viewed through turns:$turn_host:443 (relay candidates over TLS) and the recording completed"
+# WHIP publishers are handed the same TURN server, in the answer's Link headers (minted by ingress).
+whip_start=$SECONDS
+if ! whipped="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/whip-over-turn.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
+  printf '%s\n' "$whipped" >&2
+  fail "a WHIP publisher whose network drops UDP could not publish and record through TURN over TLS on $turn_ip:443"
+fi
+grep '^\[whip-turn\]' <<<"$whipped" | while read -r line; do say "$line"; done
+say "whip-turn: $(tail -n1 <<<"$whipped") (in $((SECONDS - whip_start))s)"
+say "ok: a WHIP publisher whose network drops UDP took turns:$turn_host:443 from the answer's Link headers, published through it and the recording completed"

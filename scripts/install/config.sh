@@ -504,7 +504,8 @@ ensure_admin_key() {
 # The agent's variables (apps/agent/src/config.ts, runtime/workers-config.ts,
 # transcode/transcode-config.ts): what DIR/agent.env carries over from tally.env. The database URL,
 # TALLY_SECRETS_KEY, the metrics token and the full Redis password stay out of the media user's reach.
-AGENT_ENV_KEYS='REDIS_URL|REDIS_SENTINELS|REDIS_SENTINEL_NAME|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
+# coturn's secret (TALLY_CLUSTER_TURN_*) goes in: ingress mints WHIP publishers' TURN credentials with it.
+AGENT_ENV_KEYS='REDIS_URL|REDIS_SENTINELS|REDIS_SENTINEL_NAME|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+|TALLY_CLUSTER_TURN_(HOST|PORT|SECRET)'
 
 agent_env_content() {
   echo "# The node agent's environment, written by install.sh from tally.env (re-running it rewrites this"

@@ -140,6 +140,40 @@ window.tally = {
   async leave() {
     await window.tally.room.disconnect();
   },
+  // A WHIP publisher (RFC 9725): the offer goes out before ICE gathers, so the ICE servers the
+  // endpoint names in its answer's Link headers (section 4.6) are set before the offer is applied
+  // and ICE gathers with them (LiveKit ingress takes no trickled candidates).
+  async whip(url, key) {
+    const media = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 360, frameRate: 25 } });
+    const pc = new RTCPeerConnection();
+    for (const track of media.getTracks()) pc.addTransceiver(track, { direction: 'sendonly' });
+    const offer = await pc.createOffer();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp', Authorization: 'Bearer ' + key },
+      body: offer.sdp,
+    });
+    const answer = await response.text();
+    if (response.status !== 201) throw new Error('WHIP ' + url + ' answered ' + response.status + ': ' + answer);
+    const iceServers = [];
+    for (const [, uri, params] of (response.headers.get('Link') || '').matchAll(/<([^>]*)>([^<]*)/g)) {
+      const p = Object.fromEntries([...params.matchAll(/([a-z-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      if (p.rel !== 'ice-server') continue;
+      iceServers.push(p.username === undefined ? { urls: uri } : { urls: uri, username: p.username, credential: p.credential });
+    }
+    pc.setConfiguration({ ...pc.getConfiguration(), iceServers });
+    await pc.setLocalDescription(offer);
+    await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+    window.tally.whipPc = pc;
+    return { resourceUrl: new URL(response.headers.get('Location'), url).toString(), iceServers };
+  },
+  async whipStop(resourceUrl) {
+    const response = await fetch(resourceUrl, { method: 'DELETE' });
+    return response.status;
+  },
+  whipState() {
+    return window.tally.whipPc ? window.tally.whipPc.connectionState : 'new';
+  },
   async paths() {
     const out = [];
     for (const pc of connections) {
@@ -174,8 +208,17 @@ type PageApi = {
     trackSids(): { state: string; tracks: string[] };
     leave(): Promise<void>;
     paths(): Promise<SelectedPath[]>;
+    whip(url: string, key: string): Promise<WhipSession>;
+    whipState(): string;
+    whipStop(resourceUrl: string): Promise<number>;
   };
 };
+
+/** A WHIP publish from a page: where DELETE ends it, and the ICE servers the endpoint's Link headers named. */
+export type WhipSession = Readonly<{
+  resourceUrl: string;
+  iceServers: readonly Readonly<{ urls: string; username?: string; credential?: string }>[];
+}>;
 // Functions passed to page.evaluate run in the page: they may reference nothing of this module.
 
 /** An empty page on a secure origin, allowed the camera, the microphone and the media server's private address. */
@@ -219,4 +262,25 @@ export function roomEvents(page: Page): Promise<string[]> {
 /** The page's room state and the tracks it sends or receives (`kind:sid`, sorted). */
 export function trackSids(page: Page): Promise<{ state: string; tracks: string[] }> {
   return page.evaluate(() => (globalThis as unknown as PageApi).tally.trackSids());
+}
+
+/**
+ * A page of `browser` publishing its (fake) camera and microphone to a WHIP endpoint with a stream
+ * key, with the ICE servers the endpoint hands out; resolves once the endpoint answered.
+ */
+export async function publishWhipFromPage(browser: Browser, url: string, streamKey: string): Promise<{ page: Page; session: WhipSession }> {
+  const page = await openBlankPage(browser);
+  await page.addScriptTag({ content: PAGE_SCRIPT });
+  const session = await page.evaluate(([u, k]) => (globalThis as unknown as PageApi).tally.whip(u, k), [url, streamKey] as const);
+  return { page, session };
+}
+
+/** The WHIP publisher's peer connection state (`connected` once ICE and DTLS are done). */
+export function whipConnectionState(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.whipState());
+}
+
+/** Ends the page's WHIP session as its client does (DELETE on the resource, from the page): the HTTP status. */
+export function stopWhipFromPage(page: Page, session: WhipSession): Promise<number> {
+  return page.evaluate((url) => (globalThis as unknown as PageApi).tally.whipStop(url), session.resourceUrl);
 }
