@@ -406,8 +406,7 @@ say "ok: behind a firewall passing only TCP 443, Chromium published and viewed t
 whip_start=$SECONDS
 if ! whipped="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
   scripts/install-hosts/whip-over-turn.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
-  printf '%s\n' "$whipped" >&2
-  fail "a WHIP publisher whose network drops UDP could not publish and record through TURN over TLS on $turn_ip:443"
+  fail_after "$whipped" "a WHIP publisher whose network drops UDP could not publish and record through TURN over TLS on $turn_ip:443"
 fi
 grep '^\[whip-turn\]' <<<"$whipped" | while read -r line; do say "$line"; done
 say "whip-turn: $(tail -n1 <<<"$whipped") (in $((SECONDS - whip_start))s)"
