@@ -96,14 +96,15 @@ on_node() { # on_node a|b CMD...: CMD on that node's host (its network namespace
 cleanup() {
   local rc=$? pid n
   for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # The origin first: stopping its agent needs a Redis primary, which after the failover is a node's.
+  if [[ -f "$home/run/mode" ]]; then
+    ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
+  fi
   for n in a b; do
     if [[ -n "${node_home[$n]:-}" && -f "${node_home[$n]}/run/mode" ]]; then
       on_node "$n" ./install.sh --stop --home "${node_home[$n]}" >/dev/null 2>&1 || say "cleanup: --stop of node $n failed"
     fi
   done
-  if [[ -f "$home/run/mode" ]]; then
-    ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
-  fi
   print_logs_on_failure "$rc" 30
   if [[ $rc -ne 0 ]]; then
     for n in a b; do
@@ -200,6 +201,7 @@ redis_child="$(cat "$home/run/redis.child.pid")"
 redis_supervisor="$(cat "$home/run/redis.pid")"
 kill -9 "$redis_supervisor" "$redis_child"
 killed="$(now)"
+printf '%s' "$killed" >"$state/killed"
 say "killed the primary Redis $primary (pid $redis_child, SIGKILL)"
 promoted="" healthy="" admitted="" new_primary="" refusals=()
 while [[ -z "$promoted" || -z "$healthy" || -z "$admitted" ]]; do
@@ -232,6 +234,11 @@ say "refused meanwhile: $( ((${#refusals[@]} == 0)) && echo none || printf '%s\n
 [[ -n "$promoted" ]] || fail "no Sentinel named another primary within 240 s of the kill"
 [[ -n "$healthy" ]] || fail "/healthz did not answer \"ok\" within 240 s of the kill"
 [[ -n "$admitted" ]] || fail "no stream was admitted within 240 s of the kill"
+# Every host's agent follows: the heartbeats written before the kill (replicated, with their TTL)
+# have expired 30 s after it, so three nodes in the pool then are three agents beating on the new primary.
+pool_size() { admin http://127.0.0.1:8080/v1/capacity | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(String(JSON.parse(s).nodes.length)))'; }
+while (($(since "$killed" | cut -d. -f1) < 30)); do sleep 1; done
+check "30 s after the kill the pool holds all three nodes (each agent beats on the new primary)" eventually 30 test "$(pool_size)" == 3
 failovers="$(curl -s -m 10 -H "Authorization: Bearer $(env_value TALLY_METRICS_TOKEN)" http://127.0.0.1:8080/metrics | sed -n 's/^tally_redis_failovers_total //p')"
 say "tally_redis_failovers_total: ${failovers:-not exported}"
 

@@ -9,7 +9,8 @@
  * recording still active, lets the endpoint answer 200, stops the recording, waits for it to
  * complete, downloads and probes it (ffprobe: audio and video, the longest gap between video
  * packets), waits until every delivery is delivered and checks each event reached the endpoint
- * exactly once with a valid signature. Prints one JSON line with what it saw; exit 0 = all good.
+ * exactly once with a valid signature, and runs a reconciliation sweep whose reservation audit must
+ * free nothing. Prints one JSON line with what it saw; exit 0 = all good.
  *
  * Usage: node --import @swc-node/register/esm-register scripts/install-failover/media-workload.ts BASE_URL ADMIN_KEY_FILE STATE_DIR
  */
@@ -123,13 +124,18 @@ try {
   const during = await expectStatus(key, 'GET', recordingPath, 200);
   if (during.status !== 'active') throw new Error(`after the failover the recording is ${JSON.stringify(during)}`);
 
+  // When the primary was killed (STATE_DIR/killed: seconds since the epoch), for the figures.
+  const killedAt = Number(readFileSync(join(stateDir, 'killed'), 'utf8')) * 1000;
+  const afterKill = () => Number(((Date.now() - killedAt) / 1000).toFixed(1));
   receiver.refusing = false;
+  const stopAfterS = afterKill();
   await expectStatus(key, 'POST', `${recordingPath}/stop`, 200);
   const done = await waitFor('the recording to complete', 180_000, async () => {
     const r = await expectStatus(key, 'GET', recordingPath, 200);
     if (r.status === 'failed') throw new GaveUp(`the recording failed: ${JSON.stringify(r)}`);
     return r.status === 'complete' ? r : undefined;
   });
+  const completeAfterS = afterKill();
   const file = await fetch(`${base}${recordingPath}/file`, { headers: { authorization: `Bearer ${key}` } });
   if (file.status !== 200) throw new Error(`GET ${recordingPath}/file: ${file.status}`);
   const path = join(stateDir, `recording.${String(done.location).split('.').pop() ?? 'bin'}`);
@@ -150,11 +156,18 @@ try {
   for (let i = 1; i < videoTimes.length; i++) largestVideoGapS = Math.max(largestVideoGapS, videoTimes[i]! - videoTimes[i - 1]!);
   const kinds = probe.streams.map((s) => s.codec_type).sort();
   if (!kinds.includes('audio') || !kinds.includes('video')) throw new Error(`the recording has ${kinds.join(', ')}, not audio and video`);
+  const fileS = Number(probe.format.duration ?? 0);
+  // The file spans the failover (started before the kill, stopped after it) without a hole where
+  // the primary was gone: media that stopped for the outage would leave a gap as long as the
+  // Sentinels' 5 s down-after.
+  if (fileS <= stopAfterS) throw new Error(`the file lasts ${fileS} s, but the recording was stopped ${stopAfterS} s after the kill`);
+  if (largestVideoGapS >= 5) throw new Error(`the recording's video has a gap of ${largestVideoGapS.toFixed(2)} s`);
 
   const delivered = await waitFor('every webhook delivered', 180_000, async () => {
     const items = await deliveries();
     return items.every((d) => d.status === 'delivered') && items.some((d) => d.eventType === 'recording.completed') ? items : undefined;
   });
+  const deliveredAfterS = afterKill();
   const twice = delivered.filter((d) => receiver.accepted.get(d.eventId) !== 1);
   if (twice.length > 0 || receiver.accepted.size !== delivered.length)
     throw new Error(
@@ -167,13 +180,22 @@ try {
     throw new Error(`the reconcile audit freed reservations: ${JSON.stringify(audit)}`);
   console.log(
     JSON.stringify({
-      audit,
+      auditNonZero: Object.fromEntries(
+        Object.entries(audit).flatMap(([k, v]) =>
+          Object.entries(v)
+            .filter(([, n]) => n !== 0)
+            .map(([f, n]) => [`${k}.${f}`, n]),
+        ),
+      ),
       recording: done.status,
-      fileS: Number(Number(probe.format.duration ?? 0).toFixed(1)),
+      stopAfterS,
+      completeAfterS,
+      fileS: Number(fileS.toFixed(1)),
       codecs: probe.streams.map((s) => s.codec_name).sort(),
       largestVideoGapS: Number(largestVideoGapS.toFixed(2)),
       webhooksPendingAtKill: pendingAtKill,
       webhooksDeliveredOnce: delivered.length,
+      deliveredAfterS,
       webhookRequests: receiver.deliveries,
       events: [...new Set(delivered.map((d) => d.eventType))].sort(),
     }),
