@@ -46,7 +46,7 @@ const client = {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as unknown, headers: response.headers };
+    return { status: response.status, body: await response.json(), headers: response.headers };
   },
 } as unknown as Parameters<typeof tracksUp>[0];
 
