@@ -193,6 +193,14 @@ client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null |
 check "a stream is live with a publisher, a passthrough recording active, webhooks pending (503)" eventually 300 client_waiting
 app_id="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).appId)' "$state/app.json")"
 app_key="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).key)' "$state/app.json")"
+room="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).room)' "$state/app.json")"
+room_host() { # the host whose livekit-server runs the room (it logs the room with its roomID)
+  local h
+  grep -q "\"room\": \"$room\", \"roomID\"" "$home/log/livekit.log" && h+="origin "
+  for n in a b; do grep -q "\"room\": \"$room\", \"roomID\"" "${node_home[$n]}/log/livekit.log" && h+="node-$n(${node_ip[$n]}) "; done
+  printf '%s' "${h:-unknown}"
+}
+say "the room runs on: $(room_host)"
 check "the egress recording it runs on the origin" test -n "$(pgrep -f -- "egress --config $home/workers/egress/egress.yaml" | head -n1)"
 
 # 4. kill -9 of the primary (the supervisor first, so nothing restarts it).

@@ -111,31 +111,39 @@ try {
     const pending = (await deliveries()).filter((d) => d.status === 'pending' && d.attempts > 0);
     return pending.length >= 4 ? pending.length : undefined;
   });
-  writeFileSync(join(stateDir, 'app.json'), JSON.stringify({ appId, key }));
+  writeFileSync(join(stateDir, 'app.json'), JSON.stringify({ appId, key, room: `${appId}.${onAir.id}` }));
   writeFileSync(join(stateDir, 'active'), `${recordingPath}\n`);
   log(`recording active, ${pendingAtKill} webhook deliveries pending; waiting for STATE_DIR/go`);
 
   await waitFor('the failover to be measured (STATE_DIR/go)', 900_000, () =>
     Promise.resolve(existsSync(join(stateDir, 'go')) ? true : undefined),
   );
+  // What went wrong is collected, and the rest still checked and measured: one run shows all of it.
+  const problems: string[] = [];
   const stream = await expectStatus(key, 'GET', onAir.path, 200);
-  if (stream.status !== 'live' || stream.publishers !== 1) throw new Error(`after the failover the stream is ${JSON.stringify(stream)}`);
-  if (!onAir.publisher.room.isConnected) throw new Error('the publisher lost its connection during the failover');
+  if (stream.status !== 'live' || stream.publishers !== 1)
+    problems.push(`after the failover the stream is ${String(stream.status)} with ${String(stream.publishers)} publisher(s)`);
+  if (!onAir.publisher.room.isConnected)
+    problems.push(`the publisher lost its connection (state ${String(onAir.publisher.room.connectionState)})`);
   const during = await expectStatus(key, 'GET', recordingPath, 200);
-  if (during.status !== 'active') throw new Error(`after the failover the recording is ${JSON.stringify(during)}`);
+  if (during.status !== 'active')
+    problems.push(
+      `after the failover the recording is ${String(during.status)} (${String(during.error)}, ended ${String(during.endedAt)})`,
+    );
 
   // When the primary was killed (STATE_DIR/killed: seconds since the epoch), for the figures.
   const killedAt = Number(readFileSync(join(stateDir, 'killed'), 'utf8')) * 1000;
   const afterKill = () => Number(((Date.now() - killedAt) / 1000).toFixed(1));
   receiver.refusing = false;
   const stopAfterS = afterKill();
-  await expectStatus(key, 'POST', `${recordingPath}/stop`, 200);
+  if (during.status === 'active') await expectStatus(key, 'POST', `${recordingPath}/stop`, 200);
   const done = await waitFor('the recording to complete', 180_000, async () => {
     const r = await expectStatus(key, 'GET', recordingPath, 200);
     if (r.status === 'failed') throw new GaveUp(`the recording failed: ${JSON.stringify(r)}`);
     return r.status === 'complete' ? r : undefined;
   });
   const completeAfterS = afterKill();
+  const recordedS = (Date.parse(String(done.endedAt)) - Date.parse(String(done.startedAt))) / 1000;
   const file = await fetch(`${base}${recordingPath}/file`, { headers: { authorization: `Bearer ${key}` } });
   if (file.status !== 200) throw new Error(`GET ${recordingPath}/file: ${file.status}`);
   const path = join(stateDir, `recording.${String(done.location).split('.').pop() ?? 'bin'}`);
@@ -155,13 +163,13 @@ try {
   let largestVideoGapS = 0;
   for (let i = 1; i < videoTimes.length; i++) largestVideoGapS = Math.max(largestVideoGapS, videoTimes[i]! - videoTimes[i - 1]!);
   const kinds = probe.streams.map((s) => s.codec_type).sort();
-  if (!kinds.includes('audio') || !kinds.includes('video')) throw new Error(`the recording has ${kinds.join(', ')}, not audio and video`);
+  if (!kinds.includes('audio') || !kinds.includes('video')) problems.push(`the recording has ${kinds.join(', ')}, not audio and video`);
   const fileS = Number(probe.format.duration ?? 0);
   // The file spans the failover (started before the kill, stopped after it) without a hole where
   // the primary was gone: media that stopped for the outage would leave a gap as long as the
   // Sentinels' 5 s down-after.
-  if (fileS <= stopAfterS) throw new Error(`the file lasts ${fileS} s, but the recording was stopped ${stopAfterS} s after the kill`);
-  if (largestVideoGapS >= 5) throw new Error(`the recording's video has a gap of ${largestVideoGapS.toFixed(2)} s`);
+  if (fileS <= stopAfterS) problems.push(`the file lasts ${fileS} s, but the recording was stopped ${stopAfterS} s after the kill`);
+  if (largestVideoGapS >= 5) problems.push(`the recording's video has a gap of ${largestVideoGapS.toFixed(2)} s`);
 
   const delivered = await waitFor('every webhook delivered', 180_000, async () => {
     const items = await deliveries();
@@ -170,14 +178,14 @@ try {
   const deliveredAfterS = afterKill();
   const twice = delivered.filter((d) => receiver.accepted.get(d.eventId) !== 1);
   if (twice.length > 0 || receiver.accepted.size !== delivered.length)
-    throw new Error(
+    problems.push(
       `webhooks not delivered exactly once: ${JSON.stringify(Object.fromEntries(receiver.accepted))} for ${delivered.map((d) => d.eventId).join(',')}`,
     );
-  if (!receiver.events.every((e) => e.signatureValid)) throw new Error('a webhook arrived with a bad signature');
+  if (!receiver.events.every((e) => e.signatureValid)) problems.push('a webhook arrived with a bad signature');
   const audit = await reconcileAudit();
   const freed = Object.entries(audit['reservations'] ?? {}).filter(([, n]) => n !== 0);
   if (freed.length > 0 || (audit['streams']?.['reservationsFreed'] ?? 0) !== 0)
-    throw new Error(`the reconcile audit freed reservations: ${JSON.stringify(audit)}`);
+    problems.push(`the reconcile audit freed reservations: ${JSON.stringify(audit)}`);
   console.log(
     JSON.stringify({
       auditNonZero: Object.fromEntries(
@@ -188,6 +196,7 @@ try {
         ),
       ),
       recording: done.status,
+      recordedS,
       stopAfterS,
       completeAfterS,
       fileS: Number(fileS.toFixed(1)),
@@ -200,6 +209,7 @@ try {
       events: [...new Set(delivered.map((d) => d.eventType))].sort(),
     }),
   );
+  if (problems.length > 0) throw new Error(problems.join('; '));
 } finally {
   await onAir.publisher.stop();
   await receiver.stop();
