@@ -204,7 +204,7 @@ service_runs_pinned_node() {
   pid="$(cat "$home/run/$1.child.pid")"
   [[ "$(readlink "/proc/$pid/exe")" == "$home/bin/node" ]] || { say "$1 runs $(readlink "/proc/$pid/exe")"; return 1; }
   [[ "$("$home/bin/node" --version)" == "v$pinned_node_version" ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1"
+  grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1" <<<"$(tr '\0' '\n' <"/proc/$pid/environ")"
 }
 compile_cache_written() { [[ -n "$(find "$home/cache/$1" -type f -print -quit)" ]]; }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)

@@ -193,7 +193,11 @@ resolve_network() {
 check_cluster_bind() {
   [[ "$CLUSTER_BIND" != 127.0.0.1 ]] || die "--cluster-bind 127.0.0.1: Redis listens there anyway; give an address the nodes reach"
   command -v ip >/dev/null 2>&1 || return 0
-  if ! ip -4 -o addr show 2>/dev/null | grep -qF " inet $CLUSTER_BIND/"; then
+  # Read whole before grep: `grep -q` stops at the first match, and with pipefail the SIGPIPE that
+  # ends ip, still writing the addresses after it, would fail the check.
+  local addresses
+  addresses="$(ip -4 -o addr show 2>/dev/null || true)"
+  if ! grep -qF " inet $CLUSTER_BIND/" <<<"$addresses"; then
     local hint="--cluster-bind"
     [[ -n "$CLUSTER_BIND_ARG" ]] || hint="TALLY_CLUSTER_BIND in $ENV_FILE"
     dry && warn "$CLUSTER_BIND ($hint) is not an address of this host: Redis could not listen there" && return 0
