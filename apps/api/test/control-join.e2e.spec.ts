@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { redisConnectionOptions } from '@tally/config';
-import { JOBS, type JoinTokenView, type StreamView, type WebhookDeliveryList, type WebhookSecretView } from '@tally/contracts';
+import { type JoinTokenView, type StreamView, type WebhookDeliveryList, type WebhookSecretView } from '@tally/contracts';
 import {
   ApiClient,
   type Child,
@@ -20,9 +20,9 @@ import {
   type TestStack,
   waitFor,
 } from '@tally/testing';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
+import { sweepOnce } from '../../worker/test/sweep.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addHost, forward, installOnNode, nodeHome, readableCheckout, removeHome, type TwoHosts } from './joined-node.js';
 
@@ -109,28 +109,8 @@ describe('install.sh --join --role control', () => {
     if (home) removeHome(home);
   });
 
-  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ. */
-  async function sweepRoundTrip(): Promise<Record<string, Record<string, number>>> {
-    const requested = await admin.post<{ jobId: string }>('/v1/reconcile');
-    expect(requested.status).toBe(202);
-    const queue = new Queue(JOBS.reconcileStreams.queue, {
-      connection: redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }),
-    });
-    try {
-      const job = await waitFor(
-        `sweep ${requested.body.jobId} to finish`,
-        async () => {
-          const found = await queue.getJob(requested.body.jobId);
-          return found?.finishedOn === undefined ? undefined : found;
-        },
-        180_000,
-      );
-      expect(job.failedReason).toBeUndefined();
-      return job.returnvalue as Record<string, Record<string, number>>;
-    } finally {
-      await queue.close();
-    }
-  }
+  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ (through the Sentinels where there are). */
+  const sweepRoundTrip = () => sweepOnce(admin, redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }));
 
   it('--help and --dry-run show the control role: the API and worker, no agent, no LiveKit', async () => {
     const checkout = await readableCheckout();
