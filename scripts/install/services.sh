@@ -113,8 +113,10 @@ service_spec() {
       SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$HOME_DIR/tally.env" SPEC_ALWAYS_RESTART=1
       ;;
     agent)
+      # The agent stops its egress and ingress first (30 s grace each, a few seconds more when Redis
+      # is unreachable): killed before, it would leave them running.
       SPEC_CMD=(env "NODE_COMPILE_CACHE=$HOME_DIR/cache/agent" "$NODE_BIN" --max-semi-space-size=2 dist/agent.js)
-      SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$(agent_env_file)" SPEC_ALWAYS_RESTART=1
+      SPEC_CWD="$TALLY_REPO" SPEC_ENV_FILE="$(agent_env_file)" SPEC_ALWAYS_RESTART=1 SPEC_STOP_TIMEOUT=45
       SPEC_USER="${AGENT_USER:-$TALLY_MEDIA_USER}"
       ;;
     object-store)

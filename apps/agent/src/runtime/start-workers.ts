@@ -5,6 +5,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DockerDriver } from './docker-driver.js';
 import { NativeDriver } from './native-driver.js';
+import { settledWithin } from './settled-within.js';
 import type { WorkerDriver } from './worker-driver.js';
 import { workerName, workerSpec } from './worker-specs.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
@@ -21,6 +22,7 @@ export type RunningWorkers = Readonly<{
 const TICK_MS = 1_000;
 const START_TIMEOUT_MS = 90_000;
 const STOP_GRACE_MS = 30_000;
+const STOP_REDIS_WAIT_MS = 3_000;
 
 export function workerDriver(config: WorkersConfig): WorkerDriver | undefined {
   switch (config.runtime) {
@@ -110,12 +112,11 @@ export async function startWorkers(
       await supervisor.release();
       await reports.close();
     },
+    // The workers stop first and whatever Redis is doing: what follows only tidies Redis up.
     async stop() {
       clearInterval(timer);
-      await subscriber.unsubscribe();
       await supervisor.stopAll();
-      await workers.clear(nodeId);
-      await reports.close();
+      await settledWithin(Promise.all([subscriber.unsubscribe(), workers.clear(nodeId), reports.close()]), STOP_REDIS_WAIT_MS);
     },
   };
 }

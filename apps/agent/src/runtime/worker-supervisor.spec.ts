@@ -37,7 +37,12 @@ class FakeDriver implements WorkerDriver {
 
 const clock = { at: Date.parse('2026-01-01T00:00:00Z') };
 
-function setUp(work: { active: number; demanded: boolean }) {
+/** What Redis answers; while `reachable` is false every call waits for good, as on an unreachable Redis. */
+type Work = { active: number; demanded: boolean; reachable?: boolean };
+const never = new Promise<never>(() => undefined);
+
+function setUp(work: Work) {
+  const redis = <T>(value: () => T): Promise<T> => (work.reachable === false ? never : Promise.resolve(value()));
   const driver = new FakeDriver();
   const reports: WorkerList[] = [];
   const exits: WorkerExitReport[] = [];
@@ -58,14 +63,12 @@ function setUp(work: { active: number; demanded: boolean }) {
         limits: { memoryMb: 1000, cpuMillicores: 2000 },
         readyMarker: 'service ready',
       }),
-    work: { activeWork: () => Promise.resolve(work.active), demanded: () => Promise.resolve(work.demanded) },
+    work: { activeWork: () => redis(() => work.active), demanded: () => redis(() => work.demanded) },
     idleGraceMs: 300_000,
     startTimeoutMs: 60_000,
     stopGraceMs: 1_000,
-    report: (list) => {
-      reports.push(list);
-      return Promise.resolve();
-    },
+    stopWaitMs: 50,
+    report: (list) => redis(() => void reports.push(list)),
     onUnexpectedExit: (report) => {
       exits.push(report);
       return Promise.resolve();
@@ -170,6 +173,22 @@ describe(WorkerSupervisor.name, () => {
     expect(driver.stopped).toBe(0);
     expect(driver.started).toHaveLength(1);
     expect(exits).toEqual([]);
+  });
+
+  it('stops its workers on shutdown while Redis is unreachable, and starts none afterwards', async () => {
+    const work: Work = { active: 1, demanded: false };
+    const { driver, supervisor } = setUp(work);
+    await supervisor.tick();
+    driver.started[0]!.output.push('service ready');
+    await supervisor.tick();
+    work.reachable = false;
+    void supervisor.tick(); // a pass that waits on Redis for good
+    await supervisor.stopAll();
+    expect(driver.stopped).toBe(1);
+
+    work.reachable = true;
+    await supervisor.tick();
+    expect(driver.started).toHaveLength(1);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { WorkerExit, WorkerExitReport, WorkerKind, WorkerList, WorkerRuntimeName, WorkerView } from '@tally/contracts';
+import { settledWithin } from './settled-within.js';
 import { exitReason, type WorkerDriver, type WorkerHandle, type WorkerSpec } from './worker-driver.js';
 
 /** Whether a kind of worker has work on this node, and whether someone is about to dispatch some. */
@@ -19,6 +20,8 @@ export type SupervisorOptions = Readonly<{
   /** A worker that has not said it is ready by then is stopped and counted as a failed start. */
   startTimeoutMs: number;
   stopGraceMs: number;
+  /** How long a stop waits for a pass or a report held up by Redis before it goes on without it (3 s). */
+  stopWaitMs?: number;
   report(list: WorkerList): Promise<void>;
   /** A worker ended without being asked to: what ran on it must be failed by the control plane. */
   onUnexpectedExit(report: WorkerExitReport): Promise<void>;
@@ -40,6 +43,7 @@ type Slot = {
 };
 
 const MAX_BACKOFF_MS = 60_000;
+const STOP_WAIT_MS = 3_000;
 
 /**
  * Keeps the node's media workers matched to its work: a worker starts when work or a demand
@@ -52,6 +56,7 @@ export class WorkerSupervisor {
   private readonly log: (line: string) => void;
   private ticking: Promise<void> = Promise.resolve();
   private released = false;
+  private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
     this.now = options.now ?? (() => new Date());
@@ -83,11 +88,18 @@ export class WorkerSupervisor {
     await this.ticking;
   }
 
-  /** Stops every worker (agent shutdown); they are not restarted. */
+  /**
+   * Stops every worker (agent shutdown); they are not restarted. Stopping needs only this host: a
+   * pass or a report held up by an unreachable Redis is waited for a few seconds at most, so the
+   * workers never outlive the agent.
+   */
   async stopAll(): Promise<void> {
-    await this.ticking;
+    this.stopping = true;
+    await settledWithin(this.ticking, this.options.stopWaitMs ?? STOP_WAIT_MS);
     await Promise.all([...this.slots.values()].map((slot) => this.stopSlot(slot)));
-    await this.report();
+    await settledWithin(this.report(), this.options.stopWaitMs ?? STOP_WAIT_MS).catch((error: unknown) =>
+      this.log(`could not report the stopped workers: ${String(error)}`),
+    );
   }
 
   async list(): Promise<WorkerList> {
@@ -123,9 +135,10 @@ export class WorkerSupervisor {
   }
 
   private async pass(): Promise<void> {
-    if (this.released) return;
+    if (this.released || this.stopping) return;
     const at = this.now().getTime();
     for (const [kind, slot] of this.slots) {
+      if (this.stopping) return;
       const needed = (await this.options.work.activeWork(kind)) > 0 || (await this.options.work.demanded(kind));
       if (needed) {
         slot.idleSince = undefined;
@@ -151,6 +164,7 @@ export class WorkerSupervisor {
 
   private async start(kind: WorkerKind, slot: Slot): Promise<void> {
     const spec = await this.options.spec(kind);
+    if (this.stopping) return;
     let handle: WorkerHandle;
     try {
       handle = await this.options.driver.start(spec);
@@ -161,6 +175,10 @@ export class WorkerSupervisor {
       return;
     }
     Object.assign(slot, { handle, state: 'starting', readyAt: undefined, idleSince: undefined, expectedStop: false });
+    if (this.stopping) {
+      await this.stopSlot(slot);
+      return;
+    }
     this.log(
       `${kind} worker ${handle.id} started (${this.options.driver.name}, ${spec.limits.memoryMb} MB, ${spec.limits.cpuMillicores} mCPU, ${handle.enforcedBy})`,
     );
