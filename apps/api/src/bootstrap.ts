@@ -14,12 +14,14 @@ import { CameraSockets } from './cameras/camera-sockets.js';
 import { HttpMetrics } from './metrics/http.metrics.js';
 import { ApiRateLimiter } from './rate-limit/rate-limiter.js';
 
+const BODY_LIMIT = 1024 * 1024;
+
 /** The production bootstrap; tests start the API through this same function. */
 export async function createApi(config: Config, options: { logger?: false } = {}): Promise<NestFastifyApplication> {
   const quiet = options.logger === false;
   const adapter = new FastifyAdapter({
     logger: false,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     // A client's own x-request-id is kept; otherwise a new UUID (genReqId).
     requestIdHeader: 'x-request-id',
     // request.ip is the client behind a proxy on this host (the installed Caddy), never an
@@ -39,8 +41,13 @@ export async function createApi(config: Config, options: { logger?: false } = {}
     {
       ...(quiet ? { logger: false } : { bufferLogs: true }),
       abortOnError: false,
+      // JSON bodies go to Fastify's own parser (the same secure-json-parse, errors and body limit):
+      // Nest's replacement reads each body as a Buffer and builds a parser per request.
+      bodyParser: false,
     },
   );
+  // Form bodies as Nest parses them by default.
+  app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit: BODY_LIMIT });
   if (!quiet) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   // Callback-style hooks here and in HttpMetrics: an async hook costs a promise per request. The

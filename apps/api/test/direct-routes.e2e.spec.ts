@@ -69,6 +69,42 @@ describe('routes served without Nest', () => {
     for (const answer of [badBody, otherApp, noKey]) expect(answer.body.requestId).toBe(answer.headers.get('x-request-id'));
   });
 
+  it('refuse a minting key at once when it is revoked', async () => {
+    const { admin } = harness!;
+    const { app, client, key } = await createTenant(admin, 'direct revoked');
+    const stream = await createStream(client, app.id);
+    const mint = () => client.post<ErrorAnswer>(`/v1/apps/${app.id}/streams/${stream.id}/tokens`, { identity: 'v', role: 'viewer' });
+    expect([(await mint()).status, (await mint()).status]).toEqual([201, 201]);
+
+    expect((await admin.delete(`/v1/apps/${app.id}/keys/${key.id}`)).status).toBe(204);
+
+    const refused = await mint();
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'unauthorized']);
+  });
+
+  it('read JSON and form bodies: malformed JSON is a 400, a form body is validated like JSON', async () => {
+    const { admin, stack } = harness!;
+    const { app, client, key } = await createTenant(admin, 'direct bodies');
+    const stream = await createStream(client, app.id);
+    const post = (contentType: string, body: string) =>
+      fetch(`http://127.0.0.1:${stack.config.http.port}/v1/apps/${app.id}/streams/${stream.id}/tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': contentType },
+        body,
+      });
+
+    const malformed = await post('application/json', '{"identity":');
+    const empty = await post('application/json', '');
+    const form = await post('application/x-www-form-urlencoded', 'identity=viewer-2&role=viewer');
+
+    for (const answer of [malformed, empty]) {
+      expect(answer.status).toBe(400);
+      expect(((await answer.json()) as ErrorAnswer).error.code).toBe('validation_failed');
+    }
+    expect(form.status).toBe(201);
+    expect(((await form.json()) as StreamToken).identity).toBe('viewer-2');
+  });
+
   it('create a stream with the headers of any keyed route, refusing a bad name, another app and the cap as Nest would', async () => {
     const { admin } = harness!;
     const { app, client } = await createTenant(admin, 'direct create', { maxStreams: 1 });

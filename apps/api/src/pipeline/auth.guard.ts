@@ -4,7 +4,7 @@ import { DomainError, NotFoundError } from '../common/domain-error.js';
 import { LiveApps } from '../tenancy/live-apps.js';
 import { AuthFailureLimiter } from '../rate-limit/auth-failures.js';
 import { KeyUsageRecorder } from '../tenancy/key-usage.js';
-import { PrincipalResolver } from '../tenancy/principal-resolver.js';
+import { PrincipalResolver, type Unresolved } from '../tenancy/principal-resolver.js';
 import { type AuthenticatedRequest, type Principal } from '../tenancy/principal.js';
 import type { Access } from '../routes/access.js';
 import { routeDeclaration } from '../routes/route-metadata.js';
@@ -30,38 +30,42 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** Lets the request through a route of this `access` or throws the refusal (routes served without Nest call it directly). */
-  async authorize(request: AuthenticatedRequest, access: Access): Promise<void> {
+  /**
+   * Lets the request through a route of this `access` or throws the refusal (routes served without
+   * Nest call it directly). Synchronous for an app key resolved before (PrincipalResolver), so the
+   * hot routes pay no promise for it; a promise otherwise.
+   */
+  authorize(request: AuthenticatedRequest, access: Access): void | Promise<void> {
     if (access === 'public') return;
-    const principal = await this.authenticate(request);
-    request.principal = principal;
+    const principal = this.principals.ofRequest(request);
+    if (principal instanceof Promise) return principal.then((resolved) => this.admit(request, access, resolved));
+    return this.admit(request, access, principal);
+  }
 
+  private admit(request: AuthenticatedRequest, access: Access, resolved: Principal | Unresolved): void | Promise<void> {
+    if (typeof resolved === 'string') return this.refuse(request, resolved);
+    if (resolved.kind === 'app') this.usage.record(resolved.keyId);
+    request.principal = resolved;
     const params = request.params as Record<string, string | undefined>;
-    if (principal.kind === 'admin') {
-      // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
-      // A malformed id is left to the route's validation (400 naming the field).
-      if (params.appId !== undefined && AppId.safeParse(params.appId).success && !(await this.apps.exists(params.appId))) {
-        throw new NotFoundError('app');
-      }
-      return;
-    }
-    if (params.appId !== undefined && params.appId !== principal.appId) throw new NotFoundError('app');
+    if (resolved.kind === 'admin') return this.admitAdmin(params.appId);
+    if (params.appId !== undefined && params.appId !== resolved.appId) throw new NotFoundError('app');
     if (access === 'admin') throw new DomainError('forbidden', 'this route needs the admin key');
   }
 
-  private async authenticate(request: AuthenticatedRequest): Promise<Principal> {
-    const principal = await this.principals.ofRequest(request);
-    // request.ip: the client's address, or the one a proxy on this host (Caddy) forwarded (trustProxy).
-    if (principal === 'throttled') {
+  // A deleted app's rows stay until the worker has torn it down; none of its routes answer meanwhile.
+  // A malformed id is left to the route's validation (400 naming the field).
+  private async admitAdmin(appId: string | undefined): Promise<void> {
+    if (appId !== undefined && AppId.safeParse(appId).success && !(await this.apps.exists(appId))) throw new NotFoundError('app');
+  }
+
+  /** The refusal of a request without a valid key; request.ip: the client's address, or the one a proxy on this host (Caddy) forwarded (trustProxy). */
+  private async refuse(request: AuthenticatedRequest, unresolved: Unresolved): Promise<never> {
+    if (unresolved === 'throttled') {
       throw this.authFailures.refusedBeforeLookup(request.ip) ?? new DomainError('unauthorized', 'unknown or revoked key');
     }
-    if (principal === 'missing' || principal === 'unknown') {
-      const refusal = await this.authFailures.refusal(request.ip);
-      if (refusal) throw refusal;
-    }
-    if (principal === 'missing') throw new DomainError('unauthorized', 'missing bearer token');
-    if (principal === 'unknown') throw new DomainError('unauthorized', 'unknown or revoked key');
-    if (principal.kind === 'app') this.usage.record(principal.keyId);
-    return principal;
+    const refusal = await this.authFailures.refusal(request.ip);
+    if (refusal) throw refusal;
+    if (unresolved === 'missing') throw new DomainError('unauthorized', 'missing bearer token');
+    throw new DomainError('unauthorized', 'unknown or revoked key');
   }
 }

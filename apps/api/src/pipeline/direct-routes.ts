@@ -85,7 +85,8 @@ export function registerDirectRoutes(fastify: FastifyInstance, discovery: Discov
     route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       if (direct.idempotent && request.headers[IDEMPOTENCY_HEADER] !== undefined) return viaNest.call(this, request, reply);
       try {
-        await guard.authorize(request, access);
+        const authorizing = guard.authorize(request, access);
+        if (authorizing) await authorizing;
         const args = direct.args.map((arg) => arg.pipe.transform(request[arg.from]));
         const result = await instance[direct.method]!.apply(instance, args);
         // The responses of one loop turn leave together (common/end-of-turn.ts).

@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
 import { RedisConnection } from '@tally/runtime';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PrincipalResolver } from '../tenancy/principal-resolver.js';
+import { PrincipalResolver, type Unresolved } from '../tenancy/principal-resolver.js';
+import type { Principal } from '../tenancy/principal.js';
 import { RateLimitedError } from '../common/domain-error.js';
 import { sendError } from '../common/http-error.filter.js';
 import { RateLimitMetrics } from './rate-limit.metrics.js';
-import { AppRateLimits } from './app-rates.js';
-import { type Count, LeasedCounter } from './leased-counter.js';
+import { type AppRates, AppRateLimits } from './app-rates.js';
+import { type Count, LeasedCounter, MAX_WINDOWS } from './leased-counter.js';
 import { RATE_LIMIT_CONFIG_KEY, type RateLimitClass } from '../routes/rate-limit-class.js';
 import { RedisLeases } from './redis-leases.js';
 
@@ -34,6 +35,9 @@ export class ApiRateLimiter {
   private readonly logger = new Logger(ApiRateLimiter.name);
   private lastWarning = 0;
   private readonly counter: LeasedCounter;
+  private readonly adminBucket: Bucket;
+  /** Each app's request bucket, for the rates it was built from (AppRateLimits hands out the same object until they change). */
+  private readonly requestBuckets = new Map<string, Readonly<{ rates: AppRates; bucket: Bucket }>>();
 
   constructor(
     private readonly principals: PrincipalResolver,
@@ -43,30 +47,61 @@ export class ApiRateLimiter {
     @Inject(CONFIG) private readonly config: Config,
   ) {
     this.counter = new LeasedCounter(new RedisLeases(redis));
+    const { windowS, adminPerMinute } = config.rateLimit;
+    this.adminBucket = { key: 'admin', max: perWindow(adminPerMinute, windowS), windowMs: windowS * 1000, resource: 'admin.requests' };
   }
 
   /** Registers the hook on the API's Fastify instance, before Nest registers its routes. */
   register(fastify: FastifyInstance): void {
-    fastify.addHook('onRequest', async (request, reply) => this.check(request, reply));
+    // Callback-style: a request whose key, rates and lease are all in process is counted without a promise.
+    fastify.addHook('onRequest', (request, reply, done) => {
+      const refused = this.check(request, reply);
+      if (refused === false) done();
+      else if (refused !== true)
+        refused.then(
+          (sent) => (sent ? undefined : done()),
+          () => done(),
+        );
+    });
   }
 
-  private async check(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    let bucket: Bucket | undefined;
-    let count: Count;
+  /** Counts the request; true when it was refused (the 429 is sent). Never rejects: a failure lets the request through. */
+  private check(request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
     try {
-      bucket = await this.bucket(request);
-      if (!bucket) return undefined;
-      const counted = this.counter.take(bucket.key, bucket.windowMs, bucket.max);
-      count = counted instanceof Promise ? await counted : counted;
+      const bucket = this.bucket(request);
+      if (bucket instanceof Promise)
+        return bucket.then(
+          (resolved) => this.count(request, reply, resolved),
+          (error: unknown) => this.failOpen(error),
+        );
+      return this.count(request, reply, bucket);
     } catch (error) {
-      this.warn(error);
-      return undefined;
+      return this.failOpen(error);
     }
+  }
+
+  private count(request: FastifyRequest, reply: FastifyReply, bucket: Bucket | undefined): boolean | Promise<boolean> {
+    if (!bucket) return false;
+    let counted: Count | Promise<Count>;
+    try {
+      counted = this.counter.take(bucket.key, bucket.windowMs, bucket.max);
+    } catch (error) {
+      return this.failOpen(error);
+    }
+    if (counted instanceof Promise)
+      return counted.then(
+        (count) => this.answer(request, reply, bucket, count),
+        (error: unknown) => this.failOpen(error),
+      );
+    return this.answer(request, reply, bucket, counted);
+  }
+
+  private answer(request: FastifyRequest, reply: FastifyReply, bucket: Bucket, count: Count): boolean {
     const ttlInSeconds = Math.ceil(count.ttlMs / 1000);
     void reply.header('x-ratelimit-limit', bucket.max);
     void reply.header('x-ratelimit-remaining', Math.max(0, bucket.max - count.current));
     void reply.header('x-ratelimit-reset', ttlInSeconds);
-    if (count.current <= bucket.max) return undefined;
+    if (count.current <= bucket.max) return false;
     const retryAfterS = Math.max(1, ttlInSeconds);
     this.metrics.refused(bucket.resource);
     sendError(
@@ -74,33 +109,54 @@ export class ApiRateLimiter {
       reply,
       new RateLimitedError({ resource: bucket.resource, limit: bucket.max, windowS: bucket.windowMs / 1000, retryAfterS }),
     );
-    return reply;
+    return true;
   }
 
-  private async bucket(request: FastifyRequest): Promise<Bucket | undefined> {
-    const principal = await this.principals.ofRequest(request);
+  private failOpen(error: unknown): false {
+    this.warn(error);
+    return false;
+  }
+
+  private bucket(request: FastifyRequest): Bucket | undefined | Promise<Bucket | undefined> {
+    const principal = this.principals.ofRequest(request);
+    if (principal instanceof Promise) return principal.then((resolved) => this.bucketOf(request, resolved));
+    return this.bucketOf(request, principal);
+  }
+
+  private bucketOf(request: FastifyRequest, principal: Principal | Unresolved): Bucket | undefined | Promise<Bucket> {
     if (principal === 'missing' || principal === 'unknown' || principal === 'throttled') return undefined;
-    const { windowS, startWindowS, adminPerMinute } = this.config.rateLimit;
     // The operator's own tooling gets one generous budget of its own, never an app's.
-    if (principal.kind === 'admin')
-      return { key: 'admin', max: perWindow(adminPerMinute, windowS), windowMs: windowS * 1000, resource: 'admin.requests' };
-    const rates = this.rates.cached(principal.appId) ?? (await this.rates.of(principal.appId));
+    if (principal.kind === 'admin') return this.adminBucket;
+    const { appId } = principal;
+    const rates = this.rates.cached(appId);
+    if (rates === undefined) return this.rates.of(appId).then((fetched) => this.appBucket(request, appId, fetched));
+    return this.appBucket(request, appId, rates);
+  }
+
+  private appBucket(request: FastifyRequest, appId: string, rates: AppRates): Bucket {
+    const { windowS, startWindowS } = this.config.rateLimit;
     const routeConfig = request.routeOptions.config as unknown as Partial<Record<typeof RATE_LIMIT_CONFIG_KEY, RateLimitClass>> | undefined;
-    const routeClass = routeConfig?.[RATE_LIMIT_CONFIG_KEY];
-    if (routeClass === 'start') {
+    if (routeConfig?.[RATE_LIMIT_CONFIG_KEY] === 'start') {
       return {
-        key: `app:${principal.appId}:start:${request.method}:${request.routeOptions.url ?? ''}`,
+        key: `app:${appId}:start:${request.method}:${request.routeOptions.url ?? ''}`,
         max: perWindow(rates.startsPerMinute, startWindowS),
         windowMs: startWindowS * 1000,
         resource: 'app.starts',
       };
     }
-    return {
-      key: `app:${principal.appId}`,
+    // One bucket per app and rates, built once (a keyed request then builds no key string).
+    const built = this.requestBuckets.get(appId);
+    if (built !== undefined && built.rates === rates) return built.bucket;
+    const bucket: Bucket = {
+      key: `app:${appId}`,
       max: perWindow(rates.requestsPerMinute, windowS),
       windowMs: windowS * 1000,
       resource: 'app.requests',
     };
+    if (built === undefined && this.requestBuckets.size >= MAX_WINDOWS)
+      this.requestBuckets.delete(this.requestBuckets.keys().next().value!);
+    this.requestBuckets.set(appId, { rates, bucket });
+    return bucket;
   }
 
   private warn(error: unknown): void {

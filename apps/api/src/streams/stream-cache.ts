@@ -26,6 +26,12 @@ export class StreamCache {
     });
   }
 
+  /** The open stream when this process holds it (no promise, no query), else undefined: ask findOpen. */
+  cached(appId: string, streamId: string): OpenStream | undefined {
+    const hit = this.cache.get(streamId);
+    return hit?.appId === appId ? hit : undefined;
+  }
+
   /** The open stream, `ended`, or undefined when the app has no such stream. */
   async findOpen(appId: string, streamId: string): Promise<OpenStream | 'ended' | undefined> {
     const hit = this.cache.get(streamId);

@@ -44,9 +44,11 @@ describe(StreamRooms.name, () => {
 
     expect(t.calls.map((c) => c.room)).toEqual(['room_a']);
     expect(ready).toBe(false);
+    expect(sut.isReady('room_a')).toBe(false);
     t.calls[0]!.answer();
     await Promise.all(waits);
     expect(t.rooms.has('room_a')).toBe(true);
+    expect(sut.isReady('room_a')).toBe(true);
     await sut.ready('room_a');
     expect(t.calls).toHaveLength(1);
   });

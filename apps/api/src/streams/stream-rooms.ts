@@ -36,6 +36,11 @@ export class StreamRooms implements BeforeApplicationShutdown {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
+  /** Whether this process has seen the room exist (ready would resolve at once). */
+  isReady(room: string): boolean {
+    return this.known.has(room);
+  }
+
   /**
    * Resolves once the room exists, creating it if this process has not seen it; rejects with
    * StreamEndedError when the stream ended meanwhile, else when LiveKit could not create it.

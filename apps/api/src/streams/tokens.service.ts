@@ -22,11 +22,12 @@ export class TokensService {
 
   /** A join token for this stream's room only; viewers may subscribe but never publish. */
   async mint(appId: string, streamId: string, body: CreateTokenBody): Promise<StreamToken> {
-    const stream = await this.streams.findOpen(appId, streamId);
+    // The usual case, a stream and room this process has seen, takes no promise.
+    const stream = this.streams.cached(appId, streamId) ?? (await this.streams.findOpen(appId, streamId));
     if (!stream) throw new NotFoundError('stream');
     if (stream === 'ended') throw new DomainError('conflict', 'the stream has ended');
     // The room may still be being created (StreamRooms): nobody can join a room that does not exist yet.
-    await this.rooms.roomReady(stream.room);
+    if (!this.rooms.isRoomReady(stream.room)) await this.rooms.roomReady(stream.room);
     const now = this.clock.now().getTime();
     const token = this.signer.sign(
       { room: stream.room, identity: body.identity, name: body.name, canPublish: body.role === 'publisher', ttlSeconds: body.ttlSeconds },

@@ -65,4 +65,22 @@ describe(PrincipalResolver.name, () => {
     expect(await t.sut.ofRequest(t.request('Bearer tk_guess', '2001:db8:1:3::9'))).toBe('unknown');
     expect(t.lookups).toEqual([hashKey('tk_guess')]);
   });
+
+  it('answers a key seen before without looking it up or hashing it again, until the key cache lets it go (revoked)', async () => {
+    const t = setup();
+    t.cached.add(hashKey('tk_app'));
+    expect(await t.sut.ofRequest(t.request('Bearer tk_app'))).toEqual({ kind: 'app', appId: 'app_1', keyId: 'key_1' });
+    // Seen before: answered at once, no promise.
+    expect(t.sut.ofRequest(t.request('Bearer tk_app'))).toEqual({ kind: 'app', appId: 'app_1', keyId: 'key_1' });
+    expect(t.sut.ofRequest(t.request('Bearer admin-secret'))).toBeInstanceOf(Promise);
+    expect(t.sut.ofRequest(t.request('Bearer admin-secret'))).toEqual({ kind: 'admin' });
+    // Revoking the key evicts it from the key cache: the next request is looked up, and refused.
+    t.cached.delete(hashKey('tk_app'));
+    const afterRevocation = t.sut.ofRequest(t.request('Bearer tk_app'));
+    expect(afterRevocation).toBeInstanceOf(Promise);
+    expect(await afterRevocation).toEqual({ kind: 'app', appId: 'app_1', keyId: 'key_1' });
+    expect(t.lookups).toEqual([hashKey('tk_app')]);
+    expect(await t.sut.ofRequest(t.request('Bearer tk_other'))).toBe('unknown');
+    expect(await t.sut.ofRequest(t.request('Bearer tk_other'))).toBe('unknown');
+  });
 });
