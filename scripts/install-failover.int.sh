@@ -16,7 +16,7 @@
 # Exits non-zero on the first failed check (logs of the homes are printed).
 #
 # Usage: bash scripts/install-failover.int.sh      (TALLY_KEEP_HOME=1 keeps the temp homes)
-# Not part of npm test. Takes 4-8 min (three installs). Side effects as install-hosts.int.sh: apt
+# Part of npm test (scripts/test.sh runs it after install-hosts.int.sh). Takes 4-8 min (three installs). Side effects as install-hosts.int.sh: apt
 # packages / LiveKit builds if missing, the system users; three network namespaces, removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
