@@ -287,7 +287,9 @@ start_and_end() { # a stream of the host app started and ended through Caddy, as
   local answer id
   answer="$(via_caddy -w '\n%{http_code} %{time_total}' "${json[@]}" -H "Authorization: Bearer $host_key" -d "{\"name\":\"$1\"}" \
     "$base/v1/apps/$host_app/streams" || true)"
-  printf 'POST stream %s\n' "${answer##*$'\n'}" >>"$state/asked"
+  # A refusal's code and resource go before the status, so a failure names them.
+  printf 'POST stream%s %s\n' "$(grep -o '"\(code\|resource\)":"[^"]*"' <<<"${answer%$'\n'*}" | tr '\n' ' ' | sed 's/^./ &/;s/ $//' || true)" \
+    "${answer##*$'\n'}" >>"$state/asked"
   id="$(answer_id "${answer%$'\n'*}")"
   [[ -z "$id" ]] || ask "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id"
 }
@@ -353,7 +355,7 @@ check "the control node's API is healthy again (SIGCONT, link up)" eventually 18
 healthy_again_s="$(since "$host_back")"
 asked_n="$(wc -l <"$state/asked")"
 unanswered="$(awk '$(NF-1) != 200 && $(NF-1) != 201 { $NF = ""; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
-slowest="$(awk '$NF + 0 >= max { max = $NF + 0; line = $0 } END { print max " s (" line ")" }' "$state/asked")"
+slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^ ]+$/, "", what); printf "%.1f s (%s)", max, what }' "$state/asked")"
 say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest ${slowest}; admission (201, then 429 app.streams) after ${admission_s} s; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
 ((asked_n > 20)) || fail "only $asked_n requests were made while the API host was gone"
 [[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201: $unanswered"

@@ -57,6 +57,8 @@ receiver.refusing = true;
 const { appId, key } = await newApp('redis-failover-media', receiver);
 const hostReceiver = await SignedReceiver.start(receiverHost);
 const hostApp = await newApp('api-host-gone', hostReceiver);
+// Room for the streams the API host phase starts and ends every 0.3 s, some still open while others start.
+await expectStatus(adminKey, 'PATCH', `/v1/apps/${hostApp.appId}`, 200, { quotas: { maxStreams: 50 } });
 const quotaApp = await newApp('api-host-gone-quota');
 await expectStatus(adminKey, 'PATCH', `/v1/apps/${quotaApp.appId}`, 200, { quotas: { maxStreams: 1 } });
 
