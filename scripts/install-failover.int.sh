@@ -251,7 +251,7 @@ pids_to_kill+=("$client")
 client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null || fail_after "$(cat "$state/client.log")" "the media workload ended early"; false; }; }
 check "a stream is live with a publisher, a passthrough recording active, webhooks pending (503)" eventually 300 client_waiting
 app_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[process.argv[2]] ?? ""))' "$state/app.json" "$1"; }
-app_id="$(app_field appId)" app_key="$(app_field key)" room="$(app_field room)" stream_id="$(app_field streamId)"
+app_id="$(app_field appId)" app_key="$(app_field key)" room="$(app_field room)" on_air_id="$(app_field streamId)"
 host_app="$(app_field hostAppId)" host_key="$(app_field hostKey)" quota_app="$(app_field quotaAppId)" quota_key="$(app_field quotaKey)"
 recording_path="$(head -n1 "$state/active")"
 room_host() { # the host whose livekit-server runs the room (it logs the room with its roomID)
@@ -265,7 +265,7 @@ check "the egress recording it runs on the origin" test -n "$(pgrep -f -- "egres
 # The on-air stream live with its publisher and its recording active, as the API (through Caddy) says.
 on_air_going() {
   local stream recording
-  stream="$(curl -s -m 30 -H "Authorization: Bearer $app_key" "$base/v1/apps/$app_id/streams/$stream_id" || true)"
+  stream="$(curl -s -m 30 -H "Authorization: Bearer $app_key" "$base/v1/apps/$app_id/streams/$on_air_id" || true)"
   recording="$(curl -s -m 30 -H "Authorization: Bearer $app_key" "$base$recording_path" || true)"
   [[ "$stream" == *'"status":"live"'* && "$stream" == *'"publishers":1'* && "$recording" == *'"status":"active"'* ]] || {
     say "stream: $stream; recording: $recording"
