@@ -163,11 +163,13 @@ sentinel_primary_of() { # sentinel_primary_of IP: host:port of the primary as th
   redis-cli -h "$1" -p 26379 --no-auth-warning SENTINEL get-master-addr-by-name tally 2>/dev/null | paste -sd: || true
 }
 
-# 1. The origin. Webhooks may reach the receiver on this host's loopback, and retry every few
-# seconds (lines tally.env keeps as found; the installer writes the rest).
+# 1. The origin. Webhooks may reach the receivers on this host (loopback or its cluster address),
+# and retry every few seconds for about 5 min, longer than the backlog waits (lines tally.env keeps as
+# found; the installer writes the rest). The control node's worker needs the same schedule (section 2b).
+retry_schedule="$(printf '1s,%.0s' {1..10})$(printf '8s,%.0s' {1..39})8s"
 cat >"$home/tally.env" <<EOF
 TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8,$net.0/24
-TALLY_WEBHOOK_RETRY_SCHEDULE=$(printf '1s,%.0s' {1..20})$(printf '5s,%.0s' {1..27})5s
+TALLY_WEBHOOK_RETRY_SCHEDULE=$retry_schedule
 EOF
 start=$SECONDS
 if ! ./install.sh --home "$home" --offline --no-systemd --no-sysctl --node-ip "$origin_ip" \
@@ -223,7 +225,9 @@ check "the origin's Sentinel sees two replicas" eventually 60 \
 
 # 2b. The control node: a second API and worker, on the origin's PostgreSQL and Redis (Sentinels).
 node_home[c]="$(mktemp -d /tmp/tally-failover-node-c.XXXXXX)"
-printf 'NODE_EXTRA_CA_CERTS=%s\n' "$ca" >"${node_home[c]}/tally.env"
+# Settings added to the origin's tally.env by hand belong in the node's too (docs/cluster.md,
+# section 7): a worker on the default schedule would give up on the backlog's deliveries.
+printf 'NODE_EXTRA_CA_CERTS=%s\nTALLY_WEBHOOK_RETRY_SCHEDULE=%s\n' "$ca" "$retry_schedule" >"${node_home[c]}/tally.env"
 name="control-c-$$"
 token="$(admin -d "{\"role\":\"control\",\"name\":\"$name\"}" http://127.0.0.1:8080/v1/nodes/join-tokens |
   node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).token ?? ""))')"
@@ -234,6 +238,8 @@ if ! on_node c ./install.sh --join "$base" --token "$token" --role control --nam
   fail_after "$(cat "$out")" "install.sh --join --role control (node c) exited non-zero"
 fi
 say "install.sh --join --role control (node c, ${node_ip[c]}) took $((SECONDS - start))s"
+check "the control node's tally.env kept the CA and retry schedule lines" \
+  grep -qx "TALLY_WEBHOOK_RETRY_SCHEDULE=$retry_schedule" "${node_home[c]}/tally.env"
 check "the control node's API answers /healthz with 200 (PostgreSQL, Redis and LiveKit reached)" \
   eventually 60 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
 
