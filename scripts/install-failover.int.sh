@@ -239,7 +239,7 @@ if ! on_node c ./install.sh --join "$base" --token "$token" --role control --nam
 fi
 say "install.sh --join --role control (node c, ${node_ip[c]}) took $((SECONDS - start))s"
 check "the control node's tally.env kept the CA and retry schedule lines" \
-  grep -qx "TALLY_WEBHOOK_RETRY_SCHEDULE=$retry_schedule" "${node_home[c]}/tally.env"
+  bash -c 'grep -qx "NODE_EXTRA_CA_CERTS=$1" "$3" && grep -qx "TALLY_WEBHOOK_RETRY_SCHEDULE=$2" "$3"' sh "$ca" "$retry_schedule" "${node_home[c]}/tally.env"
 check "the control node's API answers /healthz with 200 (PostgreSQL, Redis and LiveKit reached)" \
   eventually 60 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
 
