@@ -1,23 +1,38 @@
 #!/usr/bin/env bash
-# Integration test of Redis failover on installed hosts (docs/adr/0040-redis-sentinel.md), with media
-# running. Three hosts, each a network namespace of its own on one /24 (a bridge in the origin's):
-#   origin  ./install.sh --cluster-bind IP --redis-sentinel (Redis primary, a Sentinel, API, worker,
-#           livekit-server, agent, egress)
+# Integration test of high availability on installed hosts (docs/adr/0040-redis-sentinel.md,
+# docs/adr/0043-control-plane-replicas.md), with media running. Four hosts, each a network namespace
+# of its own on one /24 (a bridge in the origin's), sharing a mount namespace where the origin's
+# domain resolves (a private /etc/hosts) and Caddy's local CA is trusted (a private CA bundle, and
+# NODE_EXTRA_CA_CERTS for Node):
+#   origin  ./install.sh --cluster-bind IP --redis-sentinel --domain D --tls internal
+#           --control-nodes IP4 (Redis primary, a Sentinel, API, worker, livekit-server, agent,
+#           egress; Caddy balancing the API and dashboard over its API and the control node's)
 #   two media nodes ./install.sh --join ... --redis-replica (a replica and a Sentinel each;
 #           livekit-server, agent), each in a mount namespace where the origin's recordings
 #           directory is an empty directory of its own (as install-hosts.int.sh's joined node)
+#   a control node ./install.sh --join ... --role control (a second API and worker). Its own host:
+#           the installer refuses --redis-replica with --role control and a host is one install, so
+#           neither media node can be it without losing a Sentinel (three, quorum two) or taking a
+#           media node (perhaps the room's) down with it.
 # Then a live stream with a real publisher (@livekit/rtc-node), a passthrough recording active and
-# webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts). The
-# primary Redis is killed with SIGKILL (its supervisor too, so nothing restarts it: a power cut of
-# that service). Printed: the seconds until the Sentinels name a replica primary, until the API's
-# /healthz answers 200 "ok" again, until a stream is admitted again. Checked: the stream stayed live
-# with its publisher, the recording completes with audio and video (ffprobe), every webhook is
-# delivered exactly once once the receiver answers 200, and the reconcile audit frees nothing.
-# Exits non-zero on the first failed check (logs of the homes are printed).
+# webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
+# First the control node's host goes away (its link down, then every process in its namespace
+# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s are all answered without a 5xx,
+# a stream is admitted and one past its app's quota refused with 429 naming app.streams, a webhook
+# of that moment is delivered once with a valid signature, the live stream and the recording go on;
+# then it comes back (SIGCONT, link up) and its API is healthy again. Then the primary Redis is
+# killed with SIGKILL (its supervisor too, so nothing restarts it: a power cut of that service).
+# Printed: the seconds until the Sentinels name a replica primary, until the API's /healthz answers
+# 200 "ok" again, until a stream is admitted again. Checked: the stream stays live with its
+# publisher, also 90 s after the kill (past the 30 s departure timeout of a room copy the failover
+# may leave on another node), the recording completes with audio and video (ffprobe), every webhook
+# is delivered exactly once once the receiver answers 200, and the reconcile audit frees nothing.
+# Exits non-zero on the first failed check, naming it (logs of the homes are printed).
 #
 # Usage: bash scripts/install-failover.int.sh      (TALLY_KEEP_HOME=1 keeps the temp homes)
-# Not part of npm test. Takes 4-8 min (three installs). Side effects as install-hosts.int.sh: apt
-# packages / LiveKit builds if missing, the system users; three network namespaces, removed at exit.
+# Part of npm test (scripts/test.sh runs it after install-hosts.int.sh). Takes 6-9 min (four
+# installs). Side effects as install-hosts.int.sh: apt packages / LiveKit builds if missing, the
+# system users; four network namespaces, removed at exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -41,8 +56,8 @@ if [[ -z "${TALLY_FAILOVER_NET:-}" ]]; then
     }
   done
   [[ -n "$net" ]] || fail "no free 10.236.x.0/24"
-  origin_ns="tfo-origin-$$" a_ns="tfo-a-$$" b_ns="tfo-b-$$"
-  remove_net() { ip netns del "$origin_ns" 2>/dev/null || true; ip netns del "$a_ns" 2>/dev/null || true; ip netns del "$b_ns" 2>/dev/null || true; }
+  origin_ns="tfo-origin-$$" a_ns="tfo-a-$$" b_ns="tfo-b-$$" c_ns="tfo-c-$$"
+  remove_net() { for ns in "$origin_ns" "$a_ns" "$b_ns" "$c_ns"; do ip netns del "$ns" 2>/dev/null || true; done; }
   trap remove_net EXIT
   ip netns add "$origin_ns"
   ip -n "$origin_ns" link set lo up
@@ -50,7 +65,7 @@ if [[ -z "${TALLY_FAILOVER_NET:-}" ]]; then
   ip -n "$origin_ns" addr add "$net.1/24" dev br0
   ip -n "$origin_ns" link set br0 up
   n=2
-  for ns in "$a_ns" "$b_ns"; do
+  for ns in "$a_ns" "$b_ns" "$c_ns"; do
     ip netns add "$ns"
     ip -n "$ns" link set lo up
     ip -n "$origin_ns" link add "port$n" type veth peer name eth0 netns "$ns"
@@ -60,17 +75,24 @@ if [[ -z "${TALLY_FAILOVER_NET:-}" ]]; then
     ip -n "$ns" link set eth0 up
     n=$((n + 1))
   done
-  say "origin $net.1 ($origin_ns), nodes $net.2 ($a_ns) and $net.3 ($b_ns), no default route"
+  say "origin $net.1 ($origin_ns), media nodes $net.2 ($a_ns) and $net.3 ($b_ns), control node $net.4 ($c_ns), no default route"
   status=0
-  # nsenter, not `ip netns exec`, keeps the host's /sys (cgroups for the agent's workers).
-  nsenter --net="/run/netns/$origin_ns" env TALLY_FAILOVER_NET="$net" TALLY_FAILOVER_NODES="$a_ns $b_ns" \
-    bash "${BASH_SOURCE[0]}" "$@" || status=$?
+  # nsenter, not `ip netns exec`, keeps the host's /sys (cgroups for the agent's workers). A mount
+  # namespace of its own too: the origin's domain and CA are known through private files.
+  nsenter --net="/run/netns/$origin_ns" unshare --mount --propagation private \
+    env TALLY_FAILOVER_NET="$net" TALLY_FAILOVER_NODES="$a_ns $b_ns $c_ns" bash "${BASH_SOURCE[0]}" "$@" || status=$?
   exit "$status"
 fi
 net="$TALLY_FAILOVER_NET"
-read -r a_ns b_ns <<<"$TALLY_FAILOVER_NODES"
+read -r a_ns b_ns c_ns <<<"$TALLY_FAILOVER_NODES"
 origin_ip="$net.1"
-declare -A node_ns=([a]="$a_ns" [b]="$b_ns") node_ip=([a]="$net.2" [b]="$net.3") node_home=() node_dir=()
+declare -A node_ns=([a]="$a_ns" [b]="$b_ns" [c]="$c_ns") node_ip=([a]="$net.2" [b]="$net.3" [c]="$net.4") node_home=() node_dir=()
+domain=failover.tally.test
+base="https://$domain" # the origin's public entry: Caddy
+hosts_file="$(mktemp /tmp/tally-failover-hosts.XXXXXX)"
+{ cat /etc/hosts; echo "$origin_ip $domain"; } >"$hosts_file"
+chmod 644 "$hosts_file"
+mount --bind "$hosts_file" /etc/hosts
 
 # The services run the checkout as an unprivileged user. A clone under a private directory
 # (say /root) is unreadable to it; test from a readable copy instead.
@@ -88,6 +110,7 @@ out="$home.out"
 state="$home.state"
 mkdir -p "$state"
 pids_to_kill=()
+frozen=() # the control node's processes while SIGSTOPped
 on_node() { # on_node a|b CMD...: CMD on that node's host (its network namespace)
   local ns="${node_ns[$1]}"
   shift
@@ -96,18 +119,22 @@ on_node() { # on_node a|b CMD...: CMD on that node's host (its network namespace
 cleanup() {
   local rc=$? pid n
   for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if ((${#frozen[@]} > 0)); then
+    kill -CONT "${frozen[@]}" 2>/dev/null || true
+    ip -n "$c_ns" link set eth0 up 2>/dev/null || true
+  fi
   # The origin first: stopping its agent needs a Redis primary, which after the failover is a node's.
   if [[ -f "$home/run/mode" ]]; then
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
-  for n in a b; do
+  for n in c a b; do
     if [[ -n "${node_home[$n]:-}" && -f "${node_home[$n]}/run/mode" ]]; then
       on_node "$n" ./install.sh --stop --home "${node_home[$n]}" >/dev/null 2>&1 || say "cleanup: --stop of node $n failed"
     fi
   done
   print_logs_on_failure "$rc" 30
   if [[ $rc -ne 0 ]]; then
-    for n in a b; do
+    for n in a b c; do
       [[ -d "${node_home[$n]:-}/log" ]] || continue
       for f in "${node_home[$n]}"/log/*.log; do
         printf '[%s] ---- node %s: %s (last 20 lines)\n' "$INT_NAME" "$n" "$f" >&2
@@ -121,6 +148,7 @@ cleanup() {
   else
     rm -rf "$home" "$out" "$state" "${node_home[@]}" "${node_dir[@]}"
   fi
+  rm -f "$hosts_file" "$home.ca.crt" "$home.bundle.crt" 
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
   say_outcome "$rc"
 }
@@ -135,21 +163,34 @@ sentinel_primary_of() { # sentinel_primary_of IP: host:port of the primary as th
   redis-cli -h "$1" -p 26379 --no-auth-warning SENTINEL get-master-addr-by-name tally 2>/dev/null | paste -sd: || true
 }
 
-# 1. The origin. Webhooks may reach the receiver on this host's loopback, and retry every few
-# seconds (lines tally.env keeps as found; the installer writes the rest).
+# 1. The origin. Webhooks may reach the receivers on this host (loopback or its cluster address),
+# and retry every few seconds for about 5 min, longer than the backlog waits (lines tally.env keeps as
+# found; the installer writes the rest). The control node's worker needs the same schedule (section 2b).
+retry_schedule="$(printf '1s,%.0s' {1..10})$(printf '8s,%.0s' {1..39})8s"
 cat >"$home/tally.env" <<EOF
-TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8
-TALLY_WEBHOOK_RETRY_SCHEDULE=$(printf '1s,%.0s' {1..20})$(printf '5s,%.0s' {1..27})5s
+TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8,$net.0/24
+TALLY_WEBHOOK_RETRY_SCHEDULE=$retry_schedule
 EOF
 start=$SECONDS
 if ! ./install.sh --home "$home" --offline --no-systemd --no-sysctl --node-ip "$origin_ip" \
-  --cluster-bind "$origin_ip" --redis-sentinel >"$out" 2>&1; then
-  fail_after "$(cat "$out")" "install.sh --cluster-bind --redis-sentinel (origin) exited non-zero"
+  --cluster-bind "$origin_ip" --redis-sentinel --domain "$domain" --tls internal --control-nodes "${node_ip[c]}" >"$out" 2>&1; then
+  fail_after "$(cat "$out")" "install.sh --cluster-bind --redis-sentinel --domain --control-nodes (origin) exited non-zero"
 fi
-say "install.sh (origin, --redis-sentinel) took $((SECONDS - start))s"
+say "install.sh (origin, --redis-sentinel --domain --control-nodes) took $((SECONDS - start))s"
+# Caddy's local CA, trusted from here on by everything in this mount namespace: curl and Go through
+# the CA bundle, Node through NODE_EXTRA_CA_CERTS (exported to the installs, and in the control
+# node's tally.env for its API and worker).
+check "Caddy's local CA exists" eventually 60 test -s "$home/caddy/data/pki/authorities/local/root.crt"
+ca="$home.ca.crt"
+cp "$home/caddy/data/pki/authorities/local/root.crt" "$ca"
+cat /etc/ssl/certs/ca-certificates.crt "$ca" >"$home.bundle.crt"
+chmod 644 "$ca" "$home.bundle.crt"
+mount --bind "$home.bundle.crt" /etc/ssl/certs/ca-certificates.crt
+export NODE_EXTRA_CA_CERTS="$ca"
 check "GET /healthz answers 200" test "$(http_code http://127.0.0.1:8080/healthz)" == 200
+check "GET $base/healthz answers 200 through Caddy" test "$(http_code "$base/healthz")" == 200
 check "the origin's Sentinel names the origin's Redis primary" test "$(sentinel_primary_of "$origin_ip")" == "$origin_ip:6379"
-check "tally.env kept the webhook lines" grep -q '^TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8$' "$home/tally.env"
+check "tally.env kept the webhook lines" grep -q "^TALLY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8,$net.0/24\$" "$home/tally.env"
 
 # 2. Two media nodes join with a replica and a Sentinel each.
 recordings="$(env_value TALLY_RECORDINGS_DIR)"
@@ -164,7 +205,7 @@ for n in a b; do
   start=$SECONDS
   if ! on_node "$n" unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
     "${node_dir[$n]}" "$recordings" \
-    ./install.sh --join "http://$origin_ip:8080" --token "$token" --role media --name "$name" --redis-replica --insecure-http \
+    ./install.sh --join "$base" --token "$token" --role media --name "$name" --redis-replica \
     --home "${node_home[$n]}" --no-provision --no-systemd --no-sysctl --offline --node-ip "${node_ip[$n]}" >"$out" 2>&1; then
     fail_after "$(cat "$out")" "install.sh --join --redis-replica (node $n) exited non-zero"
   fi
@@ -182,18 +223,43 @@ check "three Sentinels name the origin's Redis primary and see each other" event
 check "the origin's Sentinel sees two replicas" eventually 60 \
   bash -c "[[ \"\$(redis-cli -h '$origin_ip' -p 26379 SENTINEL master tally | sed -n '/^num-slaves\$/{n;p}')\" == 2 ]]"
 
+# 2b. The control node: a second API and worker, on the origin's PostgreSQL and Redis (Sentinels).
+node_home[c]="$(mktemp -d /tmp/tally-failover-node-c.XXXXXX)"
+# Settings added to the origin's tally.env by hand belong in the node's too (docs/cluster.md,
+# section 7): a worker on the default schedule would give up on the backlog's deliveries.
+printf 'NODE_EXTRA_CA_CERTS=%s\nTALLY_WEBHOOK_RETRY_SCHEDULE=%s\n' "$ca" "$retry_schedule" >"${node_home[c]}/tally.env"
+name="control-c-$$"
+token="$(admin -d "{\"role\":\"control\",\"name\":\"$name\"}" http://127.0.0.1:8080/v1/nodes/join-tokens |
+  node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).token ?? ""))')"
+[[ -n "$token" ]] || fail "no join token for $name"
+start=$SECONDS
+if ! on_node c ./install.sh --join "$base" --token "$token" --role control --name "$name" \
+  --home "${node_home[c]}" --no-provision --no-systemd --no-sysctl --offline --node-ip "${node_ip[c]}" >"$out" 2>&1; then
+  fail_after "$(cat "$out")" "install.sh --join --role control (node c) exited non-zero"
+fi
+say "install.sh --join --role control (node c, ${node_ip[c]}) took $((SECONDS - start))s"
+check "the control node's tally.env kept the CA and retry schedule lines" \
+  bash -c 'grep -qx "NODE_EXTRA_CA_CERTS=$1" "$3" && grep -qx "TALLY_WEBHOOK_RETRY_SCHEDULE=$2" "$3"' sh "$ca" "$retry_schedule" "${node_home[c]}/tally.env"
+check "the control node's API answers /healthz with 200 (PostgreSQL, Redis and LiveKit reached)" \
+  eventually 60 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
+
 # 3. Media, a recording and a webhook backlog.
 # It reads the origin's REDIS_URL and REDIS_SENTINELS for the reconcile audit at its end.
+# Its receivers listen on the origin's cluster address, which the control node's worker reaches too;
+# its publisher signals to the origin's livekit-server (the token names the domain, whose CA the
+# publisher's native client does not read).
 env REDIS_URL="$(env_value REDIS_URL)" REDIS_SENTINELS="$(env_value REDIS_SENTINELS)" \
+  TALLY_FAILOVER_RECEIVER_HOST="$origin_ip" TALLY_FAILOVER_LIVEKIT_URL="ws://127.0.0.1:$(env_value TALLY_LIVEKIT_PORT | grep . || echo 7880)" \
   node --import @swc-node/register/esm-register scripts/install-failover/media-workload.ts \
   http://127.0.0.1:8080 "$home/admin.key" "$state" >"$state/client.log" 2>&1 &
 client=$!
 pids_to_kill+=("$client")
 client_waiting() { [[ -f "$state/active" ]] || { kill -0 "$client" 2>/dev/null || fail_after "$(cat "$state/client.log")" "the media workload ended early"; false; }; }
 check "a stream is live with a publisher, a passthrough recording active, webhooks pending (503)" eventually 300 client_waiting
-app_id="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).appId)' "$state/app.json")"
-app_key="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).key)' "$state/app.json")"
-room="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).room)' "$state/app.json")"
+app_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[process.argv[2]] ?? ""))' "$state/app.json" "$1"; }
+app_id="$(app_field appId)" app_key="$(app_field key)" room="$(app_field room)" on_air_id="$(app_field streamId)"
+host_app="$(app_field hostAppId)" host_key="$(app_field hostKey)" quota_app="$(app_field quotaAppId)" quota_key="$(app_field quotaKey)"
+recording_path="$(head -n1 "$state/active")"
 room_host() { # the host whose livekit-server runs the room (it logs the room with its roomID)
   local h
   grep -q "\"room\": \"$room\", \"roomID\"" "$home/log/livekit.log" && h+="origin "
@@ -202,8 +268,106 @@ room_host() { # the host whose livekit-server runs the room (it logs the room wi
 }
 say "the room runs on: $(room_host)"
 check "the egress recording it runs on the origin" test -n "$(pgrep -f -- "egress --config $home/workers/egress/egress.yaml" | head -n1)"
+# The on-air stream live with its publisher and its recording active, as the API (through Caddy) says.
+on_air_going() {
+  local stream recording
+  stream="$(curl -s -m 30 -H "Authorization: Bearer $app_key" "$base/v1/apps/$app_id/streams/$on_air_id" || true)"
+  recording="$(curl -s -m 30 -H "Authorization: Bearer $app_key" "$base$recording_path" || true)"
+  [[ "$stream" == *'"status":"live"'* && "$stream" == *'"publishers":1'* && "$recording" == *'"status":"active"'* ]] || {
+    say "stream: $stream; recording: $recording"
+    false
+  }
+}
 
-# 4. kill -9 of the primary (the supervisor first, so nothing restarts it).
+# 4. The control node's host goes away (link down, then every process in its namespace frozen) while
+# the dashboard and apps keep calling through Caddy; then it comes back.
+via_caddy() { curl -s -m 100 "$@"; }
+json=(-H 'content-type: application/json') # only with a body: Fastify refuses an empty JSON body (400)
+answer_id() { sed -n 's/.*"id":"\([^"]*\)".*/\1/p' <<<"$1" | head -n1; }
+ask() { # ask WHAT CURL-ARGS...: one request through Caddy; WHAT, its status and its seconds go to $state/asked
+  local what="$1"
+  shift
+  printf '%s %s\n' "$what" "$(via_caddy -o /dev/null -w '%{http_code} %{time_total}' "$@" || true)" >>"$state/asked"
+}
+start_and_end() { # a stream of the host app started and ended through Caddy, as an app does
+  local answer id
+  answer="$(via_caddy -w '\n%{http_code} %{time_total}' "${json[@]}" -H "Authorization: Bearer $host_key" -d "{\"name\":\"$1\"}" \
+    "$base/v1/apps/$host_app/streams" || true)"
+  # A refusal's code and resource go before the status, so a failure names them.
+  printf 'POST stream%s %s\n' "$(grep -o '"\(code\|resource\)":"[^"]*"' <<<"${answer%$'\n'*}" | tr '\n' ' ' | sed 's/^./ &/;s/ $//' || true)" \
+    "${answer##*$'\n'}" >>"$state/asked"
+  id="$(answer_id "${answer%$'\n'*}")"
+  [[ -z "$id" ]] || ask "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id"
+}
+request_stream() { # a round of dashboard and app requests every 0.3 s, without waiting for answers, until $state/host-back
+  local round=0
+  while [[ ! -f "$state/host-back" ]]; do
+    ask "GET /dashboard/" "$base/dashboard/" &
+    ask "GET streams" -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams" &
+    start_and_end "round $round" &
+    round=$((round + 1))
+    sleep 0.3
+  done
+  wait
+}
+check "before the control node's host goes: the stream live with its publisher, the recording active" on_air_going
+: >"$state/asked"
+request_stream &
+requests=$!
+pids_to_kill+=("$requests")
+sleep 2
+host_gone="$(now)"
+ip -n "$c_ns" link set eth0 down
+say "the control node's host ${node_ip[c]}: link down"
+sleep 3
+read -ra frozen <<<"$(ip netns pids "$c_ns" | tr '\n' ' ')"
+((${#frozen[@]} > 0)) || fail "no process runs in the control node's namespace"
+kill -STOP "${frozen[@]}"
+say "... and its ${#frozen[@]} processes frozen (SIGSTOP) $(since "$host_gone") s in"
+# Admission answers through Caddy: a stream within the app's quota, a refusal naming it past it.
+first="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $quota_key" -d '{"name":"one"}' "$base/v1/apps/$quota_app/streams" || true)"
+[[ "${first##*$'\n'}" == 201 ]] || fail "with the API host gone, a stream within its app's quota was not admitted through Caddy: ${first//$'\n'/ }"
+second="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $quota_key" -d '{"name":"two"}' "$base/v1/apps/$quota_app/streams" || true)"
+[[ "${second##*$'\n'}" == 429 && "$second" == *'"resource":"app.streams"'* ]] ||
+  fail "with the API host gone, a stream past its app's quota (1) was not refused with 429 naming app.streams: ${second//$'\n'/ }"
+admission_s="$(since "$host_gone")"
+[[ "$(via_caddy -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $quota_key" "$base/v1/apps/$quota_app/streams/$(answer_id "${first%$'\n'*}")")" == 200 ]] ||
+  fail "with the API host gone, ending the admitted stream through Caddy did not answer 200"
+say "ok: with the API host gone, a stream admitted and one past the quota refused (429, app.streams) through Caddy"
+# A webhook of this moment: a stream of the host app started and ended; the workload's receiver for
+# that app answers 200 and says whether each event came once with a valid signature.
+hooked="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $host_key" -d '{"name":"hooked while gone"}' "$base/v1/apps/$host_app/streams" || true)"
+[[ "${hooked##*$'\n'}" == 201 ]] || fail "with the API host gone, starting a stream through Caddy: ${hooked//$'\n'/ }"
+hooked_id="$(answer_id "${hooked%$'\n'*}")"
+[[ "$(via_caddy -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$hooked_id")" == 200 ]] ||
+  fail "with the API host gone, ending a stream through Caddy did not answer 200"
+printf '%s\n' "$hooked_id" >"$state/hooked.tmp" && mv "$state/hooked.tmp" "$state/hooked"
+check "with the API host gone, the webhook of a stream ended then arrives (the workload's verdict)" eventually 240 test -s "$state/hooked.json"
+hook_verdict="$(node -e 'const v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(v.problems.join("; "))' "$state/hooked.json")"
+[[ -z "$hook_verdict" ]] || fail "with the API host gone, webhooks of that moment: $hook_verdict"
+webhook_s="$(since "$host_gone")"
+say "ok: with the API host gone, every webhook of that moment delivered once with a valid signature: $(cat "$state/hooked.json")"
+check "with the API host gone, the stream is live with its publisher and the recording active" on_air_going
+# Long enough for Caddy's health checks (every 2 s) and passive ones (10 s) to have acted.
+while (($(since "$host_gone" | cut -d. -f1) < 20)); do sleep 1; done
+touch "$state/host-back"
+host_back="$(now)"
+kill -CONT "${frozen[@]}"
+frozen=()
+ip -n "$c_ns" link set eth0 up
+gone_s="$(since "$host_gone")"
+wait "$requests" || true
+check "the control node's API is healthy again (SIGCONT, link up)" eventually 180 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
+healthy_again_s="$(since "$host_back")"
+asked_n="$(wc -l <"$state/asked")"
+unanswered="$(awk '$(NF-1) != 200 && $(NF-1) != 201 { $NF = ""; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
+slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^ ]+$/, "", what); printf "%.1f s (%s)", max, what }' "$state/asked")"
+say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest ${slowest}; admission (201, then 429 app.streams) after ${admission_s} s; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
+((asked_n > 20)) || fail "only $asked_n requests were made while the API host was gone"
+[[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201: $unanswered"
+check "after the API host phase, the stream is live with its publisher and the recording active" on_air_going
+
+# 5. kill -9 of the primary (the supervisor first, so nothing restarts it).
 primary="$origin_ip:6379"
 redis_child="$(cat "$home/run/redis.child.pid")"
 redis_supervisor="$(cat "$home/run/redis.pid")"
@@ -249,8 +413,15 @@ while (($(since "$killed" | cut -d. -f1) < 30)); do sleep 1; done
 check "30 s after the kill the pool holds all three nodes (each agent beats on the new primary)" eventually 30 test "$(pool_size)" == 3
 failovers="$(curl -s -m 10 -H "Authorization: Bearer $(env_value TALLY_METRICS_TOKEN)" http://127.0.0.1:8080/metrics | sed -n 's/^tally_redis_failovers_total //p')"
 say "tally_redis_failovers_total: ${failovers:-not exported}"
+# The failover may leave a copy of the room on another node, emptied when its participants' peer
+# connections time out (about 30 s after the kill) as they rejoin the room's new copy: LiveKit closes
+# it 30 s after that (the departure timeout Tally gives rooms) and sends room_finished for the room's
+# name. The stream must outlive that.
+while (($(since "$killed" | cut -d. -f1) < 90)); do sleep 1; done
+say "90 s after the kill the room runs on: $(room_host)"
+check "90 s after the kill the stream is live with its publisher and the recording active" on_air_going
 
-# 5. The recording completes, the webhooks are delivered once each, the audit frees nothing.
+# 6. The recording completes, the webhooks are delivered once each, the audit frees nothing.
 touch "$state/go"
 if ! wait "$client"; then
   fail_after "$(cat "$state/client.log")" "the media workload failed after the failover"

@@ -31,6 +31,8 @@ if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
   bash scripts/install.int.sh
   # ... and on a host without a route to the internet (no STUN): scripts/install-hosts.int.sh
   bash scripts/install-hosts.int.sh
+  # ... and as three hosts whose primary Redis is killed with media running (Sentinel failover).
+  bash scripts/install-failover.int.sh
 fi
 # What install.sh installs, proven feature by feature through its public surface, before and after an upgrade.
 if [[ "${TALLY_SKIP_ACCEPTANCE:-0}" != 1 && $# -eq 0 ]]; then

@@ -5,7 +5,12 @@
  * (@livekit/rtc-node) sends video and audio to with a passthrough recording of it. Once the
  * recording is active and four deliveries wait in the backlog it writes STATE_DIR/app.json (the
  * app's id and key) and STATE_DIR/active, and keeps publishing while the test kills the Redis
- * primary. When STATE_DIR/go appears it checks the stream is still live with its publisher and the
+ * primary. Meanwhile it also holds what the API host phase needs: an app whose endpoint (a second
+ * receiver) answers 200, and an app whose stream quota is 1 (their ids and keys in app.json); when
+ * STATE_DIR/hooked appears (a stream id of that app, made and ended while the host was gone) it waits
+ * for that stream's event, then for every delivery of the app, and writes STATE_DIR/hooked.json: each
+ * event reached the endpoint exactly once with a valid signature, or what went wrong.
+ * When STATE_DIR/go appears it checks the stream is still live with its publisher and the
  * recording still active, lets the endpoint answer 200, stops the recording, waits for it to
  * complete, downloads and probes it (ffprobe: audio and video, the longest gap between video
  * packets), waits until every delivery is delivered and checks each event reached the endpoint
@@ -13,6 +18,9 @@
  * free nothing. Prints one JSON line with what it saw; exit 0 = all good.
  *
  * Usage: node --import @swc-node/register/esm-register scripts/install-failover/media-workload.ts BASE_URL ADMIN_KEY_FILE STATE_DIR
+ * Environment: TALLY_FAILOVER_RECEIVER_HOST (the receivers' address, one every API host's worker
+ * reaches; default loopback), TALLY_FAILOVER_LIVEKIT_URL (the publisher's signal URL instead of the
+ * token's, e.g. the origin's livekit-server when the token names a domain this process cannot trust).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -30,13 +38,29 @@ const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
 const expectStatus = apiCaller(base);
 const log = (line: string) => console.log(`[media-workload] ${line}`);
 
-const receiver = await SignedReceiver.start();
+const receiverHost = process.env['TALLY_FAILOVER_RECEIVER_HOST'] ?? '127.0.0.1';
+
+/** An app with a key, and with a signed receiver as its webhook endpoint when one is given. */
+async function newApp(name: string, endpoint?: SignedReceiver): Promise<{ appId: string; key: string }> {
+  const made = await expectStatus(adminKey, 'POST', '/v1/apps', 201, { name });
+  const id = String(made.id);
+  const appKey = String((await expectStatus(adminKey, 'POST', `/v1/apps/${id}/keys`, 201)).key);
+  if (endpoint) {
+    await expectStatus(appKey, 'PATCH', `/v1/apps/${id}`, 200, { webhookUrl: endpoint.url });
+    endpoint.secret = String((await expectStatus(appKey, 'POST', `/v1/apps/${id}/webhook-secret`, 201, {})).secret);
+  }
+  return { appId: id, key: appKey };
+}
+
+const receiver = await SignedReceiver.start(receiverHost);
 receiver.refusing = true;
-const app = await expectStatus(adminKey, 'POST', '/v1/apps', 201, { name: 'redis-failover-media' });
-const appId = String(app.id);
-const key = String((await expectStatus(adminKey, 'POST', `/v1/apps/${appId}/keys`, 201)).key);
-await expectStatus(key, 'PATCH', `/v1/apps/${appId}`, 200, { webhookUrl: receiver.url });
-receiver.secret = String((await expectStatus(key, 'POST', `/v1/apps/${appId}/webhook-secret`, 201, {})).secret);
+const { appId, key } = await newApp('redis-failover-media', receiver);
+const hostReceiver = await SignedReceiver.start(receiverHost);
+const hostApp = await newApp('api-host-gone', hostReceiver);
+// Room for the streams the API host phase starts and ends every 0.3 s, some still open while others start.
+await expectStatus(adminKey, 'PATCH', `/v1/apps/${hostApp.appId}`, 200, { quotas: { maxStreams: 50 } });
+const quotaApp = await newApp('api-host-gone-quota');
+await expectStatus(adminKey, 'PATCH', `/v1/apps/${quotaApp.appId}`, 200, { quotas: { maxStreams: 1 } });
 
 /** What tracksUp needs of an API client. */
 const client = {
@@ -54,7 +78,7 @@ async function publishTo(name: string, video: boolean): Promise<{ path: string; 
   const stream = await expectStatus(key, 'POST', `/v1/apps/${appId}/streams`, 201, { name });
   const path = `/v1/apps/${appId}/streams/${String(stream.id)}`;
   const token = await expectStatus(key, 'POST', `${path}/tokens`, 201, { identity: 'camera', role: 'publisher' });
-  const publisher = await joinAndPublish(String(token.url), String(token.token), { video });
+  const publisher = await joinAndPublish(process.env['TALLY_FAILOVER_LIVEKIT_URL'] ?? String(token.url), String(token.token), { video });
   await waitFor(`stream ${name} live`, 60_000, async () => {
     const s = await expectStatus(key, 'GET', path, 200);
     return s.status === 'live' && s.publishers === 1 ? s : undefined;
@@ -91,7 +115,41 @@ async function reconcileAudit(): Promise<Record<string, Record<string, number>>>
 }
 
 type Delivery = { eventId: string; eventType: string; status: string; attempts: number };
-const deliveries = async () => (await expectStatus(key, 'GET', `/v1/apps/${appId}/webhook-deliveries?limit=500`, 200)).items as Delivery[];
+const deliveriesOf = async (id: string, appKey: string) =>
+  (await expectStatus(appKey, 'GET', `/v1/apps/${id}/webhook-deliveries?limit=500`, 200)).items as Delivery[];
+const deliveries = () => deliveriesOf(appId, key);
+
+/** The API host phase's webhook: STATE_DIR/hooked names a stream of the host app; the verdict goes to STATE_DIR/hooked.json. */
+async function hostPhaseWebhook(): Promise<void> {
+  const streamId = readFileSync(join(stateDir, 'hooked'), 'utf8').trim();
+  const problems: string[] = [];
+  try {
+    await waitFor(`the webhook of stream ${streamId}`, 200_000, () =>
+      Promise.resolve(hostReceiver.events.some((e) => JSON.stringify(e.body.data).includes(streamId)) ? true : undefined),
+    );
+    const delivered = await waitFor('every delivery of the host app delivered', 200_000, async () => {
+      const items = await deliveriesOf(hostApp.appId, hostApp.key);
+      return items.every((d) => d.status === 'delivered') ? items : undefined;
+    });
+    const notOnce = delivered.filter((d) => hostReceiver.accepted.get(d.eventId) !== 1);
+    if (notOnce.length > 0)
+      problems.push(
+        `not delivered exactly once: ${JSON.stringify(Object.fromEntries(hostReceiver.accepted))} for ${delivered.map((d) => d.eventId).join(',')}`,
+      );
+    if (!hostReceiver.events.every((e) => e.signatureValid)) problems.push('a webhook arrived with a bad signature');
+    writeFileSync(
+      join(stateDir, 'hooked.json'),
+      JSON.stringify({
+        problems,
+        delivered: delivered.length,
+        requests: hostReceiver.deliveries,
+        events: [...new Set(delivered.map((d) => d.eventType))].sort(),
+      }),
+    );
+  } catch (error) {
+    writeFileSync(join(stateDir, 'hooked.json'), JSON.stringify({ problems: [...problems, String(error)] }));
+  }
+}
 
 const brief = await publishTo('brief', false);
 await brief.publisher.stop();
@@ -111,13 +169,28 @@ try {
     const pending = (await deliveries()).filter((d) => d.status === 'pending' && d.attempts > 0);
     return pending.length >= 4 ? pending.length : undefined;
   });
-  writeFileSync(join(stateDir, 'app.json'), JSON.stringify({ appId, key, room: `${appId}.${onAir.id}` }));
+  writeFileSync(
+    join(stateDir, 'app.json'),
+    JSON.stringify({
+      appId,
+      key,
+      room: `${appId}.${onAir.id}`,
+      streamId: onAir.id,
+      hostAppId: hostApp.appId,
+      hostKey: hostApp.key,
+      quotaAppId: quotaApp.appId,
+      quotaKey: quotaApp.key,
+    }),
+  );
   writeFileSync(join(stateDir, 'active'), `${recordingPath}\n`);
   log(`recording active, ${pendingAtKill} webhook deliveries pending; waiting for STATE_DIR/go`);
 
-  await waitFor('the failover to be measured (STATE_DIR/go)', 900_000, () =>
-    Promise.resolve(existsSync(join(stateDir, 'go')) ? true : undefined),
-  );
+  let hostPhase: Promise<void> | undefined;
+  await waitFor('the failover to be measured (STATE_DIR/go)', 900_000, () => {
+    if (hostPhase === undefined && existsSync(join(stateDir, 'hooked'))) hostPhase = hostPhaseWebhook();
+    return Promise.resolve(existsSync(join(stateDir, 'go')) ? true : undefined);
+  });
+  await hostPhase;
   // What went wrong is collected, and the rest still checked and measured: one run shows all of it.
   const problems: string[] = [];
   const stream = await expectStatus(key, 'GET', onAir.path, 200);
@@ -182,6 +255,9 @@ try {
       `webhooks not delivered exactly once: ${JSON.stringify(Object.fromEntries(receiver.accepted))} for ${delivered.map((d) => d.eventId).join(',')}`,
     );
   if (!receiver.events.every((e) => e.signatureValid)) problems.push('a webhook arrived with a bad signature');
+  // The API host phase's app: nothing arrived a second time once the frozen host thawed.
+  const againAfterThaw = [...hostReceiver.accepted].filter(([, n]) => n !== 1);
+  if (againAfterThaw.length > 0) problems.push(`the API host phase's webhooks arrived more than once: ${JSON.stringify(againAfterThaw)}`);
   const audit = await reconcileAudit();
   const freed = Object.entries(audit['reservations'] ?? {}).filter(([, n]) => n !== 0);
   if (freed.length > 0 || (audit['streams']?.['reservationsFreed'] ?? 0) !== 0)
@@ -213,5 +289,6 @@ try {
 } finally {
   await onAir.publisher.stop();
   await receiver.stop();
+  await hostReceiver.stop();
 }
 process.exit(0);

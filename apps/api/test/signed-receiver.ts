@@ -41,14 +41,16 @@ export class SignedReceiver {
     });
   }
 
-  static async start(): Promise<SignedReceiver> {
+  /** Listens on HOST (loopback unless another host's sender must reach it). */
+  static async start(host = '127.0.0.1'): Promise<SignedReceiver> {
     const receiver = new SignedReceiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => receiver.server.listen(0, host, resolve));
     return receiver;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${address}:${port}/hooks`;
   }
 
   of(type: string, resourceId?: string): ReceivedEvent[] {
