@@ -82,7 +82,13 @@ describe(WorkerExits.name, () => {
     return id;
   }
 
-  const exit = (nodeId: string) => ({ nodeId, kind: 'egress' as const, workerId: 'egress', reason: 'killed by SIGKILL', at: EXITED.toISOString() });
+  const exit = (nodeId: string) => ({
+    nodeId,
+    kind: 'egress' as const,
+    workerId: 'egress',
+    reason: 'killed by SIGKILL',
+    at: EXITED.toISOString(),
+  });
 
   it('cuts a passthrough recording where its egress worker ended: its files are joined up to there, and it completes saying so', async () => {
     const id = await recordingOn('exit-pass', 'passthrough');

@@ -48,7 +48,16 @@ export class WorkerExits {
     if (recording.mode !== 'passthrough' || writing.length === 0) return false;
     for (const egressId of writing)
       await this.lifecycle.applyEgress(
-        { egressId, room: '', requestedPath: undefined, state: 'failed', error: reason, startedAt: undefined, endedAt: at, file: undefined },
+        {
+          egressId,
+          room: '',
+          requestedPath: undefined,
+          state: 'failed',
+          error: reason,
+          startedAt: undefined,
+          endedAt: at,
+          file: undefined,
+        },
         at,
       );
     return true;
