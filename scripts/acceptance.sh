@@ -18,11 +18,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
 
-say() { printf '[acceptance] %s\n' "$*"; }
-fail() {
-  printf '[acceptance] FAIL: %s\n' "$*" >&2
-  exit 1
-}
+INT_NAME=acceptance
+# shellcheck source=scripts/int-lib.sh
+source scripts/int-lib.sh
 [[ "$(id -u)" -eq 0 ]] || fail "must run as root (install.sh does)"
 bash scripts/provision/schemathesis.sh | sed 's/^/[acceptance] /'
 
@@ -45,16 +43,10 @@ cleanup() {
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
   ip netns del "$ns" 2>/dev/null || true
-  if [[ $rc -ne 0 && -d "$home/log" ]]; then
-    local f
-    for f in "$home"/log/*.log; do
-      printf '[acceptance] ---- %s (last 40 lines)\n' "$f" >&2
-      tail -n 40 "$f" >&2 || true
-    done
-  fi
-  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
+  print_logs_on_failure "$rc" 40
+  if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$home.suite.out"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
-  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+  say_outcome "$rc"
 }
 trap cleanup EXIT
 
@@ -88,8 +80,11 @@ suite() {
   shift
   [[ "$label" != object-store ]] || object_store=1
   # --passWithNoTests: a run filtered to the object-store spec leaves the first two with none.
-  in_ns env TALLY_ACCEPTANCE_OBJECT_STORE="$object_store" TALLY_ACCEPTANCE_HOME="$home" TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
-    PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project acceptance --passWithNoTests "$@" || fail "the acceptance suite failed ($label install)"
+  if ! in_ns env TALLY_ACCEPTANCE_OBJECT_STORE="$object_store" TALLY_ACCEPTANCE_HOME="$home" TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
+    PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project acceptance --passWithNoTests "$@" 2>&1 | tee "$home.suite.out"; then
+    fail "the acceptance suite failed ($label install): $(sed 's/\x1b\[[0-9;]*m//g' "$home.suite.out" | grep -E '^ *(FAIL|×) ' | sort -u | head -n 8 | tr -s '\n ' ' ')"
+  fi
+  rm -f "$home.suite.out"
   say "acceptance suite on the $label install passed in $((SECONDS - start))s"
 }
 

@@ -25,7 +25,8 @@
 #   TURN over TLS on 443 (--turn-address, a second address): coturn holds 443 there and Caddy only
 #     the host's other addresses; Chromium in a namespace whose firewall passes only TCP 443 (UDP
 #     dropped) publishes and views through turns:turn.NAME:443 (relay candidates over TLS, printed)
-#     and a recording of it completes.
+#     and a recording of it completes. A WHIP publisher behind a firewall that drops UDP is handed the
+#     same server in the WHIP answer's Link headers and publishes and records through it.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -92,16 +93,10 @@ cleanup() {
   if [[ -f "$home/run/mode" ]]; then
     ./install.sh --stop --home "$home" >/dev/null 2>&1 || say "cleanup: --stop failed"
   fi
-  if [[ $rc -ne 0 && -d "$home/log" ]]; then
-    local f
-    for f in "$home"/log/*.log; do
-      printf '[install-hosts] ---- %s (last 30 lines)\n' "$f" >&2
-      tail -n 30 "$f" >&2 || true
-    done
-  fi
+  print_logs_on_failure "$rc" 30
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home" "$out" "$home.stun" "$home.rec" "$home.renew" "$hosts"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
-  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+  say_outcome "$rc"
 }
 trap cleanup EXIT
 
@@ -110,8 +105,7 @@ install() {
   local label="$1" start=$SECONDS
   shift
   if ! ./install.sh --home "$home" "$@" >"$out" 2>&1; then
-    cat "$out" >&2
-    fail "install.sh ($label) exited non-zero"
+    fail_after "$(cat "$out")" "install.sh ($label) exited non-zero"
   fi
   say "install.sh ($label) took $((SECONDS - start))s"
 }
@@ -224,8 +218,7 @@ check "the new agent took the workers over (hand-over request consumed)" eventua
 check "the new agent reports it adopted the egress" eventually 30 grep -q "egress worker $egress_before adopted" "$home/log/agent.log"
 touch "$state/go"
 if ! wait "$client"; then
-  cat "$state/client.log" >&2
-  fail "the recording did not survive the upgrade"
+  fail_after "$(cat "$state/client.log")" "the recording did not survive the upgrade"
 fi
 say "recording: $(tail -n1 "$state/client.log")"
 say "ok: the recording completed after the upgrade and plays (ffprobe)"
@@ -252,8 +245,7 @@ start=$SECONDS
 if ! unshare --mount --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$node_dir" "$recordings" \
   ./install.sh --join "http://$node_ip:8080" --token "$join_token" --role worker --name "$node_name" --insecure-http \
   --home "$node_home" --no-provision --no-systemd --no-sysctl --offline --node-ip 127.0.0.1 >"$out" 2>&1; then
-  cat "$out" >&2
-  fail "install.sh --join (worker, no shared mount) exited non-zero"
+  fail_after "$(cat "$out")" "install.sh --join (worker, no shared mount) exited non-zero"
 fi
 say "install.sh --join (worker) took $((SECONDS - start))s"
 node_env() { sed -n "s/^$1=//p" "$node_home/tally.env"; }
@@ -321,8 +313,7 @@ bundle="$home.bundle.pem"
 cat /etc/ssl/certs/ca-certificates.crt "$ca" >"$bundle"
 if ! joined="$(SSL_CERT_FILE="$bundle" NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
   scripts/install-hosts/join-over-tls.ts "https://$domain" "$home/admin.key" 2>&1)"; then
-  printf '%s\n' "$joined" >&2
-  fail "a LiveKit client could not join over wss:// through the proxy"
+  fail_after "$joined" "a LiveKit client could not join over wss:// through the proxy"
 fi
 rm -f "$bundle"
 say "joined: $(tail -n1 <<<"$joined")"
@@ -334,8 +325,7 @@ check "coturn runs as turnserver (Debian's user)" test "$(ps -o user:32= -p "$(c
 check "livekit.yaml hands clients turns:$domain:5349" yaml_has "^    - host: $domain\$"
 if ! relayed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
   scripts/install-hosts/turn-over-tls.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" 2>&1)"; then
-  printf '%s\n' "$relayed" >&2
-  fail "a client trusting only Caddy's CA could not get a TURN relay over TLS on the announced port"
+  fail_after "$relayed" "a client trusting only Caddy's CA could not get a TURN relay over TLS on the announced port"
 fi
 say "turn: $(tail -n1 <<<"$relayed")"
 say "ok: LiveKit announced turns:$domain:5349; a client trusting only the CA got a UDP relay there on $node_ip (towards it, nowhere else; no TCP relay); public roots alone were refused"
@@ -407,9 +397,17 @@ check "coturn presents Caddy's certificate for $turn_host on $turn_ip:443" bash 
 browse_start=$SECONDS
 if ! browsed="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
   scripts/install-hosts/turn-443-browser.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
-  printf '%s\n' "$browsed" >&2
-  fail "a browser whose network passes only TCP 443 could not publish, view and record through TURN over TLS on $turn_ip:443"
+  fail_after "$browsed" "a browser whose network passes only TCP 443 could not publish, view and record through TURN over TLS on $turn_ip:443"
 fi
 grep '^\[turn-443\]' <<<"$browsed" | while read -r line; do say "$line"; done
 say "turn-443: $(tail -n1 <<<"$browsed") (in $((SECONDS - browse_start))s)"
 say "ok: behind a firewall passing only TCP 443, Chromium published and viewed through turns:$turn_host:443 (relay candidates over TLS) and the recording completed"
+# WHIP publishers are handed the same TURN server, in the answer's Link headers (minted by ingress).
+whip_start=$SECONDS
+if ! whipped="$(NODE_EXTRA_CA_CERTS="$ca" node --import @swc-node/register/esm-register \
+  scripts/install-hosts/whip-over-turn.ts "https://$domain" "$home/admin.key" "$ca" "$node_ip" "$turn_host" "$turn_ip" 2>&1)"; then
+  fail_after "$whipped" "a WHIP publisher whose network drops UDP could not publish and record through TURN over TLS on $turn_ip:443"
+fi
+grep '^\[whip-turn\]' <<<"$whipped" | while read -r line; do say "$line"; done
+say "whip-turn: $(tail -n1 <<<"$whipped") (in $((SECONDS - whip_start))s)"
+say "ok: a WHIP publisher whose network drops UDP took turns:$turn_host:443 from the answer's Link headers, published through it and the recording completed"

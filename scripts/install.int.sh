@@ -90,16 +90,10 @@ cleanup() {
     stop_external_pg
     rm -rf "$ext_dir"
   fi
-  if [[ $rc -ne 0 && -d "$home/log" ]]; then
-    local f
-    for f in "$home"/log/*.log; do
-      printf '[install.int] ---- %s (last 30 lines)\n' "$f" >&2
-      tail -n 30 "$f" >&2 || true
-    done
-  fi
+  print_logs_on_failure "$rc" 30
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
-  if [[ $rc -eq 0 ]]; then say "PASS"; else say "FAILED (exit $rc)"; fi
+  say_outcome "$rc"
 }
 trap cleanup EXIT
 
@@ -141,9 +135,10 @@ timed_install() {
   local label="$1" start=$SECONDS
   shift
   if ! PATH="$host_path" ./install.sh "$@" >"$home.out.$label" 2>&1; then
-    cat "$home.out.$label" >&2
+    local said
+    said="$(cat "$home.out.$label")"
     rm -f "$home.out.$label"
-    fail "install.sh ($label) exited non-zero"
+    fail_after "$said" "install.sh ($label) exited non-zero"
   fi
   say "install.sh ($label) took $((SECONDS - start))s"
   rm -f "$home.out.$label"
@@ -209,7 +204,7 @@ service_runs_pinned_node() {
   pid="$(cat "$home/run/$1.child.pid")"
   [[ "$(readlink "/proc/$pid/exe")" == "$home/bin/node" ]] || { say "$1 runs $(readlink "/proc/$pid/exe")"; return 1; }
   [[ "$("$home/bin/node" --version)" == "v$pinned_node_version" ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1"
+  grep -qxF "NODE_COMPILE_CACHE=$home/cache/$1" <<<"$(tr '\0' '\n' <"/proc/$pid/environ")"
 }
 compile_cache_written() { [[ -n "$(find "$home/cache/$1" -type f -print -quit)" ]]; }
 # alive PID: running (zombies, which PID 1 here may reap late, do not count)

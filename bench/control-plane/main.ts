@@ -4,20 +4,21 @@ import { tmpdir } from 'node:os';
 import { freePort, startAppProcess, startChild, waitFor } from '@tally/testing';
 import { createStream, createTenant } from '@tally/testing';
 import { benchArgs } from '../lib/args.js';
-import { httpLoad, type LoadResult } from '../lib/http-load.js';
+import { httpLoad } from '../lib/http-load.js';
 import { processTree, sampleTree } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
 import { fixed, markdownTable, ratio } from '../lib/table.js';
 import { streamCreateByAppCount } from './app-count.js';
+import { combineRounds, roundRatios, type Slice } from './rounds.js';
 import { type Ceiling, measureCeilings } from './ceilings.js';
 import { raceCheck } from './race.js';
 import { scenarios } from './scenarios.js';
 
 const args = benchArgs({
   connections: [1, 10, 100],
-  duration: 5,
+  duration: 6,
   raceRequests: 1000,
   raceQuota: 10,
   appCounts: [10, 1_000, 10_000],
@@ -33,6 +34,13 @@ const args = benchArgs({
    * otherwise lands in the first rows (docs/capacity.md). 0 measures from cold.
    */
   warmup: 3,
+  /**
+   * Each connection count's runs are split into this many rounds (bare route, then each scenario,
+   * `duration / rounds` s each), so that the bare route and the routes compared with it are
+   * measured seconds apart, under the same load from the rest of the host; the ratio of each round
+   * is reported beside the whole run's.
+   */
+  rounds: 3,
 });
 const log = (m: string) => progress('control-plane', m);
 const BARE = 'bare fastify route';
@@ -71,36 +79,43 @@ try {
   // where the ratio of the two processes' CPU per request is what req/s tends to once both are CPU-bound.
   // The stack's (the API, Postgres, Redis, livekit-server, the agent: every process this bench started
   // but the bare route) says what a request costs the platform as a whole.
-  type Row = Readonly<{ scenario: string; connections: number; result: LoadResult; cpuUsPerRequest: number; stackCpuUsPerRequest: number }>;
   const stackPids = () => processTree([process.pid]).filter((pid) => pid !== process.pid && pid !== bare.process.pid);
-  const rows: Row[] = [];
   const WARMED = new Set([BARE, 'token mint', 'capacity/check']);
   if (args.warmup > 0) {
     log(`warming up the bare route, token mint and capacity/check for ${args.warmup} s each (not counted)`);
     for (const scenario of all.filter((s) => WARMED.has(s.name)))
       await httpLoad({ ...scenario.load(), connections: 10, durationS: args.warmup });
   }
+  // Scenarios run for a number of requests (the end phase) run once, in the last round.
+  const slice = args.duration / args.rounds;
+  const slices: Slice[] = [];
   for (const connections of args.connections) {
-    for (const scenario of all) {
-      if (args.only !== '' && scenario.name !== BARE && !args.only.split(',').includes(scenario.name)) continue;
-      const load = scenario.load();
-      if (load.amount === 0) continue;
-      log(`${scenario.name} at ${connections} connection(s) ${load.amount === undefined ? `for ${args.duration} s` : `× ${load.amount}`}`);
-      const server = (scenario.name === BARE ? bare : bench.api).process.pid;
-      const servers = server === undefined ? [] : [server];
-      const [before, stackBefore] = [sampleTree(servers), sampleTree(stackPids())];
-      const result = await httpLoad({ ...load, connections, durationS: args.duration });
-      const [after, stackAfter] = [sampleTree(servers), sampleTree(stackPids())];
-      const perRequest = (from: number, to: number) => (result.total > 0 ? ((to - from) * 1e6) / result.total : 0);
-      rows.push({
-        scenario: scenario.name,
-        connections,
-        result,
-        cpuUsPerRequest: perRequest(before.cpuSeconds, after.cpuSeconds),
-        stackCpuUsPerRequest: scenario.name === BARE ? 0 : perRequest(stackBefore.cpuSeconds, stackAfter.cpuSeconds),
-      });
+    for (let round = 1; round <= args.rounds; round += 1) {
+      for (const scenario of all) {
+        if (args.only !== '' && scenario.name !== BARE && !args.only.split(',').includes(scenario.name)) continue;
+        const load = scenario.load();
+        if (load.amount === 0 || (load.amount !== undefined && round < args.rounds)) continue;
+        const durationS = load.amount === undefined ? slice : args.duration;
+        log(
+          `${scenario.name} at ${connections} connection(s), round ${round}/${args.rounds}, ${load.amount === undefined ? `${durationS} s` : `× ${load.amount}`}`,
+        );
+        const server = (scenario.name === BARE ? bare : bench.api).process.pid;
+        const servers = server === undefined ? [] : [server];
+        const [before, stackBefore] = [sampleTree(servers), sampleTree(stackPids())];
+        const result = await httpLoad({ ...load, connections, durationS });
+        const [after, stackAfter] = [sampleTree(servers), sampleTree(stackPids())];
+        slices.push({
+          scenario: scenario.name,
+          connections,
+          round,
+          result,
+          cpuSeconds: after.cpuSeconds - before.cpuSeconds,
+          stackCpuSeconds: scenario.name === BARE ? 0 : stackAfter.cpuSeconds - stackBefore.cpuSeconds,
+        });
+      }
     }
   }
+  const rows = combineRounds(slices);
 
   let ceilings: Ceiling[] = [];
   if (args.ceilings === 1) {
@@ -146,6 +161,7 @@ try {
       'p50 ms',
       'p99 ms',
       'vs bare route',
+      'vs bare, each round',
       'CPU µs/req',
       'bare CPU / CPU',
       'stack CPU µs/req',
@@ -159,6 +175,7 @@ try {
       fixed(r.result.p50Ms, 1),
       fixed(r.result.p99Ms, 1),
       ratio(r.result.reqPerSec, bareAt(r.connections)?.result.reqPerSec ?? 0),
+      r.scenario === BARE ? '' : roundRatios(slices, r.scenario, r.connections, BARE),
       fixed(r.cpuUsPerRequest),
       ratio(bareAt(r.connections)?.cpuUsPerRequest ?? 0, r.cpuUsPerRequest),
       r.scenario === BARE ? '' : fixed(r.stackCpuUsPerRequest),
@@ -213,7 +230,7 @@ try {
       fixed(c.clientCpuUsPerOp),
     ]),
   );
-  const file = writeResult('control-plane', { args, rows, ceilings, race, byApps });
+  const file = writeResult('control-plane', { args, rows, slices, ceilings, race, byApps });
   process.stdout.write(
     `## Control plane throughput\n\n${table}\n\n${ceilings.length > 0 ? `## A stream create's side effects alone\n\n${ceilingsTable}\n\n` : ''}## Admission race\n\n${raceTable}\n\n## Stream create by number of apps\n\n${appsTable}\n\nJSON: ${file}\n`,
   );

@@ -30,20 +30,21 @@ const CONFIGS = [
   { name: 'simulcast off', simulcast: false, codec: 'vp8', record: false, turn: false },
   { name: 'H.264', simulcast: true, codec: 'h264', record: false, turn: false },
   { name: 'recording running', simulcast: true, codec: 'vp8', record: true, turn: false },
-  // Both clients behind a firewall that drops UDP and passes only TCP 443 and signalling.
+  // Both clients behind a firewall that drops UDP and passes only TCP to TURN over TLS (coturn) and signalling.
   { name: 'TURN/TLS (UDP blocked)', simulcast: true, codec: 'vp8', record: false, turn: true },
 ] as const;
 
-/** livekit-server announces TURN over TLS as `turns:<domain>:443` (docs/adr/0039-turn.md). */
+/** TURN over TLS as `install.sh --domain` serves it: coturn on 5349, handed out by livekit-server (docs/adr/0042). */
 const TURN_DOMAIN = 'turn.tally.test';
+const TURN_TLS_PORT = 5349;
 const certificate = await issueTestCertificate(TURN_DOMAIN);
-log('starting Postgres, Redis, livekit-server (with TURN), agent, egress and the API');
+log('starting Postgres, Redis, livekit-server, coturn (TURN over TLS), agent, egress and the API');
 const bench = await startBenchStack({
   egress: true,
-  turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: 443 },
+  turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: TURN_TLS_PORT },
 });
 const browser = await launchChromium();
-const firewalled = await startClientNamespace({ tcpPorts: [443, bench.stack.livekit.port] });
+const firewalled = await startClientNamespace({ tcpPorts: [TURN_TLS_PORT, bench.stack.livekit.port] });
 const turnBrowser = await launchFirewalledChromium(firewalled, certificate.caFile, { [TURN_DOMAIN]: mediaNodeIp() });
 try {
   const { app, client } = await createTenant(bench.admin, 'bench-latency', { maxStreams: 20 });
@@ -78,7 +79,11 @@ try {
         rows.push({ config: config.name, results, note: `${recording.mode}, ${status} while measured` });
       } else if (config.turn) {
         // Frames decoded at all prove the relay: the firewall lets nothing else through.
-        rows.push({ config: config.name, results, note: 'both clients: UDP dropped, TCP only to 443 and signalling' });
+        rows.push({
+          config: config.name,
+          results,
+          note: `both clients: UDP dropped, TCP only to coturn (${TURN_TLS_PORT}) and signalling`,
+        });
       } else {
         rows.push({ config: config.name, results });
       }

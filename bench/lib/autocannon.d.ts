@@ -16,6 +16,8 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    /** Seconds the run took. */
+    duration: number;
     statusCodeStats: Record<string, { count: number }>;
   };
   type Options = {

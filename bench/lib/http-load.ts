@@ -1,7 +1,10 @@
 import autocannon, { type Request } from 'autocannon';
 
 export type LoadResult = Readonly<{
+  /** The mean of the run's per-second counts (autocannon's). */
   reqPerSec: number;
+  /** How long the run took. */
+  seconds: number;
   p50Ms: number;
   p99Ms: number;
   total: number;
@@ -30,6 +33,7 @@ export async function httpLoad(options: {
   });
   return {
     reqPerSec: result.requests.average,
+    seconds: result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     total: result.requests.total,

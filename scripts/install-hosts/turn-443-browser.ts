@@ -19,9 +19,11 @@ import {
   joinFromPage,
   launchFirewalledChromium,
   leave,
+  roomEvents,
   selectedPaths,
   startClientNamespace,
   subscribedKinds,
+  trackSids,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
 import { apiCaller, type Json, waitFor } from './api-call.js';
@@ -36,6 +38,24 @@ const ns = await startClientNamespace({ tcpPorts: [443] });
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
 const pages: Page[] = [];
 try {
+  await publishViewAndRecord();
+} catch (error) {
+  // What each page's room went through, to tell a network or client failure from the platform's.
+  for (const [k, page] of pages.entries())
+    console.error(`[turn-443] ${k === 0 ? 'publisher' : 'viewer'} room events: ${(await roomEvents(page).catch(() => [])).join('; ')}`);
+  throw error;
+} finally {
+  for (const page of pages)
+    await page
+      .context()
+      .close()
+      .catch(() => undefined);
+  await chromium.stop();
+  await ns.stop();
+}
+process.exit(0);
+
+async function publishViewAndRecord(): Promise<void> {
   // The firewall is what the test says it is: the media port over TCP is refused from the client's namespace.
   const mediaTcp = await run('nsenter', [`--net=/run/netns/${ns.name}`, 'bash', '-c', `exec 3<>/dev/tcp/${nodeIp}/7881`]).then(
     () => 'open',
@@ -97,7 +117,21 @@ try {
     }
   }
 
+  // The recording records what LiveKit lists when it starts: wait until the publisher is settled
+  // (connected, the viewer receiving exactly the tracks it sends, the same for two polls 2 s apart)
+  // so that a reconnection of the publisher (which publishes its tracks anew) is not mistaken for it.
+  let settled = '';
+  await waitFor('the publisher and the viewer to agree on the tracks', 90_000, async () => {
+    const [sent, received] = await Promise.all([trackSids(publisher), trackSids(viewer)]);
+    const now = sent.state === 'connected' && sent.tracks.length === 2 ? sent.tracks.join() : '';
+    const agreed = now !== '' && received.tracks.join() === now && now === settled;
+    settled = now;
+    if (!agreed) await new Promise((r) => setTimeout(r, 1_500));
+    return agreed ? true : undefined;
+  });
   const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
+  if (!String(started.reason).includes('1 video and 1 audio'))
+    throw new Error(`the recording started as ${JSON.stringify(started.reason)}, not with the publisher's video and audio`);
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () =>
     (await call(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,
@@ -112,13 +146,4 @@ try {
   if (done.status !== 'complete' || codecs.join() !== 'audio,video')
     throw new Error(`the recording ended ${JSON.stringify(done)}, not complete with audio and video`);
   console.log(JSON.stringify({ paths: used, recording: { status: done.status, mode: done.mode, durationS: done.durationS, codecs } }));
-} finally {
-  for (const page of pages)
-    await page
-      .context()
-      .close()
-      .catch(() => undefined);
-  await chromium.stop();
-  await ns.stop();
 }
-process.exit(0);

@@ -193,7 +193,11 @@ resolve_network() {
 check_cluster_bind() {
   [[ "$CLUSTER_BIND" != 127.0.0.1 ]] || die "--cluster-bind 127.0.0.1: Redis listens there anyway; give an address the nodes reach"
   command -v ip >/dev/null 2>&1 || return 0
-  if ! ip -4 -o addr show 2>/dev/null | grep -qF " inet $CLUSTER_BIND/"; then
+  # Read whole before grep: `grep -q` stops at the first match, and with pipefail the SIGPIPE that
+  # ends ip, still writing the addresses after it, would fail the check.
+  local addresses
+  addresses="$(ip -4 -o addr show 2>/dev/null || true)"
+  if ! grep -qF " inet $CLUSTER_BIND/" <<<"$addresses"; then
     local hint="--cluster-bind"
     [[ -n "$CLUSTER_BIND_ARG" ]] || hint="TALLY_CLUSTER_BIND in $ENV_FILE"
     dry && warn "$CLUSTER_BIND ($hint) is not an address of this host: Redis could not listen there" && return 0
@@ -504,7 +508,8 @@ ensure_admin_key() {
 # The agent's variables (apps/agent/src/config.ts, runtime/workers-config.ts,
 # transcode/transcode-config.ts): what DIR/agent.env carries over from tally.env. The database URL,
 # TALLY_SECRETS_KEY, the metrics token and the full Redis password stay out of the media user's reach.
-AGENT_ENV_KEYS='REDIS_URL|REDIS_SENTINELS|REDIS_SENTINEL_NAME|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+'
+# coturn's secret (TALLY_CLUSTER_TURN_*) goes in: ingress mints WHIP publishers' TURN credentials with it.
+AGENT_ENV_KEYS='REDIS_URL|REDIS_SENTINELS|REDIS_SENTINEL_NAME|LIVEKIT_URL|LIVEKIT_API_KEY|LIVEKIT_API_SECRET|TALLY_HOME|TALLY_LOG_LEVEL|TALLY_NODE_[A-Z_]+|TALLY_HEARTBEAT_INTERVAL_S|TALLY_WORKER_[A-Z_]+|TALLY_WORKERS_DIR|TALLY_DOCKER_SOCKET|TALLY_(EGRESS|INGRESS)_[A-Z_]+|TALLY_RECORDINGS_DIR|TALLY_CAPACITY_PROFILE|TALLY_TRANSCODE_[A-Z_]+|TALLY_CLUSTER_TURN_(HOST|PORT|SECRET)'
 
 agent_env_content() {
   echo "# The node agent's environment, written by install.sh from tally.env (re-running it rewrites this"

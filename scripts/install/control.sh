@@ -89,11 +89,22 @@ caddy_api_routes() {
   cat <<EOF
 		@origin_only path /v1/nodes/join /v1/nodes/artifacts /v1/nodes/artifacts/*
 		reverse_proxy @origin_only $local_api
-		# The API replicas (--control-nodes): one that fails /healthz (every 2 s) or refuses a connection
-		# is left out for 10 s, and a request that could not reach one is tried on another for up to
-		# 5 s. Caddy before 2.11.2 (Debian 12 has 2.6.2) cannot send a request body again after a
-		# refused connection (caddyserver/caddy#7546): the first POST/PATCH/DELETE to meet a stopped
-		# API gets 502; GETs, and every request once that API is left out, go to the others.
+		# The API replicas (--control-nodes): one that fails /healthz (every 2 s, 2 s timeout) or refuses a
+		# connection is left out for 10 s, and a request that could not be sent to one (connection refused,
+		# or no answer to the connection within 3 s: a host gone) is sent to another, whatever its method,
+		# for up to 5 s. Caddy 2.6.2 (Debian 12's) closes a request's body when a connection fails and
+		# cannot send it again (caddyserver/caddy#7546, fixed upstream in 2026): reading the body into the
+		# {http.request.body} placeholder first replaces it with an in-memory copy that survives that close
+		# (bodies under 1 MB, the API's limit; a longer or unsized one is passed through as it comes).
+		# No idle connections are kept (keepalive off): a request on a kept connection to a host that
+		# went away would wait for an answer instead of failing to connect. A request an API took but
+		# does not answer (a frozen host) ends after 75 s, longer than the API's slowest answer (a
+		# recording waits up to 60 s for its egress worker).
+		@replayable_body {
+			not method GET HEAD OPTIONS
+			header_regexp Content-Length ^[0-9]{1,6}$
+		}
+		vars @replayable_body replayable_body "{http.request.body}"
 		reverse_proxy $local_api ${CONTROL_NODES//,/ } {
 			lb_policy round_robin
 			lb_try_duration 5s
@@ -103,6 +114,11 @@ caddy_api_routes() {
 			health_uri /healthz
 			health_interval 2s
 			health_timeout 2s
+			transport http {
+				dial_timeout 3s
+				keepalive off
+				response_header_timeout 75s
+			}
 		}
 EOF
 }

@@ -92,7 +92,7 @@ ensure_service_users() {
     ensure_system_user "$user"
   done
   if object_store_bundled_wanted; then ensure_system_user "$TALLY_OBJECTS_USER"; fi
-  if ! id -nG "$TALLY_USER" 2>/dev/null | tr ' ' '\n' | grep -qxF "$TALLY_MEDIA_USER"; then
+  if ! grep -qxF "$TALLY_MEDIA_USER" <<<"$(id -nG "$TALLY_USER" 2>/dev/null | tr ' ' '\n')"; then
     log "    adding $TALLY_USER to the group $TALLY_MEDIA_USER (reads and tidies recordings, live HLS)"
     run usermod -aG "$TALLY_MEDIA_USER" "$TALLY_USER"
   fi

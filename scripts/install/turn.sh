@@ -65,7 +65,10 @@ resolve_turn_address() {
   [[ "$TURN_ADDRESS" != 127.* ]] || die "--turn-address $TURN_ADDRESS: clients cannot reach a loopback address"
   [[ "$TURN_ADDRESS" != "$NODE_IP" ]] ||
     die "--turn-address $TURN_ADDRESS is the node's media address, where Caddy serves $DOMAIN: give a second address of this host"
-  if command -v ip >/dev/null 2>&1 && ! ip -4 -o addr show 2>/dev/null | grep -qF " inet $TURN_ADDRESS/"; then
+  # Read whole before grep (see check_cluster_bind: grep -q and pipefail).
+  local addresses=""
+  command -v ip >/dev/null 2>&1 && addresses="$(ip -4 -o addr show 2>/dev/null || true)"
+  if command -v ip >/dev/null 2>&1 && ! grep -qF " inet $TURN_ADDRESS/" <<<"$addresses"; then
     dry && warn "--turn-address $TURN_ADDRESS is not an address of this host: coturn could not listen there" && return 0
     die "--turn-address $TURN_ADDRESS is not an address of this host, so coturn could not listen there (ip -4 addr lists them); tally.env was left as it was"
   fi

@@ -29,7 +29,7 @@ build_versitygw() {
   mv -f "$out/$name" "$TALLY_BIN_DIR/$name"
   rm -rf "$out"
   # Its --version says "git" when built by go install: the module version is in the build info.
-  go version -m "$TALLY_BIN_DIR/$name" | grep -q "mod[[:space:]]*$VERSITYGW_MODULE[[:space:]]*$VERSITYGW_VERSION" ||
+  grep -q "mod[[:space:]]*$VERSITYGW_MODULE[[:space:]]*$VERSITYGW_VERSION" <<<"$(go version -m "$TALLY_BIN_DIR/$name")" ||
     die "$TALLY_BIN_DIR/$name is not $VERSITYGW_MODULE $VERSITYGW_VERSION"
   stamp_write "$name" "$stamp"
   log "built $name $VERSITYGW_VERSION in $(fmt_duration $((SECONDS - start)))"

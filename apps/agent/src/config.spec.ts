@@ -69,6 +69,20 @@ describe(loadAgentConfig.name, () => {
     expect(loadAgentConfig({ REDIS_URL }, 'media-1').workers.redisSentinel).toBeUndefined();
   });
 
+  it("hands ingress the origin's TURN over TLS server for WHIP publishers, given its host and secret together", () => {
+    const turn = { TALLY_CLUSTER_TURN_HOST: 'turn.media.example', TALLY_CLUSTER_TURN_SECRET: 'a-shared-secret-of-coturn' };
+
+    expect(loadAgentConfig({ REDIS_URL, ...turn, TALLY_CLUSTER_TURN_PORT: '443' }, 'media-1').workers.turn).toEqual({
+      host: 'turn.media.example',
+      port: 443,
+      secret: 'a-shared-secret-of-coturn',
+    });
+    expect(loadAgentConfig({ REDIS_URL }, 'media-1').workers.turn).toBeUndefined();
+    expect(() => loadAgentConfig({ REDIS_URL, TALLY_CLUSTER_TURN_HOST: 'turn.media.example' }, 'media-1')).toThrow(
+      /TALLY_CLUSTER_TURN_SECRET/,
+    );
+  });
+
   it('refuses a Sentinel list that is not host:port', () => {
     expect(() => loadAgentConfig({ REDIS_URL, REDIS_SENTINELS: '10.0.0.2' }, 'media-1')).toThrow(/REDIS_SENTINELS/);
   });

@@ -6,7 +6,8 @@ import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { JoinTokenView, StreamView, WebhookDeliveryList, WebhookSecretView } from '@tally/contracts';
+import { redisConnectionOptions } from '@tally/config';
+import { type JoinTokenView, type StreamView, type WebhookDeliveryList, type WebhookSecretView } from '@tally/contracts';
 import {
   ApiClient,
   type Child,
@@ -21,6 +22,7 @@ import {
 } from '@tally/testing';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
+import { sweepOnce } from '../../worker/test/sweep.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addHost, forward, installOnNode, nodeHome, readableCheckout, removeHome, type TwoHosts } from './joined-node.js';
 
@@ -36,7 +38,10 @@ describe('install.sh --join --role control', () => {
   let hosts: TwoHosts;
   let stack: TestStack;
   let originApi: Child | undefined;
+  let originWorker: Child | undefined;
   let caddy: Child | undefined;
+  let caddyLog = '';
+  let caddyUrl = '';
   let admin: ApiClient;
   let originUrl: string;
   let nodeUrl: string;
@@ -95,6 +100,7 @@ describe('install.sh --join --role control', () => {
   afterAll(async () => {
     if (home && existsSync(join(home, 'run', 'mode'))) await installOnNode(hosts.ns, ['--stop', '--home', home]);
     await caddy?.stop();
+    await originWorker?.stop();
     await originApi?.stop();
     receiver?.close();
     for (const server of forwarders) server.close();
@@ -102,6 +108,9 @@ describe('install.sh --join --role control', () => {
     await hosts?.remove();
     if (home) removeHome(home);
   });
+
+  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ (through the Sentinels where there are). */
+  const sweepRoundTrip = () => sweepOnce(admin, redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }));
 
   it('--help and --dry-run show the control role: the API and worker, no agent, no LiveKit', async () => {
     const checkout = await readableCheckout();
@@ -155,7 +164,7 @@ describe('install.sh --join --role control', () => {
     expect((await client.at(nodeUrl).get(`/v1/apps/app_${randomBytes(8).toString('hex')}/streams`)).status).toBe(404);
   });
 
-  it("the origin's Caddy balances over both APIs: with the origin's API stopped, requests are answered by the node's", async () => {
+  it("the origin's Caddy balances over both APIs: a POST meeting the stopped origin API is sent to the node's, body and all", async () => {
     const caddyPort = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'tally-control-caddy-'));
     // The routes install.sh --domain --control-nodes writes into the origin's Caddyfile.
@@ -172,31 +181,64 @@ describe('install.sh --join --role control', () => {
         { cwd: await readableCheckout() },
       )
     ).stdout;
-    writeFileSync(join(dir, 'Caddyfile'), `{\n\tadmin off\n}\nhttp://127.0.0.1:${caddyPort} {\n\thandle {\n${routes}\t}\n}\n`);
-    caddy = startChild('caddy', ['run', '--adapter', 'caddyfile', '--config', join(dir, 'Caddyfile')], log('caddy'), {
+    // debug: Caddy logs every try (which API, the error), so the test can tell a POST met the stopped API.
+    writeFileSync(join(dir, 'Caddyfile'), `{\n\tadmin off\n\tdebug\n}\nhttp://127.0.0.1:${caddyPort} {\n\thandle {\n${routes}\t}\n}\n`);
+    caddyLog = log('caddy');
+    caddy = startChild('caddy', ['run', '--adapter', 'caddyfile', '--config', join(dir, 'Caddyfile')], caddyLog, {
       ...process.env,
       XDG_CONFIG_HOME: dir,
       XDG_DATA_HOME: dir,
     });
+    caddyUrl = `http://127.0.0.1:${caddyPort}`;
+    const originApiAddress = `127.0.0.1:${stack.config.http.port}`;
     const { app, client } = await createTenant(admin, `balanced-${randomBytes(3).toString('hex')}`);
-    const balanced = client.at(`http://127.0.0.1:${caddyPort}`);
+    const balanced = client.at(caddyUrl);
     await waitFor('Caddy answering', async () =>
       (await balanced.get('/healthz').catch(() => undefined))?.status === 200 ? true : undefined,
     );
 
-    await originApi?.stop();
-    originApi = undefined;
+    // Two POSTs right after the origin's API died: round robin sends one of them to it. Should a health
+    // check have left it out first (the POSTs then meet only the node), it is started and killed again.
+    let metRefusal = false;
+    const made: StreamView[] = [];
+    for (let attempt = 1; attempt <= 3 && !metRefusal; attempt += 1) {
+      if (!originApi) {
+        originApi = await startAppProcess('api', originEnv, log('origin-api-again'));
+        const seen = caddyTries(caddyLog).length;
+        await waitFor('Caddy sending a request to the origin API again', async () => {
+          await balanced.get('/healthz');
+          return caddyTries(caddyLog)
+            .slice(seen)
+            .some((t) => t.upstream === originApiAddress && !t.error)
+            ? true
+            : undefined;
+        });
+      }
+      await originApi.stop('SIGKILL');
+      originApi = undefined;
+      const seen = caddyTries(caddyLog).length;
+      const answers = await Promise.all(
+        [1, 2].map((n) =>
+          balanced.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: `made while the origin API is down ${attempt}.${n}` }),
+        ),
+      );
+      expect(
+        answers.map((a) => a.status),
+        JSON.stringify(answers.map((a) => a.body)),
+      ).toEqual([201, 201]);
+      made.push(...answers.map((a) => a.body));
+      metRefusal = caddyTries(caddyLog)
+        .slice(seen)
+        .some((t) => t.method === 'POST' && t.upstream === originApiAddress && /connection refused/.test(t.error ?? ''));
+    }
+    expect(metRefusal, 'a POST met the stopped API and was sent to the node with its body').toBe(true);
 
-    // GETs meeting the stopped API are sent again to the node's (two: round robin gives the origin one);
-    // the refused connection also leaves the origin's API out for the next requests, so a POST (whose
-    // body Caddy 2.6 cannot send twice, caddyserver/caddy#7546) goes to the node.
+    for (const stream of made) {
+      const atNode = await client.at(nodeUrl).get<StreamView>(`/v1/apps/${app.id}/streams/${stream.id}`);
+      expect(atNode.status).toBe(200);
+      expect(atNode.body.name).toBe(stream.name);
+    }
     for (let i = 0; i < 2; i += 1) expect((await balanced.get(`/v1/apps/${app.id}/streams`)).status).toBe(200);
-    const made = await balanced.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: 'made while the origin API is down' });
-    expect(made.status, JSON.stringify(made.body)).toBe(201);
-    expect((await balanced.get<StreamView>(`/v1/apps/${app.id}/streams/${made.body.id}`)).body.name).toBe(
-      'made while the origin API is down',
-    );
-    expect((await client.at(nodeUrl).get<StreamView>(`/v1/apps/${app.id}/streams/${made.body.id}`)).status).toBe(200);
   });
 
   it("delivers an app's webhook from the node's worker, signed with the app's secret, while the origin runs no worker", async () => {
@@ -222,8 +264,151 @@ describe('install.sh --join --role control', () => {
     expect(hit?.headers['webhook-id']).toBe(delivery.eventId);
   });
 
+  it(
+    "with the node's host gone (its link down, then its processes frozen), the dashboard, admission and webhooks go on through the origin",
+    { timeout: 600_000 },
+    async () => {
+      originApi = await startAppProcess('api', originEnv, log('origin-api-back'));
+      originWorker = await startAppProcess('worker', originEnv, log('origin-worker'));
+      const nodeApiAddress = `${hosts.nodeIp}:8080`;
+      const { app, client } = await createTenant(admin, `gone-${randomBytes(3).toString('hex')}`, { maxStreams: 50 });
+      const secret = (await client.post<WebhookSecretView>(`/v1/apps/${app.id}/webhook-secret`)).body.secret;
+      expect((await client.patch(`/v1/apps/${app.id}`, { webhookUrl: receiverUrl })).status).toBe(200);
+      const small = await createTenant(admin, `gone-quota-${randomBytes(3).toString('hex')}`, { maxStreams: 1 });
+      const balanced = client.at(caddyUrl);
+      const report: string[] = [];
+
+      for (const gone of ['link down', 'frozen'] as const) {
+        const seen = caddyTries(caddyLog).length;
+        await waitFor(
+          'Caddy sending requests to both APIs',
+          async () => {
+            await balanced.get('/healthz');
+            const upstreams = new Set(
+              caddyTries(caddyLog)
+                .slice(seen)
+                .filter((t) => !t.error)
+                .map((t) => t.upstream),
+            );
+            return upstreams.size === 2 ? true : undefined;
+          },
+          120_000,
+        );
+        const pids = (await run('ip', ['netns', 'pids', hosts.ns])).stdout.split(/\s+/).filter(Boolean);
+        const triesBefore = caddyTries(caddyLog).length;
+        const t0 = Date.now();
+        if (gone === 'link down') await run('ip', ['-n', hosts.ns, 'link', 'set', 'tj1', 'down']);
+        else for (const pid of pids) process.kill(Number(pid), 'SIGSTOP');
+
+        // What the dashboard does (its page, the app's streams) and what an app does (start a stream, end
+        // it), a round every 300 ms without waiting for answers: some meet the gone host.
+        type Answer = Readonly<{ what: string; status: number; ms: number }>;
+        const asked: Promise<Answer>[] = [];
+        const ask = (what: string, call: () => Promise<{ status: number }>) => {
+          const started = Date.now();
+          asked.push(call().then(({ status }) => ({ what, status, ms: Date.now() - started })));
+        };
+        for (let round = 0; round < 20; round += 1) {
+          ask('GET /dashboard/', () => balanced.raw('/dashboard/'));
+          ask('GET streams', () => balanced.get(`/v1/apps/${app.id}/streams`));
+          ask('POST stream', async () => {
+            const made = await balanced.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: `${gone} ${round}` });
+            if (made.status !== 201) return made;
+            return balanced.delete(`/v1/apps/${app.id}/streams/${made.body.id}`).then((ended) => ({
+              status: ended.status === 200 ? 201 : ended.status,
+            }));
+          });
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        // Caddy has left the gone host out: the next requests are all answered, by the origin.
+        const outAfterMs = await waitFor(
+          'Caddy leaving the gone host out',
+          async () => {
+            const mark = caddySelections(caddyLog).length;
+            const probes = [1, 2, 3, 4].map(() => {
+              const started = Date.now();
+              return balanced
+                .get(`/v1/apps/${app.id}/streams`)
+                .then(({ status }) => ({ what: 'GET streams', status, ms: Date.now() - started }));
+            });
+            asked.push(...probes);
+            // A probe that met the frozen host answers only once it thaws: it is awaited with the others at the end.
+            const settled = await Promise.race([
+              Promise.all(probes),
+              new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000)),
+            ]);
+            return settled &&
+              caddySelections(caddyLog)
+                .slice(mark)
+                .every(({ upstream }) => upstream !== nodeApiAddress)
+              ? Date.now() - t0
+              : undefined;
+          },
+          120_000,
+        );
+        // Admission answers: a stream within the quota, a refusal naming it past it.
+        const first = await small.client.at(caddyUrl).post<StreamView>(`/v1/apps/${small.app.id}/streams`, { name: 'one' });
+        expect(first.status).toBe(201);
+        const refused = await small.client
+          .at(caddyUrl)
+          .post<{ error: { code: string; resource: string } }>(`/v1/apps/${small.app.id}/streams`, { name: 'two' });
+        expect(refused.status).toBe(429);
+        expect(refused.body.error).toMatchObject({ code: 'quota_exceeded', resource: 'app.streams' });
+        expect((await small.client.at(caddyUrl).delete(`/v1/apps/${small.app.id}/streams/${first.body.id}`)).status).toBe(200);
+        // A webhook for an event of this moment is delivered (by the origin's worker), once.
+        const hooked = await createStream(balanced, app.id, `hooked while ${gone}`);
+        expect((await balanced.delete(`/v1/apps/${app.id}/streams/${hooked.id}`)).status).toBe(200);
+        const delivery = await waitFor(
+          `the webhook for the stream ended while ${gone}`,
+          async () => {
+            const items = (await balanced.get<WebhookDeliveryList>(`/v1/apps/${app.id}/webhook-deliveries`)).body.items;
+            return items.find(
+              (d) => d.status === 'delivered' && received.some((r) => r.headers['webhook-id'] === d.eventId && r.body.includes(hooked.id)),
+            );
+          },
+          120_000,
+        );
+        const deliveredAfterMs = Date.now() - t0;
+
+        const restoredAt = Date.now();
+        if (gone === 'link down') await run('ip', ['-n', hosts.ns, 'link', 'set', 'tj1', 'up']);
+        else for (const pid of pids) process.kill(Number(pid), 'SIGCONT');
+        const answers = await Promise.all(asked);
+        const hits = received.filter((r) => r.headers['webhook-id'] === delivery.eventId);
+        expect(hits).toHaveLength(1);
+        expect(() => new Webhook(secret).verify(hits[0]?.body ?? '', hits[0]?.headers as Record<string, string>)).not.toThrow();
+        expect(answers.filter((a) => a.status !== 200 && a.status !== 201)).toEqual([]);
+        const toGoneHost = caddyTries(caddyLog)
+          .slice(triesBefore)
+          .filter((t) => t.upstream === nodeApiAddress && t.sentAt < restoredAt);
+        const slowest = Math.max(...answers.map((a) => a.ms));
+        const lastToGoneHostS = Math.max(
+          0,
+          ...caddySelections(caddyLog)
+            .filter((c) => c.upstream === nodeApiAddress && c.at >= t0 && c.at < restoredAt)
+            .map((c) => (c.at - t0) / 1_000),
+        );
+        report.push(
+          `  ${gone}: ${answers.length} requests (dashboard page, streams list, stream start + end) while it was gone, all answered; ` +
+            `${toGoneHost.length} tries met the gone host (${[...new Set(toGoneHost.map((t) => t.error ?? 'answered'))].join('; ')}); ` +
+            `slowest answer ${(slowest / 1_000).toFixed(1)} s; Caddy sent it its last request ${lastToGoneHostS.toFixed(1)} s in (answers all from the origin by ${(outAfterMs / 1_000).toFixed(1)} s); ` +
+            `webhook of that moment delivered once after ${(deliveredAfterMs / 1_000).toFixed(1)} s; back after ${((restoredAt - t0) / 1_000).toFixed(1)} s`,
+        );
+      }
+
+      // The reservation audit finds nothing held for a stream that ended.
+      const audit = await sweepRoundTrip();
+      expect(audit['reservations']).toEqual({});
+      console.log(
+        [`[one API replica's host gone] Caddy: health every 2 s (2 s timeout), dial timeout 3 s, no kept connections`, ...report].join(
+          '\n',
+        ),
+      );
+    },
+  );
+
   it("--leave stops the node's API and worker and revokes its Redis user", async () => {
-    originApi = await startAppProcess('api', originEnv, log('origin-api-again'));
+    originApi ??= await startAppProcess('api', originEnv, log('origin-api-again'));
 
     const left = await installOnNode(hosts.ns, ['--leave', '--home', home]);
 
@@ -244,3 +429,39 @@ describe('install.sh --join --role control', () => {
     ).toBe('refused');
   });
 });
+
+type CaddyTry = Readonly<{ upstream: string; method: string; sentAt: number; error?: string }>;
+
+/** Every try Caddy logged (debug, once it ended): which API it sent a request to, when (ms), and the error when it failed. */
+function caddyTries(logFile: string): CaddyTry[] {
+  if (!existsSync(logFile)) return [];
+  const tries: CaddyTry[] = [];
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"upstream roundtrip"')) continue;
+    try {
+      const entry = JSON.parse(line) as { ts: number; duration: number; upstream: string; error?: string; request?: { method?: string } };
+      tries.push({
+        upstream: entry.upstream,
+        method: entry.request?.method ?? '',
+        sentAt: (entry.ts - entry.duration) * 1_000,
+        ...(entry.error ? { error: entry.error } : {}),
+      });
+    } catch {
+      // a line still being written
+    }
+  }
+  return tries;
+}
+
+/** The API Caddy chose for each request (debug), in order, logged before it is sent: when (ms) and which. */
+function caddySelections(logFile: string): Readonly<{ at: number; upstream: string }>[] {
+  if (!existsSync(logFile)) return [];
+  return [
+    ...readFileSync(logFile, 'utf8').matchAll(
+      /"ts":([0-9.]+),"logger":"http.handlers.reverse_proxy","msg":"selected upstream","dial":"([^"]+)"/g,
+    ),
+  ].map((m) => ({
+    at: Number(m[1]) * 1_000,
+    upstream: m[2] ?? '',
+  }));
+}

@@ -1,13 +1,13 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisConnectionOptions } from '@tally/config';
-import { type ClusterSettings, type Health, JOBS, type JoinTokenView, type RecordingView, type StreamView } from '@tally/contracts';
+import { type ClusterSettings, type Health, type JoinTokenView, type RecordingView, type StreamView } from '@tally/contracts';
 import { ApiClient, type Child, createStream, createTenant, startAppProcess, startStack, type TestStack, waitFor } from '@tally/testing';
 import { deliveries, probeRecording, startMediaWorkload } from './failover-workload.js';
 import { download, recordingIn } from './recording-client.js';
 import { SignedReceiver } from './signed-receiver.js';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { sweepOnce } from '../../worker/test/sweep.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const log = (name: string) => join(tmpdir(), `tally-redis-failover-${name}-${process.pid}-${Date.now()}.log`);
@@ -59,28 +59,8 @@ describe('Redis failover through Sentinel', () => {
     await stack?.stop();
   });
 
-  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ through the Sentinels. */
-  async function sweepRoundTrip(): Promise<Record<string, Record<string, number>>> {
-    const requested = await admin.post<{ jobId: string }>('/v1/reconcile');
-    expect(requested.status).toBe(202);
-    const queue = new Queue(JOBS.reconcileStreams.queue, {
-      connection: redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }),
-    });
-    try {
-      const job = await waitFor(
-        `sweep ${requested.body.jobId} to finish`,
-        async () => {
-          const found = await queue.getJob(requested.body.jobId);
-          return found?.finishedOn === undefined ? undefined : found;
-        },
-        180_000,
-      );
-      expect(job.failedReason).toBeUndefined();
-      return job.returnvalue as Record<string, Record<string, number>>;
-    } finally {
-      await queue.close();
-    }
-  }
+  /** POST /v1/reconcile, then the worker's sweep job read back from BullMQ (through the Sentinels where there are). */
+  const sweepRoundTrip = () => sweepOnce(admin, redisConnectionOptions(stack.config.redis, { maxRetriesPerRequest: null }));
 
   /** The API's count of the failovers it followed, from GET /metrics as Prometheus scrapes it. */
   async function failoversCounted(): Promise<number> {

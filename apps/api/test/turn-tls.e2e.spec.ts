@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import type { RecordingView, StreamToken, StreamView } from '@tally/contracts';
+import type { CreatedIngress, RecordingView, StreamToken, StreamView } from '@tally/contracts';
 import {
   type Child,
   type ClientNamespace,
@@ -19,14 +19,18 @@ import {
   joinFromPage,
   launchFirewalledChromium,
   leave,
+  publishWhipFromPage,
   selectedPaths,
+  stopWhipFromPage,
   subscribedKinds,
+  whipConnectionState,
 } from '@tally/testing/browser';
 import { recordingIn } from './recording-client.js';
 
 const TURN_DOMAIN = 'turn.tally.test';
-/** livekit-server tells clients `turns:<domain>:443` whatever its tls_port: TURN over TLS is reachable on 443 or not at all. */
-const TURN_TLS_PORT = 443;
+/** coturn's port with `install.sh --domain` (docs/adr/0042-turn-tls-beside-caddy.md). */
+const TURN_TLS_PORT = 5349;
+const TURN_URL = `turns:${TURN_DOMAIN}:${TURN_TLS_PORT}?transport=tcp`;
 
 describe('a client behind a firewall that drops UDP', () => {
   let harness: ApiHarness;
@@ -41,11 +45,16 @@ describe('a client behind a firewall that drops UDP', () => {
     const certificate = await issueTestCertificate(TURN_DOMAIN);
     harness = await startApiHarness(
       {},
-      { egress: true, turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: TURN_TLS_PORT } },
+      {
+        egress: true,
+        ingress: true,
+        turn: { domain: TURN_DOMAIN, certFile: certificate.certFile, keyFile: certificate.keyFile, tlsPort: TURN_TLS_PORT },
+      },
     );
     worker = await startAppProcess('worker', harness.stack.env, join(tmpdir(), `tally-worker-turn-${Date.now()}.log`));
-    // Web ports only: UDP dropped both ways, TCP only to TURN/TLS and to signalling (behind Caddy on 443 when installed).
-    ns = await startClientNamespace({ tcpPorts: [TURN_TLS_PORT, harness.stack.livekit.port] });
+    // UDP dropped both ways; TCP only to TURN/TLS, to signalling (behind Caddy on 443 when installed) and to WHIP.
+    const whipPort = harness.stack.ingress?.config.whip_port ?? 0;
+    ns = await startClientNamespace({ tcpPorts: [TURN_TLS_PORT, harness.stack.livekit.port, whipPort] });
     chromium = await launchFirewalledChromium(ns, certificate.caFile, { [TURN_DOMAIN]: nodeIp });
   }, 180_000);
 
@@ -120,8 +129,8 @@ describe('a client behind a firewall that drops UDP', () => {
         console.log(
           `[turn-tls] ${who}: candidate ${path.candidateType}, relay protocol ${path.relayProtocol}, via ${path.url} to ${path.remote}`,
         );
-      expect(paths[0]?.iceServers).toContain(`turns:${TURN_DOMAIN}:443?transport=tcp`);
-      expect(paths.map((p) => [p.candidateType, p.relayProtocol])).toEqual(paths.map(() => ['relay', 'tls']));
+      expect(paths[0]?.iceServers).toContain(TURN_URL);
+      expect(paths.map((p) => [p.candidateType, p.relayProtocol, p.url])).toEqual(paths.map(() => ['relay', 'tls', TURN_URL]));
     }
 
     const started = await client.post<RecordingView>(`${base}/recordings`, {});
@@ -134,6 +143,55 @@ describe('a client behind a firewall that drops UDP', () => {
     if (complete.codecs?.length !== 2) await logParts(harness, started.body.id);
     expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
     expect(complete.durationS).toBeGreaterThan(2);
+  }, 300_000);
+
+  it('publishes over WHIP through the TURN server named in the answer, and its recording completes', async () => {
+    const { app, client } = await createTenant(harness.admin, 'whip-behind-a-firewall');
+    const stream = await createStream(client, app.id, 'field reporter');
+    const base = `/v1/apps/${app.id}/streams/${stream.id}`;
+    const ingress = (await client.post<CreatedIngress>(`/v1/apps/${app.id}/ingresses`, { streamId: stream.id, kind: 'whip' })).body;
+
+    const { page, session } = await publishWhipFromPage(chromium.browser, ingress.url, ingress.streamKey);
+    pages.push(page);
+    const handed = session.iceServers.find((s) => s.urls === TURN_URL);
+    expect(handed).toMatchObject({ username: expect.stringMatching(/^\d+:/) as string, credential: expect.any(String) as string });
+    // TURN REST credentials for this session, valid for 4 hours, as LiveKit's for participants.
+    const expiresInS = Number(handed?.username?.split(':')[0]) - Date.now() / 1000;
+    expect(expiresInS).toBeGreaterThan(4 * 3600 - 600);
+    expect(expiresInS).toBeLessThanOrEqual(4 * 3600 + 60);
+
+    await waitFor(
+      'the WHIP publisher to connect',
+      async () => ((await whipConnectionState(page)) === 'connected' ? true : undefined),
+      60_000,
+    );
+    await waitFor(
+      'the stream to be live',
+      async () => ((await client.get<StreamView>(base)).body.status === 'live' ? true : undefined),
+      60_000,
+    );
+    const paths = await waitFor(
+      "the WHIP publisher's media path",
+      async () => {
+        const found = await selectedPaths(page);
+        return found.some((p) => p.bytesReceived > 0 && p.bytesSent > 0) ? found : undefined;
+      },
+      30_000,
+    );
+    for (const path of paths)
+      console.log(
+        `[turn-tls] WHIP publisher: candidate ${path.candidateType}, relay protocol ${path.relayProtocol}, via ${path.url} to ${path.remote}`,
+      );
+    expect(paths.map((p) => [p.candidateType, p.relayProtocol, p.url])).toEqual(paths.map(() => ['relay', 'tls', TURN_URL]));
+
+    const started = await client.post<RecordingView>(`${base}/recordings`, {});
+    expect(started.status).toBe(201);
+    await recordingIn(client, app.id, started.body.id, ['active']);
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await stopWhipFromPage(page, session)).toBe(200);
+    const complete = await recordingIn(client, app.id, started.body.id, ['complete', 'failed']);
+    expect(complete).toMatchObject({ status: 'complete', error: null });
+    expect(complete.codecs?.map((c) => c.type).sort()).toEqual(['audio', 'video']);
   }, 300_000);
 
   it('gets no media path when the client does not trust the TURN server certificate', async () => {

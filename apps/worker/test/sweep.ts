@@ -1,12 +1,16 @@
 import { JOBS } from '@tally/contracts';
 import { type ApiClient, waitFor } from '@tally/testing';
-import { Queue } from 'bullmq';
+import { type ConnectionOptions, Queue } from 'bullmq';
 
-/** Exactly one reconciliation sweep, asked for through the API, waited for until the worker finished it. */
-export async function sweepOnce(admin: ApiClient, redisUrl: string): Promise<Record<string, Record<string, number>>> {
+/**
+ * Exactly one reconciliation sweep, asked for through the API, waited for until the worker finished
+ * it; `redis` is a URL or the connection options of the Redis the queues live on (Sentinels too).
+ */
+export async function sweepOnce(admin: ApiClient, redis: string | ConnectionOptions): Promise<Record<string, Record<string, number>>> {
   const requested = await admin.post<{ jobId: string }>('/v1/reconcile');
   if (requested.status !== 202) throw new Error(`POST /v1/reconcile: ${requested.status}`);
-  const queue = new Queue(JOBS.reconcileStreams.queue, { connection: { url: redisUrl, maxRetriesPerRequest: null } });
+  const connection = typeof redis === 'string' ? { url: redis, maxRetriesPerRequest: null } : redis;
+  const queue = new Queue(JOBS.reconcileStreams.queue, { connection });
   try {
     const job = await waitFor(
       `sweep ${requested.body.jobId} to finish`,

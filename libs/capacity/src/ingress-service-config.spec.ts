@@ -36,6 +36,15 @@ describe(renderIngressServiceConfig.name, () => {
     expect(redis).toEqual({ address: '127.0.0.1:6390', password: 'pw', db: 2 });
   });
 
+  it('hands WHIP publishers the TURN over TLS servers it is given, with their secrets, for 4-hour credentials', () => {
+    const turnServers = [{ host: 'turn.media.example', port: 443, secret: 'a-shared-secret-of-coturn' }];
+    expect(renderIngressServiceConfig({ ...input, turnServers }).whip_turn_servers).toEqual([
+      { host: 'turn.media.example', port: 443, protocol: 'tls', secret: 'a-shared-secret-of-coturn', ttl: 14_400 },
+    ]);
+    expect(renderIngressServiceConfig(input)).not.toHaveProperty('whip_turn_servers');
+    expect(renderIngressServiceConfig({ ...input, turnServers: [] })).not.toHaveProperty('whip_turn_servers');
+  });
+
   it('opens no health port unless asked: ingress would bind it on every address', () => {
     const { healthPort: _, ...withoutPort } = input;
     expect(renderIngressServiceConfig(withoutPort)).not.toHaveProperty('health_port');

@@ -17,8 +17,19 @@ export type IngressServiceConfigInput = Readonly<{
   /** WHIP's WebRTC transport: one UDP port on the node's media address. */
   udpPort: number;
   nodeIp: string;
+  /**
+   * TURN servers WHIP publishers are handed with the answer (`Link` headers, RFC 9725 section 4.6),
+   * with credentials ingress mints from the secret each shares with its server (TURN REST).
+   */
+  turnServers?: readonly IngressTurnServer[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }>;
+
+/** A TURN over TLS server that checks TURN REST credentials made from `secret` (docs/adr/0046). */
+export type IngressTurnServer = Readonly<{ host: string; port: number; secret: string }>;
+
+/** How long the credentials a WHIP publisher is handed stay valid: LiveKit's for participants, 4 hours. */
+export const WHIP_TURN_CREDENTIAL_TTL_S = 14_400;
 
 export type IngressServiceConfig = Readonly<{
   api_key: string;
@@ -30,6 +41,7 @@ export type IngressServiceConfig = Readonly<{
   whip_port: number;
   http_relay_port: number;
   rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[] };
+  whip_turn_servers?: { host: string; port: number; protocol: 'tls'; secret: string; ttl: number }[];
   cpu_cost: {
     rtmp_cpu_cost: number;
     whip_cpu_cost: number;
@@ -80,6 +92,17 @@ export function renderIngressServiceConfig(input: IngressServiceConfigInput): In
     whip_port: input.whipPort,
     http_relay_port: input.httpRelayPort,
     rtc_config: { udp_port: input.udpPort, node_ip: input.nodeIp, use_external_ip: false, stun_servers: ['127.0.0.1:3478'] },
+    ...(input.turnServers === undefined || input.turnServers.length === 0
+      ? {}
+      : {
+          whip_turn_servers: input.turnServers.map(({ host, port, secret }) => ({
+            host,
+            port,
+            protocol: 'tls' as const,
+            secret,
+            ttl: WHIP_TURN_CREDENTIAL_TTL_S,
+          })),
+        }),
     cpu_cost: INGRESS_CPU_COST,
     logging: { level: input.logLevel },
   };

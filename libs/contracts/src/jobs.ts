@@ -92,14 +92,18 @@ export const LadderReport = z.discriminatedUnion('outcome', [
 ]);
 export type LadderReport = z.infer<typeof LadderReport>;
 
+// `<appId>/<file>`: no segment may start with a dot, so nothing leaves the incoming area.
+const IncomingLocation = z.string().regex(/^[A-Za-z0-9_-]+\/[A-Za-z0-9_-][A-Za-z0-9_.-]*$/, 'an <appId>/<file> location');
+
 /**
  * Asks a node's agent to put what its egress wrote (`locations`, relative to the recordings
- * directory) into the bucket's staging area, where the worker fetches them to finalise the recording.
+ * directory) into the bucket's staging area, where the worker fetches them to finalise the recording,
+ * and to delete what replaced egress attempts began to write there (`discard`), which nothing reads.
  */
 export const StageRecording = z.object({
   recordingId: z.string(),
-  // `<appId>/<file>`: no segment may start with a dot, so nothing leaves the incoming area.
-  locations: z.array(z.string().regex(/^[A-Za-z0-9_-]+\/[A-Za-z0-9_-][A-Za-z0-9_.-]*$/, 'an <appId>/<file> location')).min(1),
+  locations: z.array(IncomingLocation).min(1),
+  discard: z.array(IncomingLocation).default([]),
 });
 export type StageRecording = z.infer<typeof StageRecording>;
 

@@ -28,6 +28,7 @@ function starting(holdMs: number) {
   return { child, started, ended };
 }
 
+// Each test starts a Node process that compiles TypeScript on load: seconds on a busy host.
 describe('holdStopSignals', () => {
   it('keeps a SIGTERM sent while starting from ending the process, and hands it to the shutdown handler once released', async () => {
     const run = starting(1_000);
@@ -37,12 +38,12 @@ describe('holdStopSignals', () => {
     expect(ended.signal).toBeNull();
     expect(ended.output).toContain('stopped cleanly');
     expect(ended.output).not.toContain('still running');
-  });
+  }, 60_000);
 
   it('raises nothing on release when no signal came', async () => {
     const run = starting(100);
     const ended = await run.ended;
     expect(ended.output).toContain('still running');
     expect(ended.output).not.toContain('stopped cleanly');
-  });
+  }, 60_000);
 });

@@ -89,12 +89,28 @@ window.RTCPeerConnection = class extends NativePeerConnection {
     connections.push(this);
   }
 };
+const started = Date.now();
 window.tally = {
   room: undefined,
+  events: [],
   async join(url, token, publish) {
     // One video layer, like the other tests' publishers: what is under test is the path, not simulcast.
     const room = new LivekitClient.Room({ adaptiveStream: false, dynacast: false, publishDefaults: { simulcast: false } });
     window.tally.room = room;
+    // What happened to the room, for a failure's report: reconnections and tracks coming and going.
+    const note = (event, detail) => window.tally.events.push(((Date.now() - started) / 1000).toFixed(1) + 's ' + event + (detail ? ' ' + detail : ''));
+    const E = LivekitClient.RoomEvent;
+    room.on(E.Reconnecting, () => note('reconnecting'));
+    room.on(E.SignalReconnecting, () => note('signal reconnecting'));
+    room.on(E.Reconnected, () => note('reconnected'));
+    room.on(E.Disconnected, (reason) => note('disconnected', String(reason)));
+    room.on(E.LocalTrackPublished, (pub) => note('published', pub.kind));
+    room.on(E.LocalTrackUnpublished, (pub) => note('unpublished', pub.kind));
+    room.on(E.TrackMuted, (pub, p) => note('muted', pub.kind + ' of ' + p.identity));
+    room.on(E.TrackUnmuted, (pub, p) => note('unmuted', pub.kind + ' of ' + p.identity));
+    room.on(E.TrackSubscribed, (track) => note('subscribed', track.kind));
+    room.on(E.TrackUnsubscribed, (track) => note('unsubscribed', track.kind));
+    room.on(E.MediaDevicesError, (error) => note('media devices error', String(error)));
     room.on(LivekitClient.RoomEvent.TrackSubscribed, (track) => {
       if (track.kind !== 'video') return;
       const video = track.attach();
@@ -105,6 +121,16 @@ window.tally = {
     await room.connect(url, token, { autoSubscribe: !publish });
     if (publish) await room.localParticipant.enableCameraAndMicrophone();
   },
+  roomEvents() {
+    return window.tally.events;
+  },
+  /** The room's state and the tracks of it this page sends (a publisher) or receives (a viewer), as kind:sid. */
+  trackSids() {
+    const room = window.tally.room;
+    const pubs = [...room.localParticipant.trackPublications.values()];
+    for (const p of room.remoteParticipants.values()) pubs.push(...p.trackPublications.values());
+    return { state: room.state, tracks: pubs.filter((pub) => pub.track).map((pub) => pub.kind + ':' + pub.trackSid).sort() };
+  },
   subscribedKinds() {
     const kinds = [];
     for (const p of window.tally.room.remoteParticipants.values())
@@ -113,6 +139,40 @@ window.tally = {
   },
   async leave() {
     await window.tally.room.disconnect();
+  },
+  // A WHIP publisher (RFC 9725): the offer goes out before ICE gathers, so the ICE servers the
+  // endpoint names in its answer's Link headers (section 4.6) are set before the offer is applied
+  // and ICE gathers with them (LiveKit ingress takes no trickled candidates).
+  async whip(url, key) {
+    const media = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 360, frameRate: 25 } });
+    const pc = new RTCPeerConnection();
+    for (const track of media.getTracks()) pc.addTransceiver(track, { direction: 'sendonly' });
+    const offer = await pc.createOffer();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sdp', Authorization: 'Bearer ' + key },
+      body: offer.sdp,
+    });
+    const answer = await response.text();
+    if (response.status !== 201) throw new Error('WHIP ' + url + ' answered ' + response.status + ': ' + answer);
+    const iceServers = [];
+    for (const [, uri, params] of (response.headers.get('Link') || '').matchAll(/<([^>]*)>([^<]*)/g)) {
+      const p = Object.fromEntries([...params.matchAll(/([a-z-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      if (p.rel !== 'ice-server') continue;
+      iceServers.push(p.username === undefined ? { urls: uri } : { urls: uri, username: p.username, credential: p.credential });
+    }
+    pc.setConfiguration({ ...pc.getConfiguration(), iceServers });
+    await pc.setLocalDescription(offer);
+    await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+    window.tally.whipPc = pc;
+    return { resourceUrl: new URL(response.headers.get('Location'), url).toString(), iceServers };
+  },
+  async whipStop(resourceUrl) {
+    const response = await fetch(resourceUrl, { method: 'DELETE' });
+    return response.status;
+  },
+  whipState() {
+    return window.tally.whipPc ? window.tally.whipPc.connectionState : 'new';
   },
   async paths() {
     const out = [];
@@ -144,10 +204,21 @@ type PageApi = {
   tally: {
     join(url: string, token: string, publish: boolean): Promise<void>;
     subscribedKinds(): string[];
+    roomEvents(): string[];
+    trackSids(): { state: string; tracks: string[] };
     leave(): Promise<void>;
     paths(): Promise<SelectedPath[]>;
+    whip(url: string, key: string): Promise<WhipSession>;
+    whipState(): string;
+    whipStop(resourceUrl: string): Promise<number>;
   };
 };
+
+/** A WHIP publish from a page: where DELETE ends it, and the ICE servers the endpoint's Link headers named. */
+export type WhipSession = Readonly<{
+  resourceUrl: string;
+  iceServers: readonly Readonly<{ urls: string; username?: string; credential?: string }>[];
+}>;
 // Functions passed to page.evaluate run in the page: they may reference nothing of this module.
 
 /** An empty page on a secure origin, allowed the camera, the microphone and the media server's private address. */
@@ -181,4 +252,35 @@ export function subscribedKinds(page: Page): Promise<string[]> {
 export async function leave(page: Page): Promise<void> {
   await page.evaluate(() => (globalThis as unknown as PageApi).tally.leave());
   await page.context().close();
+}
+
+/** What the page's room went through (reconnections, tracks published, muted, subscribed), with seconds since the page loaded. */
+export function roomEvents(page: Page): Promise<string[]> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.roomEvents());
+}
+
+/** The page's room state and the tracks it sends or receives (`kind:sid`, sorted). */
+export function trackSids(page: Page): Promise<{ state: string; tracks: string[] }> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.trackSids());
+}
+
+/**
+ * A page of `browser` publishing its (fake) camera and microphone to a WHIP endpoint with a stream
+ * key, with the ICE servers the endpoint hands out; resolves once the endpoint answered.
+ */
+export async function publishWhipFromPage(browser: Browser, url: string, streamKey: string): Promise<{ page: Page; session: WhipSession }> {
+  const page = await openBlankPage(browser);
+  await page.addScriptTag({ content: PAGE_SCRIPT });
+  const session = await page.evaluate(([u, k]) => (globalThis as unknown as PageApi).tally.whip(u, k), [url, streamKey] as const);
+  return { page, session };
+}
+
+/** The WHIP publisher's peer connection state (`connected` once ICE and DTLS are done). */
+export function whipConnectionState(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.whipState());
+}
+
+/** Ends the page's WHIP session as its client does (DELETE on the resource, from the page): the HTTP status. */
+export function stopWhipFromPage(page: Page, session: WhipSession): Promise<number> {
+  return page.evaluate((url) => (globalThis as unknown as PageApi).tally.whipStop(url), session.resourceUrl);
 }

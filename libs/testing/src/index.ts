@@ -17,6 +17,7 @@ export * from './postgres.js';
 export * from './dockerd.js';
 export * from './dns-server.js';
 export * from './client-namespace.js';
+export * from './coturn.js';
 export * from './test-ca.js';
 export * from './factories/rows.js';
 export * from './factories/tenants.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { renderIngressServiceConfig, type IngressServiceConfig } from '@tally/capacity';
 import type { Child } from './child.js';
-import type { TestLivekit } from './livekit.js';
+import type { TestLivekit, TurnServer } from './livekit.js';
 import { freePort } from './ports.js';
 import { supervise } from './supervised.js';
 import { toolPath } from './tools.js';
@@ -17,6 +17,8 @@ export type IngressOptions = Readonly<{
   redisUrl: string;
   /** The ports livekit-server's `ingress:` section announces (see ingressPorts()). */
   ports: IngressPorts;
+  /** The TURN over TLS server WHIP publishers are handed (Link headers), as the agent configures it. */
+  turn?: TurnServer;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }>;
 
@@ -57,6 +59,7 @@ export async function startIngress(options: IngressOptions): Promise<TestIngress
     httpRelayPort: relayPort,
     udpPort,
     nodeIp: options.livekit.nodeIp,
+    ...(options.turn === undefined ? {} : { turnServers: [options.turn] }),
     logLevel: options.logLevel ?? 'info',
   });
   const configFile = join(dir, 'ingress.yaml');

@@ -35,15 +35,15 @@ export type LivekitOptions = Readonly<{
   ingress?: Readonly<{ rtmpPort: number; whipPort: number }>;
   /** Serve livekit-server's Prometheus metrics on this port (bench/load samples them). */
   prometheusPort?: number;
-  /** Run livekit-server's built-in TURN server, as install.sh does. */
-  turn?: TestTurn;
+  /**
+   * TURN as install.sh --domain sets it up: this TURN over TLS server (coturn) handed to every
+   * participant with credentials minted from its secret, and livekit-server's own TURN over UDP.
+   */
+  turn?: TurnServer;
 }>;
 
-/**
- * livekit-server's built-in TURN: over TLS with this certificate (clients are always told
- * `turns:<domain>:443`, whatever tls_port is, so the test listens on 443), and over UDP on a free port.
- */
-export type TestTurn = Readonly<{ domain: string; certFile: string; keyFile: string; tlsPort: number }>;
+/** A TURN over TLS server that checks TURN REST credentials made from `secret`. */
+export type TurnServer = Readonly<{ host: string; port: number; secret: string }>;
 
 /**
  * A real livekit-server on free ports. STUN points at a local address so no
@@ -125,15 +125,17 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
   };
 }
 
-async function turnConfig(turn: TestTurn, nodeIp: string): Promise<string[]> {
+/** As install.sh writes them: rtc.turn_servers (indented under rtc:), then the built-in TURN over UDP. */
+async function turnConfig(turn: TurnServer, nodeIp: string): Promise<string[]> {
   return [
+    '  turn_servers:',
+    `    - host: ${turn.host}`,
+    `      port: ${turn.port}`,
+    '      protocol: tls',
+    `      secret: ${turn.secret}`,
     'turn:',
     '  enabled: true',
-    `  domain: ${turn.domain}`,
-    `  tls_port: ${turn.tlsPort}`,
     `  udp_port: ${await freePort()}`,
-    `  cert_file: ${turn.certFile}`,
-    `  key_file: ${turn.keyFile}`,
     // The relay forwards to this server's own ICE address, which is private here.
     `  allow_restricted_peer_cidrs: ["${nodeIp}/32"]`,
   ];

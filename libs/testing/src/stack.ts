@@ -10,7 +10,8 @@ import { inject } from 'vitest';
 import { createTestDatabase, dropDatabase } from './database.js';
 import { startEgress, type TestEgress } from './egress.js';
 import { type IngressPorts, ingressPorts, startIngress, type TestIngress } from './ingress.js';
-import { startLivekit, type TestLivekit, type TestTurn } from './livekit.js';
+import { startCoturn, type TestCoturn, type TestTurn } from './coturn.js';
+import { startLivekit, type TestLivekit } from './livekit.js';
 import { startObjectStore, type TestObjectStore } from './object-store.js';
 import { freePort, waitFor } from './ports.js';
 import { startAppProcess } from './processes.js';
@@ -36,6 +37,8 @@ export type TestStack = Readonly<{
   ingress?: TestIngress;
   /** The S3 server recordings go to, when started with `objectStore: true` (TALLY_S3_* point at it). */
   objectStore?: TestObjectStore;
+  /** coturn, the TURN over TLS server, when started with `turn`. */
+  coturn?: TestCoturn;
   stop(): Promise<void>;
 }>;
 
@@ -69,7 +72,11 @@ export type StackOptions = Readonly<{
    * through the Sentinels (REDIS_SENTINELS in `env`).
    */
   redisSentinel?: boolean;
-  /** Run livekit-server's TURN server; tokens then carry the signalling URL on the node IP, for clients in their own namespaces. */
+  /**
+   * TURN as `install.sh --domain` runs it: coturn over TLS, handed to participants by livekit-server
+   * and to WHIP publishers by ingress, and livekit-server's TURN over UDP. Tokens then carry the
+   * signalling URL on the node IP, for clients in their own namespaces.
+   */
   turn?: TestTurn;
 }>;
 
@@ -85,6 +92,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const apiPort = await freePort();
   const nodeIp = process.env['TALLY_TEST_NODE_IP'] ?? '127.0.0.1';
   const ports = options.ingress || options.workers ? await ingressPorts() : undefined;
+  const coturn = options.turn === undefined ? undefined : await startCoturn(options.turn, nodeIp);
+  const turnServer = coturn === undefined ? undefined : { host: coturn.host, port: coturn.port, secret: coturn.secret };
   const livekit = await startLivekit({
     redisUrl: redis.url,
     ...(redisSentinel === undefined ? {} : { redisSentinel: redisSentinel.sentinel }),
@@ -92,7 +101,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     webhookUrl: `http://127.0.0.1:${apiPort}/webhooks/livekit`,
     ...(ports === undefined ? {} : { ingress: ports }),
     ...(options.livekitPrometheusPort === undefined ? {} : { prometheusPort: options.livekitPrometheusPort }),
-    ...(options.turn === undefined ? {} : { turn: options.turn }),
+    ...(turnServer === undefined ? {} : { turn: turnServer }),
   });
   const egress = options.egress
     ? await startEgress({
@@ -102,7 +111,9 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
         budget: TEST_NODE_BUDGET,
       })
     : undefined;
-  const ingress = options.ingress ? await startIngress({ livekit, redisUrl: redis.url, ports: ports! }) : undefined;
+  const ingress = options.ingress
+    ? await startIngress({ livekit, redisUrl: redis.url, ports: ports!, ...(turnServer === undefined ? {} : { turn: turnServer }) })
+    : undefined;
   const objectStore = options.objectStore ? await startObjectStore({ nodeKeys: options.objectStore === 'nodeKeys' }) : undefined;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
   const env: Record<string, string> = {
@@ -125,6 +136,14 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     ...(options.workers ? await agentWorkerEnv(options.workers, nodeIp, ports!) : {}),
     ...objectStore?.env,
     ...redisSentinel?.env,
+    // As install.sh --domain writes them: joined media nodes and the agent's ingress hand out coturn.
+    ...(turnServer === undefined
+      ? {}
+      : {
+          TALLY_CLUSTER_TURN_HOST: turnServer.host,
+          TALLY_CLUSTER_TURN_PORT: String(turnServer.port),
+          TALLY_CLUSTER_TURN_SECRET: turnServer.secret,
+        }),
     ...options.env,
   };
   const nodeId = `node-${randomBytes(4).toString('hex')}`;
@@ -138,6 +157,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     adminKey,
     redis,
     ...(redisSentinel === undefined ? {} : { redisSentinel }),
+    ...(coturn === undefined ? {} : { coturn }),
     livekit,
     nodeId,
     agent,
@@ -150,6 +170,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       await ingress?.stop();
       await objectStore?.stop();
       await livekit.stop();
+      await coturn?.stop();
       await redis.stop();
       await dropDatabase(serverUrl, databaseUrl);
     },

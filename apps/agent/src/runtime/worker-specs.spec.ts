@@ -16,6 +16,7 @@ const config: WorkersConfig = {
   recordingsDir: '/var/lib/tally/recordings',
   capacityProfile: undefined,
   nodeIp: '10.0.0.1',
+  turn: undefined,
   ports: { egressTemplate: 7980, ingressRtmp: 1935, ingressWhip: 8080, ingressRelay: 7890, ingressUdp: 7885 },
 };
 const input: SpecInput = { nodeId: 'n1', budget: DEFAULT_NODE_BUDGET, model: DEFAULT_MODEL, config };
@@ -30,4 +31,13 @@ describe(workerSpec.name, () => {
       expect(sut.env['HOME']).toBe('/var/lib/tally/workers/egress/home');
     },
   );
+
+  it("hands WHIP publishers the node's TURN over TLS server, and none when there is none", () => {
+    const turn = { host: 'turn.media.example', port: 443, secret: 'a-shared-secret-of-coturn' };
+    const ingressYaml = (c: WorkersConfig) =>
+      JSON.parse(workerSpec('ingress', { ...input, config: c }).files[0]?.content ?? '{}') as Record<string, unknown>;
+
+    expect(ingressYaml({ ...config, turn })['whip_turn_servers']).toEqual([{ ...turn, protocol: 'tls', ttl: 14_400 }]);
+    expect(ingressYaml(config)).not.toHaveProperty('whip_turn_servers');
+  });
 });

@@ -85,6 +85,7 @@ function ingressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wo
     httpRelayPort: config.ports.ingressRelay,
     udpPort: config.ports.ingressUdp,
     nodeIp: config.nodeIp,
+    ...(config.turn === undefined ? {} : { turnServers: [config.turn] }),
     logLevel: logLevel ?? 'info',
   });
   const docker = config.runtime === 'docker';

@@ -30,6 +30,13 @@ export const WorkerEnvSchema = z.object({
   TALLY_INGRESS_WHIP_PORT: port.default(8085),
   TALLY_INGRESS_RELAY_PORT: port.default(7892),
   TALLY_INGRESS_UDP_PORT: port.default(7885),
+  // The TURN over TLS server (install.sh --domain: the origin's coturn) WHIP publishers are handed.
+  TALLY_CLUSTER_TURN_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/, 'must be a host name or IPv4 address')
+    .optional(),
+  TALLY_CLUSTER_TURN_PORT: port.default(5_349),
+  TALLY_CLUSTER_TURN_SECRET: z.string().min(16).optional(),
 });
 type WorkerEnv = z.infer<typeof WorkerEnvSchema>;
 
@@ -49,6 +56,8 @@ export type WorkersConfig = Readonly<{
   recordingsDir: string;
   capacityProfile: string | undefined;
   nodeIp: string;
+  /** The TURN over TLS server ingress hands WHIP publishers, with the secret it shares with it. */
+  turn: Readonly<{ host: string; port: number; secret: string }> | undefined;
   ports: Readonly<{
     egressTemplate: number;
     ingressRtmp: number;
@@ -67,6 +76,9 @@ export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>, re
   if (e.TALLY_WORKER_RUNTIME !== 'none' && !livekit) {
     throw new Error(`TALLY_WORKER_RUNTIME=${e.TALLY_WORKER_RUNTIME} needs LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET`);
   }
+  if ((e.TALLY_CLUSTER_TURN_HOST === undefined) !== (e.TALLY_CLUSTER_TURN_SECRET === undefined)) {
+    throw new Error('TALLY_CLUSTER_TURN_HOST, TALLY_CLUSTER_TURN_SECRET: set both or neither');
+  }
   return Object.freeze({
     runtime: e.TALLY_WORKER_RUNTIME,
     redisUrl: e.REDIS_URL,
@@ -80,6 +92,10 @@ export function workersConfig(e: WorkerEnv & Readonly<{ REDIS_URL: string }>, re
     recordingsDir: e.TALLY_RECORDINGS_DIR ?? join(e.TALLY_HOME, 'recordings'),
     capacityProfile: e.TALLY_CAPACITY_PROFILE,
     nodeIp: e.TALLY_NODE_IP,
+    turn:
+      e.TALLY_CLUSTER_TURN_HOST === undefined || e.TALLY_CLUSTER_TURN_SECRET === undefined
+        ? undefined
+        : { host: e.TALLY_CLUSTER_TURN_HOST, port: e.TALLY_CLUSTER_TURN_PORT, secret: e.TALLY_CLUSTER_TURN_SECRET },
     ports: {
       egressTemplate: e.TALLY_EGRESS_TEMPLATE_PORT,
       ingressRtmp: e.TALLY_INGRESS_RTMP_PORT,

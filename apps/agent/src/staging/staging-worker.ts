@@ -53,6 +53,7 @@ export function startStagingWorker(deps: StagingDeps): RunningStaging {
     const request = JOBS.stageRecording.payload.parse(job.data);
     const report: RecordingStaged = { recordingId: request.recordingId, nodeId, staged: [], missing: [] };
     for (const location of request.locations) report[await stageOne(location)].push(location);
+    await discardReplaced(recordingsDir, request.discard, log);
     await reports.add(JOBS.reportStaged.name, JOBS.reportStaged.payload.parse(report), {
       jobId: `${request.recordingId}.staged`,
       attempts: 5,
@@ -76,4 +77,18 @@ export function startStagingWorker(deps: StagingDeps): RunningStaging {
       bucket?.close();
     },
   };
+}
+
+/** Deletes what replaced egress attempts began to write here: nothing stages or reads it, it is only space. */
+export async function discardReplaced(recordingsDir: string, locations: readonly string[], log: (line: string) => void): Promise<void> {
+  for (const location of locations) {
+    const path = join(recordingsDir, '.incoming', location);
+    const found = await stat(path).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (!found) continue;
+    await rm(path, { force: true });
+    log(`deleted ${location} (a replaced attempt's file)`);
+  }
 }

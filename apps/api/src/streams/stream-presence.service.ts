@@ -21,11 +21,19 @@ export class StreamPresenceService {
     private readonly clock: Clock,
   ) {}
 
-  /** After a join, leave or track change: refresh counts; the first participant makes the stream live. */
-  async refresh(room: string, departedIdentity?: string): Promise<void> {
+  /**
+   * After a join, leave or track change: refresh counts; the first participant makes the stream live.
+   * LiveKit may still list a participant that just left: `departed` is left out of the counts, by its
+   * session id when both are known, since a participant that rejoined (after a Redis failover, say)
+   * has a new session under the same identity, and the old session's leave may arrive after the join.
+   */
+  async refresh(room: string, departed?: Readonly<{ identity: string | undefined; sid: string | undefined }>): Promise<void> {
     const stream = await this.streams.findByRoom(room);
     if (!stream || stream.status === 'ended') return;
-    const present = (await this.livekit.listParticipants(room)).filter((p) => p.identity !== departedIdentity);
+    const isDeparted = (p: Readonly<{ identity: string; sid?: string | undefined }>) =>
+      departed !== undefined &&
+      (departed.sid !== undefined && p.sid !== undefined ? p.sid === departed.sid : p.identity === departed.identity);
+    const present = (await this.livekit.listParticipants(room)).filter((p) => !isDeparted(p));
     const counts = { participants: present.length, publishers: present.filter((p) => p.publishedTracks > 0).length };
     if (counts.participants > 0) {
       // The counts go in with the status change, so stream.live reports who was there.

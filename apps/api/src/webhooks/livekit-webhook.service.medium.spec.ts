@@ -53,6 +53,35 @@ describe(LivekitWebhookService.name, () => {
     expect(deliveries[0]).toMatchObject({ url: 'http://127.0.0.1:9/hook' });
   });
 
+  it('keeps counting a publisher that rejoined when its old session’s participant_left arrives after the join', async () => {
+    const { appId, stream } = await appWithStream();
+    // The old session (PA_old) is gone from LiveKit's list; the same identity is back as PA_new.
+    api.livekit.publish(stream.room, 'camera', 'PA_new');
+    const rejoined = await signed({
+      event: 'participant_joined',
+      room: { name: stream.room },
+      participant: { identity: 'camera', sid: 'PA_new' },
+    });
+    await sut.receive(rejoined.body, rejoined.authorization);
+    const oldLeft = await signed({
+      event: 'participant_left',
+      room: { name: stream.room },
+      participant: { identity: 'camera', sid: 'PA_old' },
+    });
+
+    await sut.receive(oldLeft.body, oldLeft.authorization);
+
+    expect(await api.get(StreamsService).get(appId, stream.id)).toMatchObject({ status: 'live', publishers: 1, participants: 1 });
+    // The new session leaving, while LiveKit still lists it, takes it out of the counts.
+    const newLeft = await signed({
+      event: 'participant_left',
+      room: { name: stream.room },
+      participant: { identity: 'camera', sid: 'PA_new' },
+    });
+    await sut.receive(newLeft.body, newLeft.authorization);
+    expect(await api.get(StreamsService).get(appId, stream.id)).toMatchObject({ publishers: 0, participants: 0 });
+  });
+
   it('refuses an unsigned or tampered body before reading it', async () => {
     const { appId, stream } = await appWithStream();
     api.livekit.publish(stream.room);

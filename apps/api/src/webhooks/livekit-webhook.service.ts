@@ -80,7 +80,7 @@ export class LivekitWebhookService {
         return;
       case 'participant_left':
       case 'participant_connection_aborted':
-        await this.presence.refresh(event.room, event.participantIdentity);
+        await this.presence.refresh(event.room, { identity: event.participantIdentity, sid: event.participant?.sid });
         return;
       case 'room_finished':
         await this.presence.roomFinished(event.room);

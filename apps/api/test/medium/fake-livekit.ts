@@ -33,13 +33,16 @@ export class FakeLivekit {
     this.failing.add(kind);
   }
 
-  /** A publisher with one video and one audio track joins `room`. */
-  publish(room: string, identity = 'publisher'): void {
+  /** A publisher with one video and one audio track joins `room` (`sid`: its session, LiveKit's PA_…). */
+  publish(room: string, identity = 'publisher', sid?: string): void {
     const tracks = [
       { sid: `TR_v${++this.sequence}`, kind: 'video', mimeType: 'video/H264' },
       { sid: `TR_a${++this.sequence}`, kind: 'audio', mimeType: 'audio/opus' },
     ] as const;
-    this.rooms.set(room, [...(this.rooms.get(room) ?? []), { identity, publishedTracks: tracks.length, tracks }]);
+    this.rooms.set(room, [
+      ...(this.rooms.get(room) ?? []),
+      { identity, ...(sid === undefined ? {} : { sid }), publishedTracks: tracks.length, tracks },
+    ]);
   }
 
   readonly roomClient: Public<LivekitRoomClient> = {

@@ -65,9 +65,9 @@ export class NodeStaging implements OnModuleDestroy {
     return absent;
   }
 
-  /** Asks the node the recording ran on to stage these files. */
-  async request(nodeId: string, recordingId: string, locations: readonly string[]): Promise<void> {
-    await this.queue.request(nodeId, { recordingId, locations: [...locations] });
+  /** Asks the node the recording ran on to stage these files, and to delete those of replaced attempts. */
+  async request(nodeId: string, recordingId: string, locations: readonly string[], discard: readonly string[] = []): Promise<void> {
+    await this.queue.request(nodeId, { recordingId, locations: [...locations], discard: [...discard] });
     this.logger.log(`asked node ${nodeId} to stage ${locations.join(', ')}`);
   }
 

@@ -97,9 +97,14 @@ export class PassthroughJoiner {
    * replaced (stuck waiting for a keyframe) had begun to write.
    */
   async removeParts(parts: readonly RecordingEgress[]): Promise<void> {
-    const locations = parts.flatMap((p) => [p.location, ...earlierAttempts(p.location, p.attempt)]);
+    const locations = [...parts.map((p) => p.location), ...replacedAttempts(parts)];
     await Promise.all(locations.map((l) => unlink(this.files.incomingPath(l)).catch(() => undefined)));
   }
+}
+
+/** Where the attempts that were replaced (stuck waiting for a keyframe) began to write. */
+export function replacedAttempts(parts: readonly Pick<RecordingEgress, 'location' | 'attempt'>[]): string[] {
+  return parts.flatMap((p) => earlierAttempts(p.location, p.attempt));
 }
 
 /** `….video-2.webm` → `….video.webm`, `….video-1.webm`: the files of the attempts it replaced. */

@@ -8,7 +8,7 @@ import { LadderLifecycle, RecordingFiles, RecordingLifecycle } from '@tally/reco
 import { Clock } from '../clock.js';
 import { ffprobe } from './ffprobe.js';
 import { NodeStaging } from './node-staging.service.js';
-import { PassthroughJoiner } from './passthrough-joiner.js';
+import { PassthroughJoiner, replacedAttempts } from './passthrough-joiner.js';
 import { RecordingRowsRepository } from './recording-rows.repository.js';
 import { RecordingUploader } from './recording-uploader.service.js';
 
@@ -70,7 +70,7 @@ export class RecordingFinaliser {
       // The store is away: the node keeps its files and retries until it is back, then reports again.
       if (absent instanceof Error) this.logger.warn(`cannot fetch the staged files of ${recordingId} yet: ${absent.message}`);
       if (absent instanceof Error || (absent.length > 0 && !staged)) {
-        await this.staging.request(recording.nodeId, recordingId, absent instanceof Error ? written : absent);
+        await this.staging.request(recording.nodeId, recordingId, absent instanceof Error ? written : absent, replacedAttempts(parts));
         return 'waiting';
       }
     }
