@@ -30,8 +30,12 @@ const args = benchArgs({
   trackComposite: 2,
   track: 3,
   passthrough: 10,
+  // Further rounds of the same passthrough recordings on the same egress: whether what it keeps
+  // after a round is reused by the next or grows.
+  passthroughRounds: 1,
   baselinePassthrough: 0,
-  baselineEnv: 'GST_DEBUG=1',
+  // Egress as Tally runs it, but with a handler process per Track egress (docs/adr/0048).
+  baselineEnv: [...Object.entries(EGRESS_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), 'TALLY_EGRESS_TRACK_HANDLER=process'].join(','),
   viewers: 10,
 });
 /** What the baseline egresses of `--baselinePassthrough` run with; the first is the one ratios are taken to. */
@@ -158,6 +162,7 @@ try {
   // Passthrough: each recording is one publisher's own room, as an app's single-publisher streams are.
   let checks: readonly OutputCheck[] = [];
   let passthrough: PassthroughRun | undefined;
+  const rounds: { before: number; busy: number; after: number }[] = [];
   const phase = { client, appId: app.id, count: args.passthrough, windowMs, recordingsDir, log };
   if (args.passthrough > 0) {
     passthrough = await measurePassthrough({ ...phase, roots: egress.roots, label: 'passthrough' });
@@ -165,10 +170,15 @@ try {
     writes['egress.passthrough'] = passthrough.bytesPerS;
     writtenFiles['egress.passthrough'] = passthrough.files;
     notes['egress.passthrough'] =
-      `two Track egresses per recording (VP8 → WebM, Opus → OGG) joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
+      `two Track egresses per recording (VP8 → WebM, Opus → OGG), run inside the egress process, joined by ffmpeg stream copy; ${args.passthrough} at once, egress tree PSS minus idle egress`;
     checks = passthrough.checks;
+    for (let round = 2; round <= args.passthroughRounds; round++) {
+      const again = await measurePassthrough({ ...phase, roots: egress.roots, label: `passthrough-round-${round}` });
+      rounds.push({ before: again.before.pssMb, busy: again.busy.pssMb, after: again.after.pssMb });
+      checks = [...checks, ...again.checks];
+    }
   }
-  // The same recordings on egresses without EGRESS_PROCESS_ENV (or with --baselineEnv): baselines, in this run.
+  // The same recordings on egresses run with --baselineEnv (by default: a handler process per Track egress): baselines, in this run.
   const baselines =
     args.passthrough > 0 && args.baselinePassthrough > 0
       ? await measurePassthroughBaselines(bench.stack, BASELINE_EGRESS_ENVS, { ...phase, count: args.baselinePassthrough }, settle)
@@ -335,9 +345,12 @@ try {
       checks,
       vsRoomComposite: rcFit > 0 ? fitMeasured['egress.passthrough'] / rcFit : null,
       handlers: passthrough?.handlers,
+      treePssMb: passthrough && { before: passthrough.before.pssMb, busy: passthrough.busy.pssMb, after: passthrough.after.pssMb },
+      laterRoundsTreePssMb: rounds,
       baselines: baselines.map((b) => ({
         env: b.env,
         cost: b.run.cost,
+        treePssMb: { before: b.run.before.pssMb, busy: b.run.busy.pssMb, after: b.run.after.pssMb },
         checks: b.run.checks,
         handlers: b.run.handlers,
         vs: ratioTo(b.run),

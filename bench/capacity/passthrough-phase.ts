@@ -11,6 +11,8 @@ export type PassthroughRun = Readonly<{
   cost: Measured;
   busy: TreeUsage;
   before: TreeUsage;
+  /** The same tree once every recording ended (publishers still up): what the egress kept of them. */
+  after: TreeUsage;
   bytesPerS: number;
   files: readonly FileGrowth[];
   checks: readonly OutputCheck[];
@@ -59,6 +61,11 @@ export async function measurePassthrough(phase: PassthroughPhase): Promise<Passt
     );
     for (const c of checks) log(`  ${c.id}: ${c.bytes} bytes over ${fixed(c.durationS, 1)} s`);
     for (const c of checks.filter((x) => !x.ok)) log(`  ${c.id}: ${c.streams.join('+')} ${c.durationS} s of ${c.recordedS} s ${c.note}`);
+    await settle(5_000);
+    const after = await watchTree(roots, windowMs);
+    log(
+      `egress tree PSS (${phase.label}): ${fixed(before.pssMb)} MB before, ${fixed(busy.pssMb)} MB recording, ${fixed(after.pssMb)} MB after`,
+    );
     return {
       cost: {
         ramMb: Math.max(0, busy.pssMb - before.pssMb) / count,
@@ -66,6 +73,7 @@ export async function measurePassthrough(phase: PassthroughPhase): Promise<Passt
       },
       busy,
       before,
+      after,
       bytesPerS: written.bytesPerS,
       files: written.files,
       checks,

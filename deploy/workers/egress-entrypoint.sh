@@ -21,7 +21,7 @@ fi
 if command -v gst-inspect-1.0 >/dev/null 2>&1; then
   gst-inspect-1.0 fakesink >/dev/null 2>&1 || echo "gst-inspect-1.0 failed: the first recording builds GStreamer's registry" >&2
 fi
-# Egress execs `egress run-handler` for every job, so its directory goes on PATH.
+# Egress execs `egress run-handler` for every composite job, so its directory goes on PATH.
 PATH="$(dirname "$binary"):$PATH"
 export PATH
 exec "$binary" --config "$config"

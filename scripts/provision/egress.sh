@@ -135,6 +135,12 @@ patch_audio_encoder() {
 #     1 s a fragment, so a killed egress leaves a file readable up to its last whole fragment, and
 #     mp4mux is told the file cannot seek, so a caps change (a new picture size) does not make it
 #     rewrite a longer moov over the first fragment (docs/recordings.md, Passthrough).
+#   track-egress-in-process.patch: Track requests run inside the egress service process (a handler
+#     goroutine and pipeline each, on the service's one Go heap, GStreamer registry, bus and IPC
+#     connection) instead of an `egress run-handler` process each; the other request types keep
+#     theirs. A Track egress left running by a service process that ended is reported failed, with
+#     its last state, by the next one. TALLY_EGRESS_TRACK_HANDLER=process in egress's environment
+#     restores a process per Track request (docs/adr/0048-track-egress-in-the-egress-process.md).
 apply_patches() {
   local module_dir="$1" patch
   for patch in "$EGRESS_WRAPPER_DIR"/patches/*.patch; do

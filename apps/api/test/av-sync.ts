@@ -3,7 +3,12 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Where the white flashes start in a file's video, in seconds of its own timeline (signalstats, frame by frame). */
+/**
+ * Where the white flashes start in a file's video, in seconds of its own timeline (signalstats, frame
+ * by frame). A flash already on at the video's first frame has no start in the file (its beep began
+ * before the picture did), so it is not one: counted, it read as the picture up to a flash late. A beep
+ * already sounding as the audio begins is not found either (no silence ends before it).
+ */
 export async function flashOnsets(path: string): Promise<number[]> {
   const { stdout } = await run(
     'ffmpeg',
@@ -23,14 +28,15 @@ export async function flashOnsets(path: string): Promise<number[]> {
   );
   const onsets: number[] = [];
   let time: number | undefined;
-  let bright = false;
+  // Unknown until the first frame: a video that begins white begins inside a flash.
+  let bright: boolean | undefined;
   for (const line of stdout.split('\n')) {
     const frame = /pts_time:([-\d.]+)/.exec(line);
     if (frame?.[1]) time = Number(frame[1]);
     const luma = /YAVG=([\d.]+)/.exec(line);
     if (luma?.[1] === undefined || time === undefined) continue;
     const white = Number(luma[1]) > 128;
-    if (white && !bright) onsets.push(time);
+    if (white && bright === false) onsets.push(time);
     bright = white;
   }
   return onsets;

@@ -260,11 +260,14 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
   }, 240_000);
 
   /**
-   * Records a `codec` publisher with passthrough, SIGKILLs the video egress 8 s in, and waits for the
-   * recording to end; asserts it completes saying so, and returns its download and what ffprobe read.
+   * Records a `codec` publisher with passthrough and SIGKILLs, 8 s in, the process its video egress
+   * runs in (the egress service, which runs Track egresses in-process: docs/adr/0048), and
+   * waits for the recording to end; asserts it completes saying so, and returns its download and
+   * what ffprobe read.
    */
   async function killVideoEgressMidRecording(codec: 'vp8' | 'h264', videoPath: RegExp) {
     const { appId, client, stream } = await syncStream(codec);
+    await harness.stack.egress!.ready();
     const started = await client.post<RecordingView>(`/v1/apps/${appId}/streams/${stream.id}/recordings`, { mode: 'passthrough' });
     expect(started.status).toBe(201);
     const active = await recordingIn(client, appId, started.body.id, ['active', 'failed']);
@@ -273,13 +276,15 @@ describe('passthrough recordings: one publisher recorded as sent, joined without
 
     const video = (await pairOf(stream.room)).find((e) => e.state === 'active' && e.requestedPath?.includes('.video'));
     expect(video?.requestedPath, 'the active video egress').toMatch(videoPath);
-    const pid = handlerPid(video!.egressId);
-    expect(pid, `the egress handler process of ${video!.egressId}`).toBeDefined();
+    const pid = egressPid(video!.egressId) ?? harness.stack.egress!.process.pid;
+    expect(pid, `the egress process recording ${video!.egressId}`).toBeDefined();
     process.kill(pid!, 'SIGKILL');
 
+    // The egress comes back (supervised, as the agent supervises it) and reports the Track egresses
+    // its predecessor ran as failed: both tracks were cut at the kill.
     const ended = await recordingIn(client, appId, active.id, ['complete', 'failed']);
     expect(ended.status, ended.error ?? '').toBe('complete');
-    expect(ended.error).toMatch(/video egress failed: .*keeps what was recorded/);
+    expect(ended.error).toMatch(/(video|audio) egress failed: .*keeps what was recorded/);
     const file = await download(client, appId, ended);
     return { appId, recording: ended, file, probed: await probe(file) };
   }
@@ -310,8 +315,8 @@ function describeSync(sync: SyncReport): string {
   return `p50 |offset| ${sync.p50Ms} ms, max ${sync.maxAbsMs} ms, median ${sync.medianMs} ms, ${Math.round(sync.steadyShare(LIP_SYNC_BOUND_MS) * 100)} % within ${LIP_SYNC_BOUND_MS} ms of it`;
 }
 
-/** The `egress run-handler` process recording this egress (its request, on the command line, names it). */
-function handlerPid(egressId: string): number | undefined {
+/** The `egress run-handler` process recording this egress (its request, on the command line, names it), if it has one. */
+function egressPid(egressId: string): number | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {

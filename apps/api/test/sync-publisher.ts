@@ -24,9 +24,12 @@ const SAMPLE_RATE = 48_000;
 const FRAME_SAMPLES = SAMPLE_RATE / 100;
 /**
  * Deep enough that a busy event loop on a loaded host never lets the queue run dry: the audio's
- * timestamps count samples, so a gap in what is fed would move the sound against the picture.
+ * timestamps count samples, so a gap in what is fed goes out as silence and moves every later beep
+ * against the picture (200 ms ran dry on a loaded 2-core host: the beeps' RTP times moved 120 ms
+ * while the flashes kept theirs, and the flash before the clock estimate caught up missed by 150 ms).
+ * A second is rtc-node's default.
  */
-const AUDIO_QUEUE_MS = 200;
+const AUDIO_QUEUE_MS = 1_000;
 const BEEP_HZ = 1_000;
 
 export type SyncPublisherOptions = Readonly<{

@@ -57,9 +57,10 @@ export const DEFAULT_COSTS: CostTable = Object.freeze({
   // One raw track, no transcode: 150–250 MB extrapolated. (CPU est.)
   'egress.track': cost(200, 100, 2_500),
   // Two Track egresses (one video, one audio) written as sent and joined afterwards without
-  // re-encoding: measured by bench:capacity (docs/capacity.md), 10 at once on the reference host,
-  // their handlers running with EGRESS_PROCESS_ENV. (CPU from an earlier, quieter run.)
-  'egress.passthrough': cost(34, 30, 2_500),
+  // re-encoding, both inside the egress process (ADR 0048): measured by bench:capacity
+  // (docs/capacity.md), 10 at once on the reference host, 3.9 MB each, 4.6 over two rounds on one
+  // egress; rounded up to 6. (CPU from an earlier, quieter run.)
+  'egress.passthrough': cost(6, 30, 2_500),
   // libx264 rendition of a finished recording. (est.)
   'transcode.cpu': cost(512, 2_000, 0),
   // h264_nvenc rendition: one encoder session, little CPU. (est.)

@@ -96,7 +96,7 @@ describe(egressAdmission.name, () => {
     expect(sut.cpuCost.max_concurrent_web).toBe(4);
     for (const mode of EGRESS_MODES) {
       const service = egressService(sut.cpuCost, 8);
-      const started = Array.from({ length: 200 }, () => service.start(mode)).filter(Boolean).length;
+      const started = Array.from({ length: 1_000 }, () => service.start(mode)).filter(Boolean).length;
       if (mode === 'track') expect(started, mode).toBeGreaterThanOrEqual(sut.modes[mode].maxConcurrent);
       else expect(started, mode).toBe(sut.modes[mode].maxConcurrent);
     }

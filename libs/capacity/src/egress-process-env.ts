@@ -1,9 +1,8 @@
 /**
- * The environment of every LiveKit egress process beyond where it runs (PATH, HOME, …). The
- * service starts one `egress run-handler` process per recording (two per passthrough recording)
- * and passes its own environment on, so this is also what each recording's handler runs with.
- * Nearly all of a handler's memory is its own (docs/capacity.md, "what a passthrough recording's
- * memory is made of"): what is set here is paid once per handler.
+ * The environment of every LiveKit egress process beyond where it runs (PATH, HOME, …). Track
+ * egresses (passthrough, audio-only recordings) run inside the egress service process
+ * (docs/adr/0048-track-egress-in-the-egress-process.md); composite ones each get an
+ * `egress run-handler` process, to which the service passes its own environment on.
  */
 export const EGRESS_PROCESS_ENV: Readonly<Record<string, string>> = Object.freeze({
   // GStreamer's errors only.

@@ -85,7 +85,7 @@ export async function startEgress(options: EgressOptions): Promise<TestEgress> {
   mkdirSync(runtimeDir, { mode: 0o700 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    // Egress execs `egress run-handler` for every job.
+    // Egress execs `egress run-handler` for every composite job.
     PATH: `${dirname(binary)}:${process.env['PATH'] ?? ''}`,
     ...(options.processEnv ?? EGRESS_PROCESS_ENV),
     HOME: home,

@@ -5,6 +5,7 @@ import { type App, PrismaService, type Recording, type RecordingEgress } from '@
 const OPEN = ['starting', 'active', 'ending'] as const;
 
 export type RecordingWithEgresses = Recording & { egresses: RecordingEgress[] };
+export type OpenOnNode = Pick<Recording, 'id' | 'mode'> & { egresses: Pick<RecordingEgress, 'egressId' | 'state'>[] };
 export type RunningLadder = Readonly<Pick<Recording, 'id' | 'appId' | 'ladderEncoder' | 'ladderNodeId'>>;
 
 /**
@@ -53,10 +54,11 @@ export class RecordingRowsRepository {
   }
 
   /** Open recordings placed on a node at or before `at`. */
-  openOnNode(nodeId: string, at: Date): Promise<Pick<Recording, 'id'>[]> {
+  /** Open recordings placed on the node by `at`, with the egresses of passthrough ones. */
+  openOnNode(nodeId: string, at: Date): Promise<OpenOnNode[]> {
     return this.prisma.recording.findMany({
       where: { nodeId, status: { in: [...OPEN] }, createdAt: { lte: at } },
-      select: { id: true },
+      select: { id: true, mode: true, egresses: { select: { egressId: true, state: true } } },
     });
   }
 
