@@ -187,8 +187,12 @@ describe('webhook endpoint health and retention', () => {
         ],
       });
 
-      await waitFor('old settled events pruned', async () =>
-        (await prisma.webhookEvent.count({ where: { appId: app.id } })) === 2 ? true : undefined,
+      // The prune runs on the maintenance queue after the sweep of the same interval, one job at a
+      // time: on a loaded host each sweep can take seconds.
+      await waitFor(
+        'old settled events pruned',
+        async () => ((await prisma.webhookEvent.count({ where: { appId: app.id } })) === 2 ? true : undefined),
+        90_000,
       );
       const kept = await prisma.webhookEvent.findMany({ where: { appId: app.id }, orderBy: { id: 'asc' } });
       expect(kept.map((e) => e.id)).toEqual([`evt_oldpendingxx${suffix}`, `evt_recentxxxxxx${suffix}`]);
