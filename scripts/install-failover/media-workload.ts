@@ -30,7 +30,7 @@ import { JOBS } from '@tally/contracts';
 import { Queue } from 'bullmq';
 import { joinAndPublish, type Publisher, tracksUp } from '@tally/testing/media';
 import { SignedReceiver } from '../../apps/api/test/signed-receiver.js';
-import { apiCaller, GaveUp, type Json, waitFor } from '../install-hosts/api-call.js';
+import { apiCaller, GaveUp, type Json, recordBothTracks, waitFor } from '../install-hosts/api-call.js';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, stateDir] = process.argv.slice(2) as [string, string, string];
@@ -151,27 +151,6 @@ async function hostPhaseWebhook(): Promise<void> {
   }
 }
 
-/**
- * Starts a recording of both of the publisher's tracks (passthrough). The API records the tracks
- * LiveKit lists at that moment; a recording asked for just after the publisher's second track was
- * published may see one (its reason says so): that one is stopped and the start asked for again.
- */
-async function recordBothTracks(streamPath: string): Promise<Record<string, unknown>> {
-  for (let attempt = 1; ; attempt++) {
-    // auto, whose reason names the tracks it saw; it picks passthrough for one publisher's VP8 and Opus.
-    const started = await expectStatus(key, 'POST', `${streamPath}/recordings`, 201, { mode: 'auto' });
-    const reason = String(started.reason);
-    if (reason.includes('1 video and 1 audio')) {
-      if (started.mode !== 'passthrough') throw new Error(`the recording's mode is ${String(started.mode)}, not passthrough (${reason})`);
-      return started;
-    }
-    log(`recording ${String(started.id)} saw fewer tracks than published (${reason}); stopping it and starting again`);
-    await expectStatus(key, 'POST', `/v1/apps/${appId}/recordings/${String(started.id)}/stop`, 200);
-    if (attempt === 5) throw new Error(`five recordings in a row saw fewer tracks than published (${reason})`);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-  }
-}
-
 const brief = await publishTo('brief', false);
 await brief.publisher.stop();
 await expectStatus(key, 'DELETE', brief.path, 200);
@@ -179,7 +158,10 @@ await expectStatus(key, 'DELETE', brief.path, 200);
 const onAir = await publishTo('on air', true);
 try {
   await tracksUp(client, appId, onAir.id);
-  const started = await recordBothTracks(onAir.path);
+  const started = await recordBothTracks(expectStatus, key, onAir.path, log);
+  // auto picks passthrough for one publisher's VP8 and Opus.
+  if (started.mode !== 'passthrough')
+    throw new Error(`the recording's mode is ${String(started.mode)}, not passthrough (${String(started.reason)})`);
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () => {
     const r = await expectStatus(key, 'GET', recordingPath, 200);

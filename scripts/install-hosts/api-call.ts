@@ -39,3 +39,27 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/**
+ * Starts an `auto` recording of the stream at `streamPath` (`/v1/apps/A/streams/S`) once it records
+ * one video and one audio track. The API records the tracks LiveKit lists when it is asked; a
+ * publisher's second track (an ingress publishes them one after the other) can be listed a moment
+ * later. A recording that saw fewer (its reason names the tracks) is stopped and asked for again.
+ */
+export async function recordBothTracks(
+  call: ReturnType<typeof apiCaller>,
+  key: string,
+  streamPath: string,
+  log: (line: string) => void,
+): Promise<Json> {
+  const recordings = streamPath.replace(/\/streams\/[^/]+$/, '/recordings');
+  for (let attempt = 1; ; attempt++) {
+    const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
+    const reason = String(started.reason);
+    if (reason.includes('1 video and 1 audio')) return started;
+    log(`recording ${String(started.id)} saw fewer tracks than published (${reason}); stopping it and asking again`);
+    await call(key, 'POST', `${recordings}/${String(started.id)}/stop`, 200);
+    if (attempt === 10) throw new Error(`ten recordings in a row saw fewer tracks than published (${reason})`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}

@@ -23,7 +23,7 @@ import {
   whipConnectionState,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
-import { apiCaller, GaveUp, waitFor } from './api-call.js';
+import { apiCaller, GaveUp, recordBothTracks, waitFor } from './api-call.js';
 
 const [base, adminKeyFile, caFile, nodeIp, turnHost, turnIp] = process.argv.slice(2) as [string, string, string, string, string, string];
 const adminKey = readFileSync(adminKeyFile, 'utf8').trim();
@@ -81,7 +81,7 @@ try {
       );
   }
 
-  const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
+  const started = await recordBothTracks(call, key, streamPath, (line) => console.log(`[whip-turn] ${line}`));
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () => {
     const r = await call(key, 'GET', recordingPath, 200);

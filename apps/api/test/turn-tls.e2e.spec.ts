@@ -13,6 +13,7 @@ import {
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient } from '@tally/db';
+import { LivekitRoomClient } from '@tally/livekit';
 import { type ApiHarness, createStream, createTenant, startApiHarness } from './api-harness.js';
 import {
   type FirewalledBrowser,
@@ -183,6 +184,17 @@ describe('a client behind a firewall that drops UDP', () => {
         `[turn-tls] WHIP publisher: candidate ${path.candidateType}, relay protocol ${path.relayProtocol}, via ${path.url} to ${path.remote}`,
       );
     expect(paths.map((p) => [p.candidateType, p.relayProtocol, p.url])).toEqual(paths.map(() => ['relay', 'tls', TURN_URL]));
+    // Ingress publishes the audio and video tracks one after the other; a recording records the
+    // tracks LiveKit lists when it is asked for.
+    const rooms = new LivekitRoomClient(harness.stack.config.livekit);
+    await waitFor(
+      'the WHIP participant to publish video and audio',
+      async () => {
+        const kinds = new Set((await rooms.listParticipants(stream.room)).flatMap((p) => p.tracks.map((t) => t.kind)));
+        return kinds.has('video') && kinds.has('audio') ? true : undefined;
+      },
+      30_000,
+    );
 
     const started = await client.post<RecordingView>(`${base}/recordings`, {});
     expect(started.status).toBe(201);
