@@ -18,8 +18,9 @@
 # webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
 # First the control node's host goes away (its link down, then every process in its namespace
 # SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s are all answered without a 5xx,
-# a stream is admitted and one past its app's quota refused with 429 naming app.streams, a webhook
-# of that moment is delivered once with a valid signature, the live stream and the recording go on;
+# a stream is admitted and one past its app's quota refused with 429 naming app.streams, every webhook
+# of that moment is delivered with a valid signature (at least once: the frozen worker may send one the
+# other took over, under the same webhook-id), the live stream and the recording go on;
 # then it comes back (SIGCONT, link up) and its API is healthy again. Then the primary Redis is
 # killed with SIGKILL (its supervisor too, so nothing restarts it: a power cut of that service).
 # Printed: the seconds until the Sentinels name a replica primary, until the API's /healthz answers
@@ -346,7 +347,7 @@ check "with the API host gone, the webhook of a stream ended then arrives (the w
 hook_verdict="$(node -e 'const v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(v.problems.join("; "))' "$state/hooked.json")"
 [[ -z "$hook_verdict" ]] || fail "with the API host gone, webhooks of that moment: $hook_verdict"
 webhook_s="$(since "$host_gone")"
-say "ok: with the API host gone, every webhook of that moment delivered once with a valid signature: $(cat "$state/hooked.json")"
+say "ok: with the API host gone, every webhook of that moment delivered with a valid signature (duplicates: sent again by the thawed worker under the same webhook-id): $(cat "$state/hooked.json")"
 check "with the API host gone, the stream is live with its publisher and the recording active" on_air_going
 # Long enough for Caddy's health checks (every 2 s) and passive ones (10 s) to have acted.
 while (($(since "$host_gone" | cut -d. -f1) < 20)); do sleep 1; done
