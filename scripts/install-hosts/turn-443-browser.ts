@@ -26,7 +26,7 @@ import {
   trackSids,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
-import { apiCaller, type Json, waitFor } from './api-call.js';
+import { apiCaller, type Json, recordBothTracks, waitFor } from './api-call.js';
 
 const run = promisify(execFile);
 const [base, adminKeyFile, caFile, nodeIp, turnHost, turnIp] = process.argv.slice(2) as [string, string, string, string, string, string];
@@ -129,9 +129,7 @@ async function publishViewAndRecord(): Promise<void> {
     if (!agreed) await new Promise((r) => setTimeout(r, 1_500));
     return agreed ? true : undefined;
   });
-  const started = await call(key, 'POST', `${streamPath}/recordings`, 201, {});
-  if (!String(started.reason).includes('1 video and 1 audio'))
-    throw new Error(`the recording started as ${JSON.stringify(started.reason)}, not with the publisher's video and audio`);
+  const started = await recordBothTracks(call, key, streamPath, (line) => console.log(`[turn-443] ${line}`));
   const recordingPath = `/v1/apps/${appId}/recordings/${String(started.id)}`;
   await waitFor('the recording to be active', 120_000, async () =>
     (await call(key, 'GET', recordingPath, 200)).status === 'active' ? true : undefined,
