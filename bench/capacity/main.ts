@@ -3,9 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { DEFAULT_MODEL, diskReservationMb, EGRESS_PROCESS_ENV, type NodeBudget, type WorkloadKind } from '@tally/capacity';
-import { startAppProcess } from '@tally/testing';
 import { dispose } from '@livekit/rtc-node';
-import { createStream, createTenant } from '@tally/testing';
+import { createStream, createTenant, startAppProcess } from '@tally/testing';
 import { joinAndPublish, joinAsViewer, type Publisher } from '@tally/testing/media';
 import type { StreamView } from '@tally/contracts';
 import { benchArgs } from '../lib/args.js';
@@ -21,6 +20,7 @@ import { measurePassthrough, type PassthroughRun } from './passthrough-phase.js'
 import { handlerTable } from './handlers.js';
 import { envText, measurePassthroughBaselines, parseBaselineEnvs } from './passthrough-baselines.js';
 import { type FileGrowth, writeRate } from './disk-writes.js';
+import { perUnit, rateOf } from './per-unit.js';
 import { buildProfile, type Measured, RECORDING_KINDS, recordingsThatFit, writeProfile } from './profile.js';
 
 const args = benchArgs({
@@ -42,12 +42,6 @@ const args = benchArgs({
 const BASELINE_EGRESS_ENVS = parseBaselineEnvs(args.baselineEnv);
 const log = (m: string) => progress('capacity', m);
 const windowMs = args.window * 1000;
-const perUnit = (busy: TreeUsage, idle: TreeUsage, n: number): Measured => ({
-  ramMb: Math.max(0, busy.pssMb - idle.pssMb) / n,
-  cpuMillicores: Math.max(0, busy.cpuMillicores - idle.cpuMillicores) / n,
-});
-const rateOf = (bytes: number | null, seconds: number | null) =>
-  bytes !== null && seconds !== null && seconds > 0 ? `${Math.round(bytes / seconds)} B/s` : 'no rate';
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 log('starting Postgres, Redis, livekit-server, agent, egress, ingress, the API and the worker');
