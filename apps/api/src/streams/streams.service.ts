@@ -87,15 +87,15 @@ export class StreamsService {
     });
   }
 
-  /**
-   * Resolves once the stream's LiveKit room exists, creating it the first time (before anyone or
-   * anything is let into it); 503 when LiveKit could not create it (the stream stays open: a retry asks again).
-   */
   /** Whether the room is known to exist here: roomReady would resolve at once. */
   isRoomReady(room: string): boolean {
     return this.rooms.isReady(room);
   }
 
+  /**
+   * Resolves once the stream's LiveKit room exists, creating it the first time (before anyone or
+   * anything is let into it); 503 when LiveKit could not create it (the stream stays open: a retry asks again).
+   */
   async roomReady(room: string): Promise<void> {
     try {
       await this.rooms.ready(room);
