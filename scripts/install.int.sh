@@ -91,6 +91,7 @@ cleanup() {
     rm -rf "$ext_dir"
   fi
   print_logs_on_failure "$rc" 30
+  restore_dashboard_source
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then say "kept $home"; else rm -rf "$home"; fi
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
   say_outcome "$rc"
@@ -148,6 +149,10 @@ http_code() { curl -s -o /dev/null -m 10 -w '%{http_code}' "$@" || true; }
 admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"; }
 healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
 dashboard_is_200() { [[ "$(http_code "$base/dashboard/")" == 200 ]]; }
+dashboard_serves() { curl -s -m 10 "$base/dashboard/" | grep -qF -- "$1"; }
+# The dashboard's page as built, and as an upgrade of its sources changes it (restored on exit).
+dashboard_source="apps/dashboard/index.html"
+restore_dashboard_source() { [[ -z "${dashboard_source_kept:-}" ]] || cp -p "$dashboard_source_kept" "$dashboard_source"; }
 egress_yaml="$home/workers/egress/egress.yaml"
 egress_yaml_has() { grep -qE "$1" "$egress_yaml"; }
 # egress_pid: the egress binary the agent started with this home's config.
@@ -432,8 +437,17 @@ rm -f "$home.out.private"
 sed -i "s|^TALLY_RECORDINGS_DIR=.*|TALLY_RECORDINGS_DIR=$home/recordings|" "$home/tally.env"
 rmdir "$private_dir"
 
-# 8. Install after --stop: same data and keys.
+# 8. Install after --stop: same data and keys; the dashboard's sources changed meanwhile (an
+# upgrade), so it serves their new build.
+dashboard_source_kept="$home.dashboard-index.html"
+cp -p "$dashboard_source" "$dashboard_source_kept"
+upgrade_marker="tally-install-int-$RANDOM$RANDOM"
+sed -i "s|</head>|<meta name=\"$upgrade_marker\" content=\"\" /></head>|" "$dashboard_source"
+grep -qF "$upgrade_marker" "$dashboard_source" || fail "could not change $dashboard_source"
 timed_install after-stop "${install_args[@]}"
+check "GET /dashboard/ serves the build of the changed sources" dashboard_serves "$upgrade_marker"
+restore_dashboard_source
+dashboard_source_kept=""
 check "healthz 200 after restart" healthz_is_200
 check "the agent reports its workers after restart" eventually 15 workers_native
 check "admin key unchanged after stop/start" test "$(cat "$home/admin.key")" == "$admin_key"

@@ -16,6 +16,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/provision/lib.sh
 source scripts/provision/lib.sh
 use_tools_node
+# Nx (the dashboard's build, ESLint's project graph): no background daemon, no Nx Cloud.
+export NX_DAEMON=false NX_NO_CLOUD=true
 echo "[test] node $(node --version) at $(command -v node)"
 if [[ "${TALLY_SKIP_PROVISION:-0}" != 1 ]]; then
   bash scripts/provision.sh
@@ -54,4 +56,4 @@ echo "[test] running vitest in network namespace $ns (media address $node_ip)"
 # nsenter, not `ip netns exec`: the latter mounts a fresh /sys for the namespace, which hides the
 # host's cgroup mounts that dockerd and the native worker runtime's limits need.
 nsenter --net="/run/netns/$ns" env TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
-  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project unit --project integration "$@"
+  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project unit --project integration --project integration-alone "$@"

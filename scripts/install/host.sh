@@ -71,8 +71,10 @@ install_node_deps() {
   fi
   log "    bash scripts/db-generate.sh"
   generate_prisma_client
+  # The dashboard is built through Nx, whose task cache (~/.nx) restores the build of unchanged
+  # sources: a re-run or a change of options does not rebuild it. No Nx daemon, no Nx Cloud.
   log "    npm run build (api, worker, agent and the dashboard, into dist/ and apps/dashboard/dist)"
-  run bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
+  run env NX_DAEMON=false NX_NO_CLOUD=true bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
   install_runtime_deps
 }
 
