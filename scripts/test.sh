@@ -56,4 +56,4 @@ echo "[test] running vitest in network namespace $ns (media address $node_ip)"
 # nsenter, not `ip netns exec`: the latter mounts a fresh /sys for the namespace, which hides the
 # host's cgroup mounts that dockerd and the native worker runtime's limits need.
 nsenter --net="/run/netns/$ns" env TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
-  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project unit --project integration --project integration-alone "$@"
+  PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project unit --project integration "$@"
