@@ -11,8 +11,13 @@ const REPO = join(import.meta.dirname, '..', '..', '..');
 export default function setup(): void {
   const result = spawnSync('npm', ['run', '--silent', 'build:dashboard'], {
     cwd: REPO,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
     env: { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' },
   });
-  if (result.status !== 0) throw new Error(`the dashboard build failed (exit ${result.status ?? result.signal})`);
+  // Nx's and Vite's report (a page of bundler warnings on a build) only when the build failed.
+  if (result.status !== 0)
+    throw new Error(
+      `the dashboard build failed (exit ${result.status ?? result.signal}):\n${(result.stdout as string | null)?.slice(-4000) ?? String(result.error)}`,
+    );
 }
