@@ -150,7 +150,7 @@ admin() { curl -s -m 10 -H "Authorization: Bearer $(cat "$home/admin.key")" "$@"
 healthz_is_200() { [[ "$(http_code "$base/healthz")" == 200 ]]; }
 dashboard_is_200() { [[ "$(http_code "$base/dashboard/")" == 200 ]]; }
 dashboard_serves() { curl -s -m 10 "$base/dashboard/" | grep -qF -- "$1"; }
-# The dashboard's page as built, and as an upgrade of its sources changes it (restored on exit).
+# Step 8 changes the dashboard's page source as an upgrade would; undone on exit.
 dashboard_source="apps/dashboard/index.html"
 restore_dashboard_source() { [[ -z "${dashboard_source_kept:-}" ]] || cp -p "$dashboard_source_kept" "$dashboard_source"; }
 egress_yaml="$home/workers/egress/egress.yaml"
