@@ -13,7 +13,8 @@
 #   a control node ./install.sh --join ... --role control (a second API and worker). Its own host:
 #           the installer refuses --redis-replica with --role control and a host is one install, so
 #           neither media node can be it without losing a Sentinel (three, quorum two) or taking a
-#           media node (perhaps the room's) down with it.
+#           media node (perhaps the room's) down with it. From a checkout of its own without
+#           node_modules or builds: it takes the origin's services and dashboard (ADR 0031).
 # Then a live stream with a real publisher (@livekit/rtc-node), a passthrough recording active and
 # webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
 # First the control node's host goes away (its link down, then every process in its namespace
@@ -147,7 +148,7 @@ cleanup() {
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then
     say "kept $home ${node_home[*]}"
   else
-    rm -rf "$home" "$out" "$state" "${node_home[@]}" "${node_dir[@]}"
+    rm -rf "$home" "$out" "$state" "${node_home[@]}" "${node_dir[@]}" "${node_repo_c:-}"
   fi
   rm -f "$hosts_file" "$home.ca.crt" "$home.bundle.crt" 
   if [[ -n "${copy:-}" ]]; then rm -rf "$copy"; fi
@@ -233,16 +234,32 @@ name="control-c-$$"
 token="$(admin -d "{\"role\":\"control\",\"name\":\"$name\"}" http://127.0.0.1:8080/v1/nodes/join-tokens |
   node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).token ?? ""))')"
 [[ -n "$token" ]] || fail "no join token for $name"
+# Its own checkout, as on a host of its own: the sources only (no node_modules, no build), so the
+# API, the worker and the dashboard it serves can only be the origin's builds. Provisioned as a
+# fresh host is (the origin's built files, then the system packages, present here).
+node_repo_c="$(mktemp -d /tmp/tally-failover-node-c-src.XXXXXX)"
+chmod 755 "$node_repo_c"
+git ls-files -z --cached --others --exclude-standard | grep -zv '^apps/dashboard/dist/' | tar --null --ignore-failed-read -T - -cf - | tar -C "$node_repo_c" -xf -
 start=$SECONDS
-if ! on_node c ./install.sh --join "$base" --token "$token" --role control --name "$name" \
-  --home "${node_home[c]}" --no-provision --no-systemd --no-sysctl --offline --node-ip "${node_ip[c]}" >"$out" 2>&1; then
+if ! (cd "$node_repo_c" && on_node c ./install.sh --join "$base" --token "$token" --role control --name "$name" \
+  --home "${node_home[c]}" --no-systemd --no-sysctl --offline --node-ip "${node_ip[c]}") >"$out" 2>&1; then
   fail_after "$(cat "$out")" "install.sh --join --role control (node c) exited non-zero"
 fi
 say "install.sh --join --role control (node c, ${node_ip[c]}) took $((SECONDS - start))s"
+took_origin_builds() {
+  grep -q "dist.tar.gz: fetched from the origin" "$out" && grep -q "dashboard.tar.gz: fetched from the origin" "$out" &&
+    ! grep -q "node_modules missing or stale\|npm run build" "$out" && [[ ! -e "$node_repo_c/node_modules" ]]
+}
+took_origin_builds || fail_after "$(grep -F '[install]' "$out" | sed -n '/built files from the origin/,/service users/p')" \
+  "the control node did not take the origin's builds of the services and the dashboard"
+say "ok: the control node took the origin's builds of the services and the dashboard (no npm install, no build)"
 check "the control node's tally.env kept the CA and retry schedule lines" \
   bash -c 'grep -qx "NODE_EXTRA_CA_CERTS=$1" "$3" && grep -qx "TALLY_WEBHOOK_RETRY_SCHEDULE=$2" "$3"' sh "$ca" "$retry_schedule" "${node_home[c]}/tally.env"
 check "the control node's API answers /healthz with 200 (PostgreSQL, Redis and LiveKit reached)" \
   eventually 60 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
+dashboard_page() { curl -fsS -m 10 "$1/dashboard/" | grep -o 'assets/[^"]*\.js' | sort; }
+check "the control node serves the origin's dashboard (the same page and scripts)" \
+  bash -c '[[ -n "$1" && "$1" == "$2" ]]' sh "$(dashboard_page "http://127.0.0.1:8080")" "$(dashboard_page "http://${node_ip[c]}:8080")"
 
 # 3. Media, a recording and a webhook backlog.
 # It reads the origin's REDIS_URL and REDIS_SENTINELS for the reconcile audit at its end.

@@ -8,6 +8,8 @@
 #   node-linux-*.tgz, npm-*.tgz, v0.0.1-go*.zip   the runtimes' registry downloads; version = the file
 #   dist.tar.gz                       the built services (dist/ with its production node_modules);
 #                                     version = the hash of the sources they are built from
+#   dashboard.tar.gz                  the dashboard's build (apps/dashboard/dist), for control nodes;
+#                                     version = the hash of the sources it is built from
 # and manifest.json listing each with its sha256 and size.
 # Node: fetch_origin_artifacts (install.sh --join) takes from that list what its role needs, checks
 # each file's sha256 against the manifest (the runtimes also against the pins in runtimes.sh), and
@@ -39,6 +41,25 @@ bundle_source_hash() {
       sha256sum package.json package-lock.json scripts/build.mjs
     } | sha256sum | cut -c1-16
   )
+}
+
+# dashboard_source_hash -> what apps/dashboard/dist is built from: the dashboard's files (its page,
+# sources and Vite config), the contracts it imports, the package manifests and the shared
+# TypeScript settings. install_node_deps stamps the build with it (apps/dashboard/dist/.source).
+dashboard_source_hash() {
+  (
+    cd "$TALLY_REPO" && {
+      find apps/dashboard libs/contracts \( -name node_modules -o -name dist -o -name test -o -name '*.spec.ts*' \) -prune -o \
+        -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+      sha256sum package.json package-lock.json tsconfig.base.json
+    } | sha256sum | cut -c1-16
+  )
+}
+
+# stamp_dashboard: marks apps/dashboard/dist as built from this checkout's sources.
+stamp_dashboard() {
+  dry && return 0
+  dashboard_source_hash >"$TALLY_REPO/apps/dashboard/dist/.source"
 }
 
 # publish_file SRC DIR/NAME: a hard link when SRC is on the same filesystem, else a copy; replaced
@@ -100,6 +121,16 @@ publish_artifacts() {
       mv -f "$dir/dist.tar.gz.tmp" "$dir/dist.tar.gz"
     fi
     entries+=("bundle	dist.tar.gz	$hash")
+  fi
+  local dashboard="$TALLY_REPO/apps/dashboard/dist"
+  hash="$(cat "$dashboard/.source" 2>/dev/null || true)"
+  if [[ -f "$dashboard/index.html" && "$hash" == "$(dashboard_source_hash)" ]]; then
+    old="$(manifest_version "$dir/manifest.json" dashboard.tar.gz)"
+    if [[ "$old" != "$hash" || ! -f "$dir/dashboard.tar.gz" ]]; then
+      tar -C "$dashboard" --exclude=./.source -I 'gzip -1' -cf "$dir/dashboard.tar.gz.tmp" .
+      mv -f "$dir/dashboard.tar.gz.tmp" "$dir/dashboard.tar.gz"
+    fi
+    entries+=("bundle	dashboard.tar.gz	$hash")
   fi
   # Whatever an earlier run published and this one did not (an older runtime) goes.
   local keep=" manifest.json " entry
@@ -214,6 +245,20 @@ fetch_origin_artifacts() {
         fetch_artifact "$name" "$sha" "$TALLY_RUNTIME_ARCHIVES/$name" || continue
         ;;
       bundle)
+        if [[ "$name" == dashboard.tar.gz && "$JOIN_ROLE" == control ]]; then
+          if [[ "$version" != "$(dashboard_source_hash)" ]]; then
+            log "    dashboard.tar.gz: built from other sources than this checkout's ($version): built here"
+            continue
+          fi
+          if [[ "$(cat "$TALLY_REPO/apps/dashboard/dist/.source" 2>/dev/null)" == "$version" ]]; then
+            log "    apps/dashboard/dist: present ($version)"
+            continue
+          fi
+          fetch_artifact "$name" "$sha" "$scratch/$name" || continue
+          install_dashboard "$scratch/$name" "$version"
+          fetched=$((fetched + 1)) fetched_bytes=$((fetched_bytes + bytes))
+          continue
+        fi
         [[ "$name" == dist.tar.gz ]] || continue
         if [[ "$version" != "$(bundle_source_hash)" ]]; then
           log "    dist.tar.gz: built from other sources than this checkout's ($version): built here"
@@ -262,6 +307,21 @@ install_bundle() {
   if [[ -e "$TALLY_REPO/dist" ]]; then mv "$TALLY_REPO/dist" "$TALLY_REPO/dist.old.$$"; fi
   mv "$next" "$TALLY_REPO/dist"
   rm -rf "$TALLY_REPO/dist.old.$$" "$tarball"
+}
+
+# install_dashboard TARBALL HASH: the origin's dashboard build replaces this checkout's (marked with
+# HASH in apps/dashboard/dist/.source, which install_control_deps reads).
+install_dashboard() {
+  local tarball="$1" hash="$2" dist="$TALLY_REPO/apps/dashboard/dist"
+  local next="$dist.next.$$"
+  rm -rf "$next"
+  mkdir -p "$next"
+  tar -xzf "$tarball" -C "$next" --no-same-owner
+  printf '%s\n' "$hash" >"$next/.source"
+  rm -rf "$dist.old.$$"
+  if [[ -e "$dist" ]]; then mv "$dist" "$dist.old.$$"; fi
+  mv "$next" "$dist"
+  rm -rf "$dist.old.$$" "$tarball"
 }
 
 # remove_join_artifacts: the scratch directory of fetch_origin_artifacts.

@@ -128,28 +128,38 @@ EOF
 CONTROL_KEYS=(DATABASE_URL TALLY_SECRETS_KEY TALLY_ADMIN_KEY TALLY_METRICS_TOKEN TALLY_PUBLIC_URL TALLY_HLS_DIR TALLY_WEBHOOK_ALLOW_CIDRS)
 
 # install_control_deps: the API and worker bundles (the origin's dist/ when it is of these sources),
-# the Prisma client they embed, and the dashboard the API serves.
+# the Prisma client they embed, and the dashboard the API serves (the origin's build when it is of
+# these sources: Caddy balances /dashboard over the origin and its control nodes).
 install_control_deps() {
   local dist="$TALLY_REPO/dist"
   if [[ "$(cat "$dist/.source" 2>/dev/null)" == "$(bundle_source_hash)" && -f "$dist/api.js" && -f "$dist/worker.js" && -d "$dist/node_modules" ]]; then
     log "    dist/: the origin's build of these sources, with its production dependencies: no npm install or build here"
   else
     run rm -f "$dist/.source"
-    local marker="$TALLY_REPO/node_modules/.package-lock.json"
-    if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
-      log "    node_modules missing or stale: npm install"
-      run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
-    fi
+    ensure_checkout_node_modules
     generate_prisma_client
     log "    npm run build of the API and the worker (dist/api.js, dist/worker.js)"
     run bash -c 'cd "$1" && node scripts/build.mjs api worker >/dev/null' _ "$TALLY_REPO"
     install_runtime_deps
   fi
-  if [[ -f "$TALLY_REPO/apps/dashboard/dist/index.html" ]]; then
-    log "    dashboard: built (apps/dashboard/dist)"
+  local dashboard="$TALLY_REPO/apps/dashboard/dist" hash
+  hash="$(dashboard_source_hash)"
+  if [[ "$(cat "$dashboard/.source" 2>/dev/null)" == "$hash" && -f "$dashboard/index.html" ]]; then
+    log "    apps/dashboard/dist: built from these sources ($hash)"
   else
+    ensure_checkout_node_modules
     log "    npm run build:dashboard (the API serves it at /dashboard)"
-    run bash -c 'cd "$1" && npm run --silent build:dashboard >/dev/null' _ "$TALLY_REPO"
+    run env NX_DAEMON=false NX_NO_CLOUD=true bash -c 'cd "$1" && npm run --silent build:dashboard >/dev/null' _ "$TALLY_REPO"
+    stamp_dashboard
+  fi
+}
+
+# ensure_checkout_node_modules: `npm install` in the checkout when node_modules is missing or stale.
+ensure_checkout_node_modules() {
+  local marker="$TALLY_REPO/node_modules/.package-lock.json"
+  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
+    log "    node_modules missing or stale: npm install"
+    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
   fi
 }
 

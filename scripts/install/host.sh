@@ -75,6 +75,7 @@ install_node_deps() {
   # sources: a re-run or a change of options does not rebuild it. No Nx daemon, no Nx Cloud.
   log "    npm run build (api, worker, agent and the dashboard, into dist/ and apps/dashboard/dist)"
   run env NX_DAEMON=false NX_NO_CLOUD=true bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
+  stamp_dashboard
   install_runtime_deps
 }
 

@@ -10,7 +10,7 @@ export const NodeArtifactName = z
 export const NodeArtifact = z
   .object({
     name: NodeArtifactName,
-    /** binary: a LiveKit binary (livekit-server, egress, ingress); runtime: a pinned runtime's registry download; bundle: the built services (dist/). */
+    /** binary: a LiveKit binary (livekit-server, egress, ingress); runtime: a pinned runtime's registry download; bundle: the built services (dist.tar.gz) or the dashboard's build (dashboard.tar.gz). */
     kind: z.enum(['binary', 'runtime', 'bundle']),
     /** What it was built from: a binary's build stamp, a runtime's pin, the bundle's source hash. A node takes the file only when it wants this exact version. */
     version: z
