@@ -96,7 +96,7 @@ publish_artifacts() {
   local dir="$HOME_DIR/artifacts"
   ensure_dir "$dir" 750 "root:$TALLY_USER"
   if dry; then
-    log "    would publish the built binaries, the runtimes' downloads and dist/ in $dir for joining nodes (GET /v1/nodes/artifacts)"
+    log "    would publish the built binaries, the runtimes' downloads, dist/ and the dashboard's build in $dir for joining nodes (GET /v1/nodes/artifacts)"
     return 0
   fi
   tools_paths
@@ -174,7 +174,9 @@ fetch_origin_artifacts() {
     return 0
   fi
   if dry; then
-    log "    would GET $url (with the join token, not spending it) and fetch, sha256-checked, what the origin has of: $(role_binaries | sed 's/$/, /')the runtimes, dist/ (the built services)"
+    local dashboard=""
+    [[ "$JOIN_ROLE" != control ]] || dashboard=", the dashboard's build"
+    log "    would GET $url (with the join token, not spending it) and fetch, sha256-checked, what the origin has of: $(role_binaries | sed 's/$/, /')the runtimes, dist/ (the built services)$dashboard"
     return 0
   fi
   tools_paths
