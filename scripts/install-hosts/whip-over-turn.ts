@@ -5,9 +5,10 @@
  * but 443 and the WHIP endpoint's, trusting only Caddy's CA. Through https://NAME an app creates a
  * stream and a WHIP ingress; the page POSTs its offer (fake camera and microphone) to the ingress
  * URL with the stream key and takes the ICE servers from the answer's Link headers (RFC 9725
- * section 4.6). The stream must go live, the publisher's media must go over a relay candidate
- * reached over TLS from turns:TURN_HOST:443 with credentials that expire within hours, and a
- * recording of it must complete with audio and video. Prints the candidate used, then one JSON line;
+ * section 4.6), publishing again once if its first session fails to connect. The stream must go
+ * live, the publisher's media must go over a relay candidate reached over TLS from
+ * turns:TURN_HOST:443 with credentials that expire within hours, and a recording of it must
+ * complete with audio and video. Prints the candidate used, then one JSON line;
  * exit 0 = all of that held.
  *
  * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/whip-over-turn.ts BASE_URL ADMIN_KEY_FILE CA_FILE NODE_IP TURN_HOST TURN_IP
@@ -21,6 +22,7 @@ import {
   startClientNamespace,
   stopWhipFromPage,
   whipConnectionState,
+  type WhipSession,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
 import { apiCaller, GaveUp, recordBothTracks, waitFor } from './api-call.js';
@@ -44,10 +46,28 @@ if (whipUrl.hostname !== nodeIp) throw new Error(`the WHIP URL ${whipUrl.href} d
 const ns = await startClientNamespace({ tcpPorts: [443, Number(whipUrl.port)] });
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
 let page: Page | undefined;
-try {
+/**
+ * Publishes and waits for the peer connection. LiveKit ingress gives a WHIP session 10 s to bring its
+ * tracks (`sessionStartTimeout`), then fails it; a WHIP client (OBS among them) then publishes again
+ * to the same endpoint, and so does this one, once, saying so.
+ */
+async function publishConnected(attempt: number): Promise<{ page: Page; session: WhipSession }> {
   const published = await publishWhipFromPage(chromium.browser, whipUrl.href, String(ingress.streamKey));
   page = published.page;
-  const { session } = published;
+  const state = await waitFor("the WHIP publisher's connection", 90_000, async () => {
+    const now = await whipConnectionState(published.page);
+    return now === 'connected' || now === 'failed' || now === 'closed' ? now : undefined;
+  });
+  if (state === 'connected') return published;
+  if (attempt > 1) throw new Error(`the WHIP peer connection ${state}, also when published again`);
+  console.log(`[whip-turn] the WHIP peer connection ${state}: publishing again to the same endpoint, as a WHIP client does`);
+  await published.page.context().close();
+  // OBS's reconnect delay.
+  await new Promise((r) => setTimeout(r, 2_000));
+  return publishConnected(attempt + 1);
+}
+try {
+  const { page: connected, session } = await publishConnected(1);
 
   const expectedUrl = `turns:${turnHost}:443?transport=tcp`;
   const handed = session.iceServers.find((s) => s.urls === expectedUrl);
@@ -57,12 +77,6 @@ try {
   if (!(expiresInS > 0 && expiresInS <= CREDENTIAL_TTL_S + 60))
     throw new Error(`the TURN credentials ${handed.username} expire in ${Math.round(expiresInS)} s, not within ${CREDENTIAL_TTL_S} s`);
 
-  const connected = page;
-  await waitFor("the WHIP publisher's connection", 90_000, async () => {
-    const state = await whipConnectionState(connected);
-    if (state === 'failed' || state === 'closed') throw new GaveUp(`the WHIP peer connection ${state}`);
-    return state === 'connected' ? true : undefined;
-  });
   await waitFor('the stream to be live with the WHIP publisher', 90_000, async () => {
     const s = await call(key, 'GET', streamPath, 200);
     return s.status === 'live' ? s : undefined;
