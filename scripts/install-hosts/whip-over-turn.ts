@@ -48,8 +48,8 @@ const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, 
 let page: Page | undefined;
 /**
  * Publishes and waits for the peer connection. LiveKit ingress gives a WHIP session 10 s to bring its
- * tracks (`sessionStartTimeout`), then fails it; a WHIP client (OBS among them) then publishes again
- * to the same endpoint, and so does this one, once, saying so.
+ * tracks (`sessionStartTimeout`), then fails it; a WHIP client then publishes again to the same
+ * endpoint, and so does this one, once, saying so.
  */
 async function publishConnected(attempt: number): Promise<{ page: Page; session: WhipSession }> {
   const published = await publishWhipFromPage(chromium.browser, whipUrl.href, String(ingress.streamKey));
@@ -62,7 +62,7 @@ async function publishConnected(attempt: number): Promise<{ page: Page; session:
   if (attempt > 1) throw new Error(`the WHIP peer connection ${state}, also when published again`);
   console.log(`[whip-turn] the WHIP peer connection ${state}: publishing again to the same endpoint, as a WHIP client does`);
   await published.page.context().close();
-  // OBS's reconnect delay.
+  // A client's reconnect delay.
   await new Promise((r) => setTimeout(r, 2_000));
   return publishConnected(attempt + 1);
 }
