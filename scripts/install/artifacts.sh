@@ -300,30 +300,29 @@ fetch_artifact() {
 # install_bundle TARBALL HASH: the origin's dist/ replaces this checkout's (marked with HASH in
 # dist/.source, which install_join_deps reads).
 install_bundle() {
-  local tarball="$1" hash="$2" next="$TALLY_REPO/dist.next.$$"
-  rm -rf "$next"
-  mkdir -p "$next"
-  tar -xzf "$tarball" -C "$next" --strip-components=1 --no-same-owner
-  printf '%s\n' "$hash" >"$next/.source"
-  rm -rf "$TALLY_REPO/dist.old.$$"
-  if [[ -e "$TALLY_REPO/dist" ]]; then mv "$TALLY_REPO/dist" "$TALLY_REPO/dist.old.$$"; fi
-  mv "$next" "$TALLY_REPO/dist"
-  rm -rf "$TALLY_REPO/dist.old.$$" "$tarball"
+  install_tarball "$1" "$2" "$TALLY_REPO/dist" --strip-components=1
 }
 
 # install_dashboard TARBALL HASH: the origin's dashboard build replaces this checkout's (marked with
 # HASH in apps/dashboard/dist/.source, which install_control_deps reads).
 install_dashboard() {
-  local tarball="$1" hash="$2" dist="$TALLY_REPO/apps/dashboard/dist"
-  local next="$dist.next.$$"
+  install_tarball "$1" "$2" "$TALLY_REPO/apps/dashboard/dist"
+}
+
+# install_tarball TARBALL HASH DIR [TAR ARGS...]: TARBALL unpacked beside DIR, marked with HASH in
+# .source, then swapped in by rename.
+install_tarball() {
+  local tarball="$1" hash="$2" dir="$3"
+  shift 3
+  local next="$dir.next.$$"
   rm -rf "$next"
   mkdir -p "$next"
-  tar -xzf "$tarball" -C "$next" --no-same-owner
+  tar -xzf "$tarball" -C "$next" --no-same-owner "$@"
   printf '%s\n' "$hash" >"$next/.source"
-  rm -rf "$dist.old.$$"
-  if [[ -e "$dist" ]]; then mv "$dist" "$dist.old.$$"; fi
-  mv "$next" "$dist"
-  rm -rf "$dist.old.$$" "$tarball"
+  rm -rf "$dir.old.$$"
+  if [[ -e "$dir" ]]; then mv "$dir" "$dir.old.$$"; fi
+  mv "$next" "$dir"
+  rm -rf "$dir.old.$$" "$tarball"
 }
 
 # remove_join_artifacts: the scratch directory of fetch_origin_artifacts.

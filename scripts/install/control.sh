@@ -154,15 +154,6 @@ install_control_deps() {
   fi
 }
 
-# ensure_checkout_node_modules: `npm install` in the checkout when node_modules is missing or stale.
-ensure_checkout_node_modules() {
-  local marker="$TALLY_REPO/node_modules/.package-lock.json"
-  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
-    log "    node_modules missing or stale: npm install"
-    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
-  fi
-}
-
 # resolve_control_dirs: the node's API and worker read and tidy the origin's recordings and live
 # HLS directories, so they must be the origin's (a shared mount at the same path).
 resolve_control_dirs() {

@@ -62,13 +62,7 @@ provision_host() {
 # then the Prisma client (always: it is quick and follows the schema) and the build: the services
 # as JavaScript bundles in dist/ and the dashboard (served at /dashboard).
 install_node_deps() {
-  local marker="$TALLY_REPO/node_modules/.package-lock.json"
-  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
-    log "    node_modules missing or stale: npm install"
-    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
-  else
-    log "    node_modules: up to date"
-  fi
+  ensure_checkout_node_modules
   log "    bash scripts/db-generate.sh"
   generate_prisma_client
   # The dashboard is built through Nx, whose task cache (~/.nx) restores the build of unchanged
@@ -77,6 +71,18 @@ install_node_deps() {
   run env NX_DAEMON=false NX_NO_CLOUD=true bash -c 'cd "$1" && npm run --silent build >/dev/null' _ "$TALLY_REPO"
   stamp_dashboard
   install_runtime_deps
+}
+
+# ensure_checkout_node_modules: `npm install` in the checkout when node_modules is missing or older
+# than package-lock.json.
+ensure_checkout_node_modules() {
+  local marker="$TALLY_REPO/node_modules/.package-lock.json"
+  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
+    log "    node_modules missing or stale: npm install"
+    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
+  else
+    log "    node_modules: up to date"
+  fi
 }
 
 # install_runtime_deps: the services run dist/*.js, which resolve their packages from

@@ -63,13 +63,7 @@ install_join_deps() {
     return 0
   fi
   run rm -f "$dist/.source"
-  local marker="$TALLY_REPO/node_modules/.package-lock.json"
-  if [[ ! -f "$marker" || "$TALLY_REPO/package-lock.json" -nt "$marker" ]]; then
-    log "    node_modules missing or stale: npm install"
-    run bash -c 'cd "$1" && npm install --no-audit --no-fund' _ "$TALLY_REPO"
-  else
-    log "    node_modules: up to date"
-  fi
+  ensure_checkout_node_modules
   log "    npm run build of the agent (dist/agent.js, dist/agent-leave.js)"
   run bash -c 'cd "$1" && node scripts/build.mjs agent agent-leave >/dev/null' _ "$TALLY_REPO"
   install_runtime_deps
