@@ -302,27 +302,51 @@ on_air_going() {
 via_caddy() { curl -s -m 100 "$@"; }
 json=(-H 'content-type: application/json') # only with a body: Fastify refuses an empty JSON body (400)
 answer_id() { sed -n 's/.*"id":"\([^"]*\)".*/\1/p' <<<"$1" | head -n1; }
-ask() { # ask WHAT CURL-ARGS...: one request through Caddy; WHAT, its status and its seconds go to $state/asked
-  local what="$1"
+# as_app WHAT CURL-ARGS...: one request through Caddy as an app makes it (the README's errors): a
+# 502/503/504, or a 409 for an Idempotency-Key whose first request is still in progress, is asked
+# again with the same key every second, for up to 60 s. The last answer's body goes to
+# stdout; a line to $state/asked: WHAT (with what a first answer that failed said, and a refusal's code
+# and resource), the first and last statuses, the attempts, when the first began (epoch s) and the
+# slowest attempt's seconds.
+as_app() {
+  local what="$1" began answer status first="" attempts=0 slowest=0 seconds body said
   shift
-  printf '%s %s\n' "$what" "$(via_caddy -o /dev/null -w '%{http_code} %{time_total}' "$@" || true)" >>"$state/asked"
+  began="$(now)"
+  while :; do
+    attempts=$((attempts + 1))
+    answer="$(via_caddy -w '\n%{http_code} %{time_total}' "$@" || true)"
+    body="${answer%$'\n'*}" status="${answer##*$'\n'}"
+    seconds="${status#* }" status="${status%% *}"
+    if [[ -z "$first" ]]; then
+      first="$status"
+      said="$(sed -n 's/.*"message": *"\([^"]*\)".*/\1/p' <<<"$body" | head -n1 | tr ' ' '_')"
+      [[ "$status" == 20? || -z "$said" ]] || what+=" ($said)"
+    fi
+    slowest="$(awk -v a="$slowest" -v b="$seconds" 'BEGIN { print (b + 0 > a + 0) ? b : a }')"
+    case "$status" in
+      502 | 503 | 504) ;;
+      409) [[ "$body" == *'still in progress'* ]] || break ;;
+      *) break ;;
+    esac
+    (($(since "$began" | cut -d. -f1) < 60)) || break
+    sleep 1
+  done
+  printf '%s%s %s %s %s %s %s\n' "$what" "$(grep -o '"\(code\|resource\)":"[^"]*"' <<<"$body" | tr '\n' ' ' | sed 's/^./ &/;s/ $//' || true)" \
+    "$first" "$status" "$attempts" "$began" "$slowest" >>"$state/asked"
+  printf '%s' "$body"
 }
 start_and_end() { # a stream of the host app started and ended through Caddy, as an app does
-  local answer id
-  answer="$(via_caddy -w '\n%{http_code} %{time_total}' "${json[@]}" -H "Authorization: Bearer $host_key" -d "{\"name\":\"$1\"}" \
-    "$base/v1/apps/$host_app/streams" || true)"
-  # A refusal's code and resource go before the status, so a failure names them.
-  printf 'POST stream%s %s\n' "$(grep -o '"\(code\|resource\)":"[^"]*"' <<<"${answer%$'\n'*}" | tr '\n' ' ' | sed 's/^./ &/;s/ $//' || true)" \
-    "${answer##*$'\n'}" >>"$state/asked"
-  id="$(answer_id "${answer%$'\n'*}")"
-  [[ -z "$id" ]] || ask "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id"
+  local id
+  id="$(answer_id "$(as_app "POST stream" "${json[@]}" -H "Authorization: Bearer $host_key" -H "Idempotency-Key: failover-$1" \
+    -d "{\"name\":\"round $1\"}" "$base/v1/apps/$host_app/streams")")"
+  [[ -z "$id" ]] || as_app "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id" >/dev/null
 }
 request_stream() { # a round of dashboard and app requests every 0.3 s, without waiting for answers, until $state/host-back
   local round=0
   while [[ ! -f "$state/host-back" ]]; do
-    ask "GET /dashboard/" "$base/dashboard/" &
-    ask "GET streams" -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams" &
-    start_and_end "round $round" &
+    as_app "GET /dashboard/" "$base/dashboard/" >/dev/null &
+    as_app "GET streams" -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams" >/dev/null &
+    start_and_end "$round" &
     round=$((round + 1))
     sleep 0.3
   done
@@ -378,11 +402,14 @@ wait "$requests" || true
 check "the control node's API is healthy again (SIGCONT, link up)" eventually 180 test "$(http_code "http://${node_ip[c]}:8080/healthz")" == 200
 healthy_again_s="$(since "$host_back")"
 asked_n="$(wc -l <"$state/asked")"
-unanswered="$(awk '$(NF-1) != 200 && $(NF-1) != 201 { $NF = ""; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
-slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^ ]+$/, "", what); printf "%.1f s (%s)", max, what }' "$state/asked")"
-say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest ${slowest}; admission (201, then 429 app.streams) after ${admission_s} s; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
+# Fields from the end of each line: the slowest attempt's seconds, began, attempts, last status, first status.
+unanswered="$(awk '$(NF-3) != 200 && $(NF-3) != 201 { NF -= 3; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
+retried="$(awk -v gone="$host_gone" '$(NF-2) > 1 { n++; if ($(NF-1) + 0 > gone + 0) late++ } END { printf "%d (%d begun after the link went down)", n, late }' "$state/asked")"
+retried_what="$(awk '$(NF-2) > 1 { NF -= 3; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
+slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$/, "", what); printf "%.1f s (%s)", max, what }' "$state/asked")"
+say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest attempt ${slowest}; asked again: ${retried}${retried_what:+: $retried_what}; admission (201, then 429 app.streams) after ${admission_s} s; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
 ((asked_n > 20)) || fail "only $asked_n requests were made while the API host was gone"
-[[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201: $unanswered"
+[[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201, even when asked again for 60 s: $unanswered"
 check "after the API host phase, the stream is live with its publisher and the recording active" on_air_going
 
 # 5. kill -9 of the primary (the supervisor first, so nothing restarts it).
