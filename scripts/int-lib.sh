@@ -20,7 +20,8 @@ fail_after() {
 print_logs_on_failure() { # print_logs_on_failure RC LINES
   local rc="$1" lines="$2" f
   [[ $rc -ne 0 && -d "$home/log" ]] || return 0
-  for f in "$home"/log/*.log; do
+  for f in "$home"/log/*.log "$home"/workers/*/*.log; do
+    [[ -f "$f" ]] || continue
     printf '[%s] ---- %s (last %s lines)\n' "$INT_NAME" "$f" "$lines" >&2
     tail -n "$lines" "$f" >&2 || true
   done

@@ -22,6 +22,7 @@ import {
   startClientNamespace,
   stopWhipFromPage,
   whipConnectionState,
+  whipReport,
   type WhipSession,
 } from '@tally/testing/browser';
 import type { Page } from 'playwright-core';
@@ -59,6 +60,7 @@ async function publishConnected(attempt: number): Promise<{ page: Page; session:
     return now === 'connected' || now === 'failed' || now === 'closed' ? now : undefined;
   });
   if (state === 'connected') return published;
+  for (const line of await whipReport(published.page)) console.log(`[whip-turn] attempt ${attempt}: ${line}`);
   if (attempt > 1) throw new Error(`the WHIP peer connection ${state}, also when published again`);
   console.log(`[whip-turn] the WHIP peer connection ${state}: publishing again to the same endpoint, as a WHIP client does`);
   await published.page.context().close();

@@ -146,6 +146,13 @@ window.tally = {
   async whip(url, key) {
     const media = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 360, frameRate: 25 } });
     const pc = new RTCPeerConnection();
+    const began = Date.now();
+    const note = (line) => window.tally.whipEvents.push(((Date.now() - began) / 1000).toFixed(1) + 's ' + line);
+    window.tally.whipEvents = [];
+    pc.addEventListener('icecandidate', (e) => note(e.candidate ? 'candidate ' + e.candidate.type + ' ' + (e.candidate.relayProtocol || '') + ' ' + e.candidate.address + ':' + e.candidate.port : 'gathering complete'));
+    pc.addEventListener('icecandidateerror', (e) => note('candidate error ' + e.errorCode + ' ' + e.errorText + ' (' + e.url + ')'));
+    pc.addEventListener('iceconnectionstatechange', () => note('ice ' + pc.iceConnectionState));
+    pc.addEventListener('connectionstatechange', () => note('connection ' + pc.connectionState));
     for (const track of media.getTracks()) pc.addTransceiver(track, { direction: 'sendonly' });
     const offer = await pc.createOffer();
     const response = await fetch(url, {
@@ -173,6 +180,18 @@ window.tally = {
   },
   whipState() {
     return window.tally.whipPc ? window.tally.whipPc.connectionState : 'new';
+  },
+  /** What the WHIP peer connection went through (candidates, their errors, states) and its candidate pairs. */
+  async whipReport() {
+    const pairs = [];
+    const stats = window.tally.whipPc ? await window.tally.whipPc.getStats() : new Map();
+    stats.forEach((s) => {
+      if (s.type !== 'candidate-pair') return;
+      const local = stats.get(s.localCandidateId);
+      const remote = stats.get(s.remoteCandidateId);
+      pairs.push(s.state + ' ' + local.candidateType + ' ' + local.address + ':' + local.port + ' -> ' + remote.candidateType + ' ' + remote.address + ':' + remote.port + ' (requests ' + s.requestsSent + ', responses ' + s.responsesReceived + ')');
+    });
+    return (window.tally.whipEvents || []).concat(pairs.map((p) => 'pair ' + p));
   },
   async paths() {
     const out = [];
@@ -210,6 +229,7 @@ type PageApi = {
     paths(): Promise<SelectedPath[]>;
     whip(url: string, key: string): Promise<WhipSession>;
     whipState(): string;
+    whipReport(): Promise<string[]>;
     whipStop(resourceUrl: string): Promise<number>;
   };
 };
@@ -278,6 +298,11 @@ export async function publishWhipFromPage(browser: Browser, url: string, streamK
 /** The WHIP publisher's peer connection state (`connected` once ICE and DTLS are done). */
 export function whipConnectionState(page: Page): Promise<string> {
   return page.evaluate(() => (globalThis as unknown as PageApi).tally.whipState());
+}
+
+/** What the page's WHIP peer connection went through (ICE candidates, candidate errors, states, candidate pairs), with seconds since it was made. */
+export function whipReport(page: Page): Promise<string[]> {
+  return page.evaluate(() => (globalThis as unknown as PageApi).tally.whipReport());
 }
 
 /** Ends the page's WHIP session as its client does (DELETE on the resource, from the page): the HTTP status. */
