@@ -8,8 +8,8 @@
  * section 4.6), publishing again once if its first session fails to connect. The stream must go
  * live, the publisher's media must go over a relay candidate reached over TLS from
  * turns:TURN_HOST:443 with credentials that expire within hours, and a recording of it must
- * complete with audio and video. Prints the candidate used, then one JSON line;
- * exit 0 = all of that held.
+ * complete with audio and video. Prints what a failed attempt's peer connection went through, the
+ * candidate used, then one JSON line; exit 0 = all of that held.
  *
  * Usage: node --import @swc-node/register/esm-register scripts/install-hosts/whip-over-turn.ts BASE_URL ADMIN_KEY_FILE CA_FILE NODE_IP TURN_HOST TURN_IP
  * (NODE_EXTRA_CA_CERTS=CA_FILE for the API calls.)
