@@ -18,10 +18,12 @@
 # Then a live stream with a real publisher (@livekit/rtc-node), a passthrough recording active and
 # webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
 # First the control node's host goes away (its link down, then every process in its namespace
-# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s are all answered without a 5xx,
-# a stream is admitted and one past its app's quota refused with 429 naming app.streams, every webhook
-# of that moment is delivered with a valid signature (at least once: the frozen worker may send one the
-# other took over, under the same webhook-id), the live stream and the recording go on;
+# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s all end 200/201, each asked as an
+# app does (a 502/503/504 asked again with its Idempotency-Key: the control node may answer one it took
+# as its link went down 503, naming the dependency it lost), a stream is admitted and one past its
+# app's quota refused with 429 naming app.streams, every webhook of that moment is delivered with a
+# valid signature (at least once: the frozen worker may send one the other took over, under the same
+# webhook-id), the live stream and the recording go on;
 # then it comes back (SIGCONT, link up) and its API is healthy again. Then the primary Redis is
 # killed with SIGKILL (its supervisor too, so nothing restarts it: a power cut of that service).
 # Printed: the seconds until the Sentinels name a replica primary, until the API's /healthz answers
