@@ -302,15 +302,29 @@ on_air_going() {
 # 4. The control node's host goes away (link down, then every process in its namespace frozen) while
 # the dashboard and apps keep calling through Caddy; then it comes back.
 via_caddy() { curl -s -m 100 "$@"; }
+# caddy_on_origin: what Caddy's health checks said of the origin's API since the host went (a
+# failed check leaves it out; with the control node gone too, Caddy has no API to send requests to).
+caddy_on_origin() {
+  local said
+  said="$(node -e '
+    const [log, since] = [process.argv[1], Number(process.argv[2])];
+    const lines = require("fs").readFileSync(log, "utf8").split("\n").filter(Boolean).flatMap((line) => {
+      try { return [JSON.parse(line)]; } catch { return []; } });
+    const said = lines.filter((l) => String(l.logger).includes("health_checker") && l.host === "127.0.0.1:8080" && l.ts >= since)
+      .map((l) => `${(l.ts - since).toFixed(1)} s: ${l.msg}${l.error ? ` (${l.error})` : ""}${l.status_code ? ` ${l.status_code}` : ""}`);
+    process.stdout.write(said.join("; "));' "$home/log/caddy.log" "${host_gone:-0}" 2>&1 || true)"
+  [[ -z "$said" ]] || printf "; Caddy's health checks of the origin's API: %s" "$said"
+}
 json=(-H 'content-type: application/json') # only with a body: Fastify refuses an empty JSON body (400)
 answer_id() { sed -n 's/.*"id":"\([^"]*\)".*/\1/p' <<<"$1" | head -n1; }
-# as_app WHAT CURL-ARGS...: one request through Caddy as an app makes it (the README's errors): a
+# ask WHAT CURL-ARGS...: one request through Caddy as an app makes it (the README's errors): a
 # 502/503/504, or a 409 for an Idempotency-Key whose first request is still in progress, is asked
-# again with the same key every second, for up to 60 s. The last answer's body goes to
-# stdout; a line to $state/asked: WHAT (with what a first answer that failed said, and a refusal's code
-# and resource), the first and last statuses, the attempts, when the first began (epoch s) and the
-# slowest attempt's seconds.
-as_app() {
+# again with the same key every second, for up to 60 s. It sets asked_status and asked_body (the last
+# answer) and appends a line to $asked_log: WHAT (with what a first answer that failed said, and a
+# refusal's code and resource), the first and last statuses, the attempts, when the first began
+# (epoch s) and the slowest attempt's seconds.
+asked_log="$state/asked"
+ask() {
   local what="$1" began answer status first="" attempts=0 slowest=0 seconds body said
   shift
   began="$(now)"
@@ -322,7 +336,7 @@ as_app() {
     if [[ -z "$first" ]]; then
       first="$status"
       said="$(sed -n 's/.*"message": *"\([^"]*\)".*/\1/p' <<<"$body" | head -n1 | tr ' ' '_')"
-      [[ "$status" == 20? || -z "$said" ]] || what+=" ($said)"
+      [[ "$status" == 20? ]] || what+=" (${said:-empty body})"
     fi
     slowest="$(awk -v a="$slowest" -v b="$seconds" 'BEGIN { print (b + 0 > a + 0) ? b : a }')"
     case "$status" in
@@ -334,8 +348,12 @@ as_app() {
     sleep 1
   done
   printf '%s%s %s %s %s %s %s\n' "$what" "$(grep -o '"\(code\|resource\)":"[^"]*"' <<<"$body" | tr '\n' ' ' | sed 's/^./ &/;s/ $//' || true)" \
-    "$first" "$status" "$attempts" "$began" "$slowest" >>"$state/asked"
-  printf '%s' "$body"
+    "$first" "$status" "$attempts" "$began" "$slowest" >>"$asked_log"
+  asked_status="$status" asked_body="$body"
+}
+as_app() { # as_app WHAT CURL-ARGS...: ask, printing the last answer's body
+  ask "$@"
+  printf '%s' "$asked_body"
 }
 start_and_end() { # a stream of the host app started and ended through Caddy, as an app does
   local id
@@ -354,7 +372,7 @@ request_stream() { # a round of dashboard and app requests every 0.3 s, without 
   done
   wait
 }
-check "before the control node's host goes: the stream live with its publisher, the recording active" on_air_going
+check "before the control node's host goes: the stream live with its publisher, the recording active" eventually 30 on_air_going
 : >"$state/asked"
 request_stream &
 requests=$!
@@ -368,30 +386,37 @@ read -ra frozen <<<"$(ip netns pids "$c_ns" | tr '\n' ' ')"
 ((${#frozen[@]} > 0)) || fail "no process runs in the control node's namespace"
 kill -STOP "${frozen[@]}"
 say "... and its ${#frozen[@]} processes frozen (SIGSTOP) $(since "$host_gone") s in"
-# Admission answers through Caddy: a stream within the app's quota, a refusal naming it past it.
-first="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $quota_key" -d '{"name":"one"}' "$base/v1/apps/$quota_app/streams" || true)"
-[[ "${first##*$'\n'}" == 201 ]] || fail "with the API host gone, a stream within its app's quota was not admitted through Caddy: ${first//$'\n'/ }"
-second="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $quota_key" -d '{"name":"two"}' "$base/v1/apps/$quota_app/streams" || true)"
-[[ "${second##*$'\n'}" == 429 && "$second" == *'"resource":"app.streams"'* ]] ||
-  fail "with the API host gone, a stream past its app's quota (1) was not refused with 429 naming app.streams: ${second//$'\n'/ }"
+# Admission answers through Caddy, asked as an app asks: a stream within the app's quota, a refusal
+# naming it past it. These requests are logged apart ($state/asked-direct): a 429 is their answer.
+asked_log="$state/asked-direct"
+ask "POST stream within the quota" "${json[@]}" -H "Authorization: Bearer $quota_key" -H "Idempotency-Key: quota-one" \
+  -d '{"name":"one"}' "$base/v1/apps/$quota_app/streams"
+[[ "$asked_status" == 201 ]] || fail "with the API host gone, a stream within its app's quota was not admitted through Caddy: $asked_status $asked_body$(caddy_on_origin)"
+quota_stream="$(answer_id "$asked_body")"
+ask "POST stream past the quota" "${json[@]}" -H "Authorization: Bearer $quota_key" -H "Idempotency-Key: quota-two" \
+  -d '{"name":"two"}' "$base/v1/apps/$quota_app/streams"
+[[ "$asked_status" == 429 && "$asked_body" == *'"resource":"app.streams"'* ]] ||
+  fail "with the API host gone, a stream past its app's quota (1) was not refused with 429 naming app.streams: $asked_status $asked_body$(caddy_on_origin)"
 admission_s="$(since "$host_gone")"
-[[ "$(via_caddy -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $quota_key" "$base/v1/apps/$quota_app/streams/$(answer_id "${first%$'\n'*}")")" == 200 ]] ||
-  fail "with the API host gone, ending the admitted stream through Caddy did not answer 200"
+ask "DELETE stream within the quota" -X DELETE -H "Authorization: Bearer $quota_key" "$base/v1/apps/$quota_app/streams/$quota_stream"
+[[ "$asked_status" == 200 ]] || fail "with the API host gone, ending the admitted stream through Caddy did not answer 200: $asked_status $asked_body$(caddy_on_origin)"
 say "ok: with the API host gone, a stream admitted and one past the quota refused (429, app.streams) through Caddy"
 # A webhook of this moment: a stream of the host app started and ended; the workload's receiver for
 # that app answers 200 and says whether each event came once with a valid signature.
-hooked="$(via_caddy -w '\n%{http_code}' "${json[@]}" -H "Authorization: Bearer $host_key" -d '{"name":"hooked while gone"}' "$base/v1/apps/$host_app/streams" || true)"
-[[ "${hooked##*$'\n'}" == 201 ]] || fail "with the API host gone, starting a stream through Caddy: ${hooked//$'\n'/ }"
-hooked_id="$(answer_id "${hooked%$'\n'*}")"
-[[ "$(via_caddy -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$hooked_id")" == 200 ]] ||
-  fail "with the API host gone, ending a stream through Caddy did not answer 200"
+ask "POST stream hooked" "${json[@]}" -H "Authorization: Bearer $host_key" -H "Idempotency-Key: hooked-while-gone" \
+  -d '{"name":"hooked while gone"}' "$base/v1/apps/$host_app/streams"
+[[ "$asked_status" == 201 ]] || fail "with the API host gone, starting a stream through Caddy: $asked_status $asked_body$(caddy_on_origin)"
+hooked_id="$(answer_id "$asked_body")"
+ask "DELETE stream hooked" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$hooked_id"
+[[ "$asked_status" == 200 ]] || fail "with the API host gone, ending a stream through Caddy did not answer 200: $asked_status $asked_body$(caddy_on_origin)"
+asked_log="$state/asked"
 printf '%s\n' "$hooked_id" >"$state/hooked.tmp" && mv "$state/hooked.tmp" "$state/hooked"
 check "with the API host gone, the webhook of a stream ended then arrives (the workload's verdict)" eventually 240 test -s "$state/hooked.json"
 hook_verdict="$(node -e 'const v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(v.problems.join("; "))' "$state/hooked.json")"
 [[ -z "$hook_verdict" ]] || fail "with the API host gone, webhooks of that moment: $hook_verdict"
 webhook_s="$(since "$host_gone")"
 say "ok: with the API host gone, every webhook of that moment delivered with a valid signature (duplicates: sent again by the thawed worker under the same webhook-id): $(cat "$state/hooked.json")"
-check "with the API host gone, the stream is live with its publisher and the recording active" on_air_going
+check "with the API host gone, the stream is live with its publisher and the recording active" eventually 30 on_air_going
 # Long enough for Caddy's health checks (every 2 s) and passive ones (10 s) to have acted.
 while (($(since "$host_gone" | cut -d. -f1) < 20)); do sleep 1; done
 touch "$state/host-back"
@@ -409,10 +434,13 @@ unanswered="$(awk '$(NF-3) != 200 && $(NF-3) != 201 { NF -= 3; print }' "$state/
 retried="$(awk -v gone="$host_gone" '$(NF-2) > 1 { n++; if ($(NF-1) + 0 > gone + 0) late++ } END { printf "%d (%d begun after the link went down)", n, late }' "$state/asked")"
 retried_what="$(awk '$(NF-2) > 1 { NF -= 3; print }' "$state/asked" | sort | uniq -c | tr -s ' \n' ' ')"
 slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$/, "", what); printf "%.1f s (%s)", max, what }' "$state/asked")"
-say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest attempt ${slowest}; asked again: ${retried}${retried_what:+: $retried_what}; admission (201, then 429 app.streams) after ${admission_s} s; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
+direct_retried="$(awk '$(NF-2) > 1 { NF -= 3; print }' "$state/asked-direct" | tr '\n' ';')"
+origin_left_out="$(caddy_on_origin)"
+origin_kept="; Caddy left the origin's API out: never"
+say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest attempt ${slowest}; asked again: ${retried}${retried_what:+: $retried_what}; admission (201, then 429 app.streams) after ${admission_s} s${direct_retried:+ (asked again: $direct_retried)}${origin_left_out:-$origin_kept}; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
 ((asked_n > 20)) || fail "only $asked_n requests were made while the API host was gone"
-[[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201, even when asked again for 60 s: $unanswered"
-check "after the API host phase, the stream is live with its publisher and the recording active" on_air_going
+[[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201, even when asked again for 60 s: $unanswered$origin_left_out"
+check "after the API host phase, the stream is live with its publisher and the recording active" eventually 30 on_air_going
 
 # 5. kill -9 of the primary (the supervisor first, so nothing restarts it).
 primary="$origin_ip:6379"
@@ -466,7 +494,7 @@ say "tally_redis_failovers_total: ${failovers:-not exported}"
 # name. The stream must outlive that.
 while (($(since "$killed" | cut -d. -f1) < 90)); do sleep 1; done
 say "90 s after the kill the room runs on: $(room_host)"
-check "90 s after the kill the stream is live with its publisher and the recording active" on_air_going
+check "90 s after the kill the stream is live with its publisher and the recording active" eventually 30 on_air_going
 
 # 6. The recording completes, the webhooks are delivered once each, the audit frees nothing.
 touch "$state/go"

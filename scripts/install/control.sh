@@ -89,10 +89,12 @@ caddy_api_routes() {
   cat <<EOF
 		@origin_only path /v1/nodes/join /v1/nodes/artifacts /v1/nodes/artifacts/*
 		reverse_proxy @origin_only $local_api
-		# The API replicas (--control-nodes): one that fails /healthz (every 2 s, 2 s timeout) or refuses a
-		# connection is left out for 10 s, and a request that could not be sent to one (connection refused,
-		# or no answer to the connection within 3 s: a host gone) is sent to another, whatever its method,
-		# for up to 5 s. Caddy 2.6.2 (Debian 12's) closes a request's body when a connection fails and
+		# The API replicas (--control-nodes): one that fails /healthz (every 2 s) or refuses a connection is
+		# left out for 10 s, and a request that could not be sent to one (connection refused, or no answer
+		# to the connection within 3 s: a host gone) is sent to another, whatever its method, for up to
+		# 10 s. /healthz has 5 s to answer, longer than the API's own 2 s per dependency, so a replica that
+		# is slow under load is judged by what it answers, not left out by a race between two equal
+		# timeouts (with every other replica gone, that would answer 503 for the whole try duration). Caddy 2.6.2 (Debian 12's) closes a request's body when a connection fails and
 		# cannot send it again (caddyserver/caddy#7546, fixed upstream in 2026): reading the body into the
 		# {http.request.body} placeholder first replaces it with an in-memory copy that survives that close
 		# (bodies under 1 MB, the API's limit; a longer or unsized one is passed through as it comes).
@@ -107,13 +109,13 @@ caddy_api_routes() {
 		vars @replayable_body replayable_body "{http.request.body}"
 		reverse_proxy $local_api ${CONTROL_NODES//,/ } {
 			lb_policy round_robin
-			lb_try_duration 5s
+			lb_try_duration 10s
 			lb_try_interval 250ms
 			fail_duration 10s
 			max_fails 1
 			health_uri /healthz
 			health_interval 2s
-			health_timeout 2s
+			health_timeout 5s
 			transport http {
 				dial_timeout 3s
 				keepalive off

@@ -35,6 +35,11 @@ check_binary_version() {
 #   ingress-state-after-delete.patch: an ingress that reports its state while it is being deleted
 #     (an RTMP push that stops as its ingress is deleted) no longer crashes livekit-server with a nil
 #     pointer, which dropped every room on the node. Upstream fixed it in v1.13.10 (#4806).
+#   node-available-through-failover.patch: a node whose stats in Redis are up to 20 s old (LiveKit:
+#     5 s) is still taken for alive. No node can update its stats during a Redis Sentinel failover
+#     (5 s down-after, then the promotion and the reconnect); with 5 s a client that rejoins right
+#     after one gets a second copy of its room on another node, and the recording and the stream
+#     end with the copy it left (docs/cluster.md).
 #   redis-api-keys.patch: API keys added and revoked while the server runs. A key not in `keys` /
 #     `key_file` is looked up in the Redis hash tally:{lk}:keys (field: key, value: secret), each
 #     answer cached for 3 s; `NumKeys` counts the configured keys only. Joined worker and GPU nodes

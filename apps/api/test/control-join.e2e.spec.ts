@@ -400,7 +400,7 @@ describe('install.sh --join --role control', () => {
       const audit = await sweepRoundTrip();
       expect(audit['reservations']).toEqual({});
       console.log(
-        [`[one API replica's host gone] Caddy: health every 2 s (2 s timeout), dial timeout 3 s, no kept connections`, ...report].join(
+        [`[one API replica's host gone] Caddy: health every 2 s (5 s timeout), dial timeout 3 s, no kept connections`, ...report].join(
           '\n',
         ),
       );
