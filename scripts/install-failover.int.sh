@@ -446,6 +446,13 @@ check "after the API host phase, the stream is live with its publisher and the r
 primary="$origin_ip:6379"
 redis_child="$(cat "$home/run/redis.child.pid")"
 redis_supervisor="$(cat "$home/run/redis.pid")"
+# The joined nodes' processes refused by a Redis server (WRONGPASS): each replica holds the node
+# users, so the promoted one lets every node in at once.
+refused_logins() {
+  local n
+  for n in a b c; do cat "${node_home[$n]}"/log/*.log "${node_home[$n]}"/workers/*/*.log 2>/dev/null; done | grep -c WRONGPASS || true
+}
+refused_before="$(refused_logins)"
 kill -9 "$redis_supervisor" "$redis_child"
 killed="$(now)"
 printf '%s' "$killed" >"$state/killed"
@@ -495,6 +502,7 @@ say "tally_redis_failovers_total: ${failovers:-not exported}"
 while (($(since "$killed" | cut -d. -f1) < 90)); do sleep 1; done
 say "90 s after the kill the room runs on: $(room_host)"
 check "90 s after the kill the stream is live with its publisher and the recording active" eventually 30 on_air_going
+check "no joined node's process was refused by the promoted replica (WRONGPASS): it held the node users" test "$(refused_logins)" == "$refused_before"
 
 # 6. The recording completes, the webhooks are delivered once each, the audit frees nothing.
 touch "$state/go"

@@ -92,6 +92,31 @@ describe('install.sh --join --redis-replica', () => {
       client.disconnect();
     }
   };
+  /** A connection to the node's replica as the API's user (the replica holds the primary's server users). */
+  const replicaAsApi = async () => {
+    const admin = new URL(sut.stack.redis.url);
+    const client = new Redis({
+      host: hosts.nodeIp,
+      port: 6379,
+      ...(admin.username === '' ? {} : { username: decodeURIComponent(admin.username) }),
+      ...(admin.password === '' ? {} : { password: decodeURIComponent(admin.password) }),
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  };
+  /** The joined nodes' users on the node's replica. */
+  const replicaNodeUsers = async () => {
+    const client = await replicaAsApi();
+    try {
+      return ((await client.call('ACL', 'USERS')) as string[]).filter((user) => user.startsWith('tally-node-'));
+    } finally {
+      client.disconnect();
+    }
+  };
   /** A field of `SENTINEL master tally` on the node's Sentinel (its default user may ask). */
   const nodeSentinel = async (field: string) => {
     const client = new Redis({ host: hosts.nodeIp, port: 26379, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -196,6 +221,29 @@ describe('install.sh --join --redis-replica', () => {
       expect(conf).toContain(`replicaof ${hosts.originIp} ${primary.split(':')[1]}`);
       expect(conf).toMatch(/^user tally-sentinel on .*#[0-9a-f]{64}/m);
       expect(conf).not.toContain(SENTINEL_PASSWORD);
+
+      // Redis does not replicate ACLs: the API writes the node users on each replica too, so a replica
+      // promoted in a failover lets the nodes in at once. The node's own user reaches its replica at the
+      // next sync (the replica did not run yet when the user was made); a node joined now, at once;
+      // one removed is deleted there at once; one deleted there by hand comes back at the next sync.
+      const ownUser = `tally-node-${name}`;
+      await waitFor('the node user on the replica', async () => ((await replicaNodeUsers()).includes(ownUser) ? true : undefined), 30_000);
+      const other = await sut.admin.post<JoinTokenView>('/v1/nodes/join-tokens', { role: 'worker', name: `${name}-w` });
+      expect(other.status).toBe(201);
+      const otherJoined = await sut.anonymous.post('/v1/nodes/join', { token: other.body.token, role: 'worker', name: `${name}-w` });
+      expect(otherJoined.status, JSON.stringify(otherJoined.body)).toBe(200);
+      expect(await replicaNodeUsers()).toEqual(expect.arrayContaining([ownUser, `tally-node-${name}-w`]));
+      expect((await sut.admin.delete(`/v1/nodes/${name}-w`)).status).toBe(204);
+      expect(await replicaNodeUsers()).not.toContain(`tally-node-${name}-w`);
+      const byHand = await replicaAsApi();
+      await byHand.call('ACL', 'DELUSER', ownUser);
+      byHand.disconnect();
+      expect(await replicaNodeUsers()).not.toContain(ownUser);
+      await waitFor(
+        'the node user back on the replica',
+        async () => ((await replicaNodeUsers()).includes(ownUser) ? true : undefined),
+        30_000,
+      );
 
       const again = await installOnNode(hosts.ns, joinArgs('tjt_unused', home), { TALLY_HEARTBEAT_INTERVAL_S: '1' });
       expect(again.code, again.output).toBe(0);

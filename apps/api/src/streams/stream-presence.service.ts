@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { LivekitRoomClient } from '@tally/livekit';
 import { StreamLifecycle } from '@tally/streams';
@@ -12,6 +12,8 @@ import { StreamsService } from './streams.service.js';
  */
 @Injectable()
 export class StreamPresenceService {
+  private readonly logger = new Logger(StreamPresenceService.name);
+
   constructor(
     private readonly streams: StreamsRepository,
     private readonly service: StreamsService,
@@ -43,9 +45,23 @@ export class StreamPresenceService {
     await this.lifecycle.setPresence(stream.id, counts);
   }
 
+  /**
+   * Ends the stream, unless LiveKit still lists someone in its room: then what finished was a copy of
+   * the room on another node (one LiveKit took for gone and placed the room anew meanwhile), emptied
+   * as its participants rejoined the other copy, and the stream goes on there. Unreachable, LiveKit is
+   * taken at its word.
+   */
   async roomFinished(room: string): Promise<void> {
     const stream = await this.streams.findByRoom(room);
     // A room the API removed on DELETE belongs to a stream already ended: finish leaves it as it is.
-    if (stream && stream.status !== 'ended') await this.service.finish(stream, 'room_finished');
+    if (!stream || stream.status === 'ended') return;
+    const present = await this.livekit.listParticipants(room).catch(() => []);
+    if (present.length > 0) {
+      this.logger.warn(
+        `room_finished for ${room}, which LiveKit still lists with ${present.length} participant(s): stream ${stream.id} goes on`,
+      );
+      return;
+    }
+    await this.service.finish(stream, 'room_finished');
   }
 }

@@ -113,6 +113,23 @@ describe(LivekitWebhookService.name, () => {
     expect(events.sort()).toEqual(['stream.ended', 'stream.live']);
   });
 
+  it('leaves the stream live on the room_finished of a copy of its room while LiveKit lists its publisher in the other', async () => {
+    const { appId, stream } = await appWithStream();
+    api.livekit.publish(stream.room);
+    const joined = await signed({ event: 'participant_joined', room: { name: stream.room } });
+    await sut.receive(joined.body, joined.authorization);
+    const finished = await signed({ event: 'room_finished', room: { name: stream.room } });
+
+    await sut.receive(finished.body, finished.authorization);
+
+    expect(await api.get(StreamsService).get(appId, stream.id)).toMatchObject({ status: 'live', publishers: 1 });
+    // Once LiveKit lists no one, the next room_finished ends it.
+    api.livekit.rooms.delete(stream.room);
+    const again = await signed({ event: 'room_finished', room: { name: stream.room } });
+    await sut.receive(again.body, again.authorization);
+    expect((await api.get(StreamsService).get(appId, stream.id)).status).toBe('ended');
+  });
+
   it('takes the egress events of an HLS session as expected, and warns only of an egress nothing in Tally started', async () => {
     const { appId, stream } = await appWithStream();
     api.livekit.publish(stream.room);
