@@ -70,6 +70,17 @@ describe('Redis failover through Sentinel', () => {
     return Number(line[1]);
   }
 
+  /** Tally's own user on the server at `port` (each server of the group holds it). */
+  function adminOn(port: number): { host: string; port: number; username?: string; password?: string } {
+    const url = new URL(stack.redisSentinel!.url);
+    return {
+      host: '127.0.0.1',
+      port,
+      ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+      ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    };
+  }
+
   /** Whether `user` signs in with `password` on the server at `port` (primary or replica). */
   async function authenticates(port: number, user: string, password: string): Promise<boolean> {
     const client = new Redis({
@@ -115,12 +126,25 @@ describe('Redis failover through Sentinel', () => {
       async () => ((await authenticates(second, user, password)) ? true : undefined),
       120_000,
     );
-    // The node leaves while the first server is a replica: its user goes from the primary only.
+    // The API follows the promoted server, and the Sentinels make the first one its replica.
+    await waitFor('the API to follow the failover', async () => ((await failoversCounted()) >= 1 ? true : undefined), 120_000);
+    await waitFor('the first server to follow the second', async () => ((await group.replicaInSync()) ? true : undefined), 120_000);
+    // Redis does not replicate users: the API writes the node's on the replica too (now the first
+    // server), so a failover back lets the node in at once.
+    await waitFor(`${user} on the replica`, async () => ((await authenticates(first, user, password)) ? true : undefined), 30_000);
+    // The node leaves while the first server is a replica: its user goes from both.
     expect((await anonymous.withKey(password).post(`/v1/nodes/${nodeName}/leave`)).status).toBe(204);
     expect(await authenticates(second, user, password)).toBe(false);
+    expect(await authenticates(first, user, password)).toBe(false);
+    // A replica the revocation did not reach (its host away then, or the user back from its
+    // redis.conf) holds it again.
+    const replica = new Redis({ ...adminOn(first), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await replica.connect();
+    await replica.call('ACL', 'SETUSER', user, 'on', `>${password}`, '+ping');
+    replica.disconnect();
     expect(await authenticates(first, user, password)).toBe(true);
 
-    // The first server is primary again: the API, reconnecting to it, deletes the user it kept.
+    // The first server is primary again: the API, on it or at its next sync of the replicas, deletes the user it kept.
     expect(await group.failover()).toBe(first);
     await waitFor(`${user} gone from the primary`, async () => ((await authenticates(first, user, password)) ? undefined : true), 120_000);
     await waitFor('the replica in sync again', async () => ((await group.replicaInSync()) ? true : undefined), 120_000);

@@ -34,6 +34,8 @@ export type NodeCredentials = Readonly<{
 export class NodeCredentialsService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger(NodeCredentialsService.name);
   private replicaSync: NodeJS.Timeout | undefined;
+  /** Issues, revocations and applies run one at a time, so an apply never re-creates a user revoked meanwhile. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly repository: NodeCredentialsRepository,
@@ -57,8 +59,18 @@ export class NodeCredentialsService implements OnApplicationBootstrap, OnApplica
     clearInterval(this.replicaSync);
   }
 
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
   /** A new password and LiveKit key for the node (replacing any earlier ones); returned once. */
-  async issue(nodeId: string, role: JoinedNodeRole): Promise<NodeCredentials> {
+  issue(nodeId: string, role: JoinedNodeRole): Promise<NodeCredentials> {
+    return this.serially(() => this.issueNow(nodeId, role));
+  }
+
+  private async issueNow(nodeId: string, role: JoinedNodeRole): Promise<NodeCredentials> {
     const password = randomBytes(32).toString('base64url');
     const hash = sha256Hex(password);
     await this.repository.save(nodeId, role, hash);
@@ -76,7 +88,11 @@ export class NodeCredentialsService implements OnApplicationBootstrap, OnApplica
    * and keys before Postgres for its rows, so a node joining meanwhile (row first, then user) is
    * never taken for a revoked one.
    */
-  async applyAll(): Promise<number> {
+  applyAll(): Promise<number> {
+    return this.serially(() => this.applyAllNow());
+  }
+
+  private async applyAllNow(): Promise<number> {
     const presentKeys = await this.livekitKeys.nodeIds();
     const { applied, revoked } = await this.applyTo(this.acl);
     if (revoked.length > 0) this.log.log(`deleted ${revoked.length} node user(s) that were revoked: ${revoked.join(', ')}`);
@@ -86,12 +102,16 @@ export class NodeCredentialsService implements OnApplicationBootstrap, OnApplica
       keptKeys.add(node.nodeId);
     }
     for (const nodeId of presentKeys.filter((id) => !keptKeys.has(id))) await this.livekitKeys.remove(nodeId);
-    await this.applyToReplicas();
+    await this.applyToReplicasNow();
     return applied.length;
   }
 
   /** Every replica's node users made those of Postgres, as on the primary. */
-  async applyToReplicas(): Promise<void> {
+  applyToReplicas(): Promise<void> {
+    return this.serially(() => this.applyToReplicasNow());
+  }
+
+  private async applyToReplicasNow(): Promise<void> {
     await this.onReplicas('applied the node users', async (replica) => void (await this.applyTo(replica)));
   }
 
@@ -144,7 +164,11 @@ export class NodeCredentialsService implements OnApplicationBootstrap, OnApplica
    * Deletes the node's user at once (its open connections are closed and its password stops working)
    * and its LiveKit key (refused by every livekit-server within 3 s).
    */
-  async revoke(nodeId: string): Promise<void> {
+  revoke(nodeId: string): Promise<void> {
+    return this.serially(() => this.revokeNow(nodeId));
+  }
+
+  private async revokeNow(nodeId: string): Promise<void> {
     await this.repository.remove(nodeId);
     await this.acl.deleteUser(nodeRedisUser(nodeId));
     await this.onReplicas('deleted the user of a removed node', (replica) => replica.deleteUser(nodeRedisUser(nodeId)));
