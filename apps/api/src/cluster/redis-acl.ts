@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RedisConnection } from '../infra/infra.module.js';
+import { withShortLivedRedis } from './short-lived-redis.js';
 
 /** How long a replica may take to accept a connection or answer a command before it is skipped. */
 const REPLICA_TIMEOUT_MS = 2_000;
@@ -62,27 +63,17 @@ export class RedisAcl extends AclServer {
     const failed = await Promise.all(
       (await this.replicas()).map(async (address) => {
         const separator = address.lastIndexOf(':');
-        const client = new Redis({
+        const server = {
           host: address.slice(0, separator),
           port: Number(address.slice(separator + 1)),
           ...(username === undefined ? {} : { username }),
           ...(password === undefined ? {} : { password }),
-          lazyConnect: true,
-          connectTimeout: REPLICA_TIMEOUT_MS,
-          commandTimeout: REPLICA_TIMEOUT_MS,
-          maxRetriesPerRequest: 0,
-          enableOfflineQueue: false,
-          retryStrategy: () => null,
-        });
-        client.on('error', () => undefined);
+        };
         try {
-          await client.connect();
-          await apply(new AclServer(client));
+          await withShortLivedRedis(server, REPLICA_TIMEOUT_MS, (client) => apply(new AclServer(client)));
           return undefined;
         } catch (error) {
           return `${address}: ${error instanceof Error ? error.message : String(error)}`;
-        } finally {
-          client.disconnect();
         }
       }),
     );

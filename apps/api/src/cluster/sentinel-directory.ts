@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@tally/config';
-import { Redis } from 'ioredis';
 import { sentinelsInAnswer } from './sentinel-addresses.js';
+import { withShortLivedRedis } from './short-lived-redis.js';
 
 /** How long one Sentinel may take to answer before a join goes on without it. */
 const ASK_TIMEOUT_MS = 2_000;
@@ -23,25 +23,9 @@ export class SentinelDirectory {
     return answers.flat();
   }
 
-  private async ask(host: string, port: number, name: string): Promise<string[]> {
-    const client = new Redis({
-      host,
-      port,
-      lazyConnect: true,
-      connectTimeout: ASK_TIMEOUT_MS,
-      commandTimeout: ASK_TIMEOUT_MS,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      retryStrategy: () => null,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return sentinelsInAnswer(await client.call('SENTINEL', 'SENTINELS', name));
-    } catch {
-      return [];
-    } finally {
-      client.disconnect();
-    }
+  private ask(host: string, port: number, name: string): Promise<string[]> {
+    return withShortLivedRedis({ host, port }, ASK_TIMEOUT_MS, async (client) =>
+      sentinelsInAnswer(await client.call('SENTINEL', 'SENTINELS', name)),
+    ).catch(() => []);
   }
 }
