@@ -24,13 +24,16 @@
 # app's quota refused with 429 naming app.streams, every webhook of that moment is delivered with a
 # valid signature (at least once: the frozen worker may send one the other took over, under the same
 # webhook-id), the live stream and the recording go on;
-# then it comes back (SIGCONT, link up) and its API is healthy again. Then the primary Redis is
+# then it comes back (SIGCONT, link up) and its API is healthy again. Printed: what Caddy's health
+# checks said of the origin's API meanwhile. Then the primary Redis is
 # killed with SIGKILL (its supervisor too, so nothing restarts it: a power cut of that service).
 # Printed: the seconds until the Sentinels name a replica primary, until the API's /healthz answers
 # 200 "ok" again, until a stream is admitted again. Checked: the stream stays live with its
 # publisher, also 90 s after the kill (past the 30 s departure timeout of a room copy the failover
-# may leave on another node), the recording completes with audio and video (ffprobe), every webhook
-# is delivered exactly once once the receiver answers 200, and the reconcile audit frees nothing.
+# may leave on another node), no joined node's process is refused by the promoted replica
+# (WRONGPASS: each replica holds the node users), the recording completes with audio and video
+# (ffprobe), every webhook is delivered exactly once once the receiver answers 200, and the
+# reconcile audit frees nothing.
 # Exits non-zero on the first failed check, naming it (logs of the homes are printed).
 #
 # Usage: bash scripts/install-failover.int.sh      (TALLY_KEEP_HOME=1 keeps the temp homes)
