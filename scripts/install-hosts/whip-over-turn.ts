@@ -5,7 +5,7 @@
  * but 443 and the WHIP endpoint's, trusting only Caddy's CA. Through https://NAME an app creates a
  * stream and a WHIP ingress; the page POSTs its offer (fake camera and microphone) to the ingress
  * URL with the stream key and takes the ICE servers from the answer's Link headers (RFC 9725
- * section 4.6), publishing again once if its first session fails to connect. The stream must go
+ * section 4.6), publishing again (twice at most) when a session fails to connect. The stream must go
  * live, the publisher's media must go over a relay candidate reached over TLS from
  * turns:TURN_HOST:443 with credentials that expire within hours, and a recording of it must
  * complete with audio and video. Prints what a failed attempt's peer connection went through, the
@@ -47,10 +47,13 @@ if (whipUrl.hostname !== nodeIp) throw new Error(`the WHIP URL ${whipUrl.href} d
 const ns = await startClientNamespace({ tcpPorts: [443, Number(whipUrl.port)] });
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
 let page: Page | undefined;
+/** How often, and after what pause, the publisher publishes again when a session fails to connect. */
+const RETRY_PAUSES_MS = [2_000, 10_000];
 /**
  * Publishes and waits for the peer connection. LiveKit ingress gives a WHIP session 10 s to bring its
  * tracks (`sessionStartTimeout`), then fails it; a WHIP client then publishes again to the same
- * endpoint, and so does this one, once, saying so.
+ * endpoint after a pause, and so does this one (twice), saying so and printing what the failed
+ * session's peer connection went through.
  */
 async function publishConnected(attempt: number): Promise<{ page: Page; session: WhipSession }> {
   const published = await publishWhipFromPage(chromium.browser, whipUrl.href, String(ingress.streamKey));
@@ -60,12 +63,16 @@ async function publishConnected(attempt: number): Promise<{ page: Page; session:
     return now === 'connected' || now === 'failed' || now === 'closed' ? now : undefined;
   });
   if (state === 'connected') return published;
-  for (const line of await whipReport(published.page)) console.log(`[whip-turn] attempt ${attempt}: ${line}`);
-  if (attempt > 1) throw new Error(`the WHIP peer connection ${state}, also when published again`);
-  console.log(`[whip-turn] the WHIP peer connection ${state}: publishing again to the same endpoint, as a WHIP client does`);
+  const report = await whipReport(published.page);
+  for (const line of report) console.log(`[whip-turn] attempt ${attempt}: ${line}`);
+  const pause = RETRY_PAUSES_MS[attempt - 1];
+  if (pause === undefined)
+    throw new Error(`the WHIP peer connection ${state} in each of ${attempt} sessions; the last went through: ${report.join('; ')}`);
+  console.log(
+    `[whip-turn] the WHIP peer connection ${state}: publishing again to the same endpoint in ${pause / 1000} s, as a WHIP client does`,
+  );
   await published.page.context().close();
-  // A client's reconnect delay.
-  await new Promise((r) => setTimeout(r, 2_000));
+  await new Promise((r) => setTimeout(r, pause));
   return publishConnected(attempt + 1);
 }
 try {

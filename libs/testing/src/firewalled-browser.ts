@@ -162,6 +162,7 @@ window.tally = {
     });
     const answer = await response.text();
     if (response.status !== 201) throw new Error('WHIP ' + url + ' answered ' + response.status + ': ' + answer);
+    for (const line of answer.split(/\\r?\\n/)) if (line.startsWith('a=candidate:')) note('answer ' + line.slice(2));
     const iceServers = [];
     for (const [, uri, params] of (response.headers.get('Link') || '').matchAll(/<([^>]*)>([^<]*)/g)) {
       const p = Object.fromEntries([...params.matchAll(/([a-z-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
