@@ -26,7 +26,8 @@
 #     the host's other addresses; Chromium in a namespace whose firewall passes only TCP 443 (UDP
 #     dropped) publishes and views through turns:turn.NAME:443 (relay candidates over TLS, printed)
 #     and a recording of it completes. A WHIP publisher behind a firewall that drops UDP is handed the
-#     same server in the WHIP answer's Link headers and publishes and records through it.
+#     same server in the WHIP answer's Link headers and publishes and records through it. With the
+#     host's two addresses, ingress and livekit-server bind their UDP port on the media address only.
 # Exits non-zero on the first failed check (logs of the home are printed).
 #
 # Usage: bash scripts/install-hosts.int.sh      (TALLY_KEEP_HOME=1 keeps the temp home)
@@ -411,3 +412,12 @@ fi
 grep '^\[whip-turn\]' <<<"$whipped" | while read -r line; do say "$line"; done
 say "whip-turn: $(tail -n1 <<<"$whipped") (in $((SECONDS - whip_start))s)"
 say "ok: a WHIP publisher whose network drops UDP took turns:$turn_host:443 from the answer's Link headers, published through it and the recording completed"
+# This host has two addresses now ($node_ip, $turn_ip). LiveKit maps each to node_ip and backs the one
+# candidate it announces with whichever it lists first, in no fixed order: ingress (started for the
+# WHIP publisher above, after $turn_ip was added) and livekit-server bind their UDP port on
+# $node_ip alone, so that candidate is always the socket media reaches.
+udp_bound() { ss -Hulnp "sport = :$1" | awk '{print $4}' | sort -u | tr '\n' ' '; }
+check "livekit.yaml binds the UDP media port on $node_ip only" bash -c \
+  "grep -qE '^  ips:\$' '$home/livekit.yaml' && grep -qE '^      - ${node_ip//./\\.}/32\$' '$home/livekit.yaml'"
+check "ingress binds WHIP's UDP port on $node_ip only, not on $turn_ip (bound: $(udp_bound 7885))" test "$(udp_bound 7885)" == "$node_ip:7885 "
+check "livekit-server binds its UDP port on $node_ip only (bound: $(udp_bound 7882))" test "$(udp_bound 7882)" == "$node_ip:7882 "

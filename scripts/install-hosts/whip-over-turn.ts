@@ -5,7 +5,7 @@
  * but 443 and the WHIP endpoint's, trusting only Caddy's CA. Through https://NAME an app creates a
  * stream and a WHIP ingress; the page POSTs its offer (fake camera and microphone) to the ingress
  * URL with the stream key and takes the ICE servers from the answer's Link headers (RFC 9725
- * section 4.6), publishing again (twice at most) when a session fails to connect. The stream must go
+ * section 4.6), publishing again once if its first session fails to connect. The stream must go
  * live, the publisher's media must go over a relay candidate reached over TLS from
  * turns:TURN_HOST:443 with credentials that expire within hours, and a recording of it must
  * complete with audio and video. Prints what a failed attempt's peer connection went through, the
@@ -48,11 +48,11 @@ const ns = await startClientNamespace({ tcpPorts: [443, Number(whipUrl.port)] })
 const chromium = await launchFirewalledChromium(ns, caFile, { [domain]: nodeIp, [turnHost]: turnIp });
 let page: Page | undefined;
 /** How often, and after what pause, the publisher publishes again when a session fails to connect. */
-const RETRY_PAUSES_MS = [2_000, 10_000];
+const RETRY_PAUSES_MS = [2_000];
 /**
  * Publishes and waits for the peer connection. LiveKit ingress gives a WHIP session 10 s to bring its
  * tracks (`sessionStartTimeout`), then fails it; a WHIP client then publishes again to the same
- * endpoint after a pause, and so does this one (twice), saying so and printing what the failed
+ * endpoint after a pause, and so does this one (once), saying so and printing what the failed
  * session's peer connection went through.
  */
 async function publishConnected(attempt: number): Promise<{ page: Page; session: WhipSession }> {

@@ -54,6 +54,7 @@ livekit_stun_yaml() {
   stun_servers:
     - 127.0.0.1:3478
 EOF
+    livekit_bind_ips_yaml
     return 0
   fi
   echo "  use_external_ip: true"
@@ -61,4 +62,23 @@ EOF
   echo "  stun_servers:"
   local server
   for server in $STUN_SERVERS; do echo "    - $server"; done
+}
+
+# livekit_bind_ips_yaml: with use_external_ip false, the UDP port is bound on the node's own address
+# only, when NODE_IP is one of this host's. LiveKit maps every local address to node_ip and backs
+# the one candidate it announces with whichever address it lists first (in no fixed order); on a
+# host with several addresses that is often another one, and no client's media arrives.
+livekit_bind_ips_yaml() {
+  own_address "$NODE_IP" || return 0
+  cat <<EOF
+  # the UDP port on the node's own address only (one candidate, backed by that address's socket)
+  ips:
+    includes:
+      - $NODE_IP/32
+EOF
+}
+
+# own_address IP: whether IP is an address of one of this host's interfaces other than loopback.
+own_address() {
+  [[ "$1" != 127.* ]] && command -v ip >/dev/null 2>&1 && ip -4 -o addr show 2>/dev/null | grep -qF " inet $1/"
 }

@@ -18,6 +18,14 @@ export type IngressServiceConfigInput = Readonly<{
   udpPort: number;
   nodeIp: string;
   /**
+   * The one local address that port is bound on (`rtc_config.ips.includes`), when `nodeIp` is one
+   * of this host's own. LiveKit's one-port mux maps every local address to `node_ip` and backs the
+   * single candidate it announces with whichever address it happens to list first; on a host with
+   * several addresses that is often another one, whose socket knows no session, and no publisher
+   * connects until ingress restarts.
+   */
+  bindIp?: string;
+  /**
    * TURN servers WHIP publishers are handed with the answer (`Link` headers, RFC 9725 section 4.6),
    * with credentials ingress mints from the secret each shares with its server (TURN REST).
    */
@@ -40,7 +48,7 @@ export type IngressServiceConfig = Readonly<{
   rtmp_port: number;
   whip_port: number;
   http_relay_port: number;
-  rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[] };
+  rtc_config: { udp_port: number; node_ip: string; use_external_ip: false; stun_servers: string[]; ips?: { includes: string[] } };
   whip_turn_servers?: { host: string; port: number; protocol: 'tls'; secret: string; ttl: number }[];
   cpu_cost: {
     rtmp_cpu_cost: number;
@@ -91,7 +99,13 @@ export function renderIngressServiceConfig(input: IngressServiceConfigInput): In
     rtmp_port: input.rtmpPort,
     whip_port: input.whipPort,
     http_relay_port: input.httpRelayPort,
-    rtc_config: { udp_port: input.udpPort, node_ip: input.nodeIp, use_external_ip: false, stun_servers: ['127.0.0.1:3478'] },
+    rtc_config: {
+      udp_port: input.udpPort,
+      node_ip: input.nodeIp,
+      use_external_ip: false,
+      stun_servers: ['127.0.0.1:3478'],
+      ...(input.bindIp === undefined ? {} : { ips: { includes: [`${input.bindIp}/32`] } }),
+    },
     ...(input.turnServers === undefined || input.turnServers.length === 0
       ? {}
       : {

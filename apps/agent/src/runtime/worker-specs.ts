@@ -1,5 +1,5 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, networkInterfaces } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   EGRESS_PROCESS_ENV,
@@ -71,6 +71,11 @@ function egressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wor
   };
 }
 
+/** Whether `ip` is an address of one of this host's interfaces other than loopback (workers use host networking). */
+export function isOwnAddress(ip: string, interfaces = networkInterfaces()): boolean {
+  return Object.values(interfaces).some((addresses) => addresses?.some((a) => !a.internal && a.address === ip) === true);
+}
+
 function ingressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): WorkerSpec {
   const livekit = requireLivekit(config);
   const workDir = join(config.dir, 'ingress');
@@ -85,6 +90,7 @@ function ingressSpec({ nodeId, budget, model, config, logLevel }: SpecInput): Wo
     httpRelayPort: config.ports.ingressRelay,
     udpPort: config.ports.ingressUdp,
     nodeIp: config.nodeIp,
+    ...(isOwnAddress(config.nodeIp) ? { bindIp: config.nodeIp } : {}),
     ...(config.turn === undefined ? {} : { turnServers: [config.turn] }),
     logLevel: logLevel ?? 'info',
   });
