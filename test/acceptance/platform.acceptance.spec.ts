@@ -151,7 +151,15 @@ describe('an installed node: metrics, dashboard, cluster, capacity and the API c
       "the deleted app's egresses to end",
       async () => ((await egress.list({ activeOnly: true, room: stream.room })).length === 0 ? true : undefined),
       60_000,
-    );
+    ).catch(async (error: unknown) => {
+      const left = (await egress.list({ activeOnly: true, room: stream.room })).map((e) => ({
+        egressId: e.egressId,
+        state: e.state,
+        startedAt: e.startedAt,
+        requestedPath: e.requestedPath,
+      }));
+      throw new Error(`${String(error)}; recording ${recording.body.id} (${recording.body.mode}); still active: ${JSON.stringify(left)}`);
+    });
   });
 
   it('a burst of recording starts by one app gets 429 rate_limited with Retry-After, while another app starts unaffected', async () => {
