@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from '@tally/db';
+import pg from 'pg';
 import type { AppView, RecordingView, StreamToken, StreamView, WebhookDeliveryList } from '@tally/contracts';
 import {
   ApiClient,
@@ -39,7 +40,7 @@ describe('PostgreSQL restarting under the API and the worker', () => {
   let publisher: Publisher | undefined;
 
   beforeAll(async () => {
-    postgres = await startPostgres();
+    postgres = await startPostgres({ durableCommits: true });
     await runMigrations(await createDatabase(postgres.url, TEMPLATE_DATABASE));
     stack = await startStack({
       postgresUrl: postgres.url,
@@ -59,6 +60,68 @@ describe('PostgreSQL restarting under the API and the worker', () => {
     await stack?.stop();
     await postgres?.stop();
   });
+
+  it(
+    'answers 503 naming PostgreSQL when it is too slow (stalled, or a row held past a transaction time limit), never 500, losing nothing',
+    { timeout: 180_000 },
+    async () => {
+      const admin = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
+      const { app, client } = await createTenant(admin, 'through a database stall', { maxStreams: 3 });
+      const streams = `/v1/apps/${app.id}/streams`;
+      const ending = await createStream(client, app.id, 'ending during the stall');
+      const kept = await createStream(client, app.id, 'kept through the stall');
+      const during: Answer[] = [];
+      const ask = async (route: string, call: () => Promise<{ status: number; body: unknown }>) => {
+        const answer = await call();
+        during.push({ route, status: answer.status, body: answer.body });
+      };
+
+      // Every server process stopped, as a stalled disk would: an app's calls, a new round every
+      // second, each left to finish on its own, more at once than the API's connection pool holds.
+      await postgres.freeze();
+      const calls: Promise<void>[] = [];
+      try {
+        for (let round = 0; round < 6; round += 1) {
+          calls.push(ask('DELETE stream', () => client.delete(`${streams}/${ending.id}`)));
+          for (let i = 0; i < 3; i += 1) calls.push(ask('GET stream', () => client.get(`${streams}/${kept.id}`)));
+          calls.push(ask('POST token', () => client.post(`${streams}/${kept.id}/tokens`, { identity: `viewer-${round}`, role: 'viewer' })));
+          await sleep(1_000);
+        }
+      } finally {
+        await postgres.thaw();
+      }
+      await Promise.all(calls);
+
+      // Another session holds the kept stream's row (a process stopped mid-transaction) for longer
+      // than a transaction may take: ending that stream cannot commit meanwhile.
+      const holder = new pg.Client({ connectionString: stack.env['DATABASE_URL'] });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM "Stream" WHERE id = $1 FOR UPDATE', [kept.id]);
+        const held = ask('DELETE held stream', () => client.delete(`${streams}/${kept.id}`));
+        await sleep(8_000);
+        await holder.query('ROLLBACK');
+        await held;
+      } finally {
+        await holder.end();
+      }
+      const statuses = [...new Set(during.map((a) => `${a.route} ${a.status}`))];
+      console.log(`[pg-stall] answers while PostgreSQL was too slow: ${statuses.join(', ')}`);
+      expect(during.filter((a) => ![200, 201, 503].includes(a.status))).toEqual([]);
+      for (const answer of during.filter((a) => a.status === 503))
+        expect(answer.body).toMatchObject({ error: { code: 'upstream_unavailable', details: { service: 'postgres' } } });
+
+      // Asked again once it answers, both streams end; the quota of three then fits exactly three new
+      // streams (no reservation leaked or lost).
+      for (const stream of [ending, kept]) {
+        expect((await client.delete(`${streams}/${stream.id}`)).status).toBe(200);
+        expect((await client.get<StreamView>(`${streams}/${stream.id}`)).body.status).toBe('ended');
+      }
+      for (const name of ['after one', 'after two', 'after three']) expect((await client.post(streams, { name })).status).toBe(201);
+      expect((await client.post(streams, { name: 'past the quota' })).body).toMatchObject({ error: { resource: 'app.streams' } });
+    },
+  );
 
   it('answers 503 naming PostgreSQL while it is down, then serves again with nothing lost', { timeout: 420_000 }, async () => {
     const admin = new ApiClient(`http://127.0.0.1:${stack.env['TALLY_PORT']}`, stack.adminKey);
@@ -160,7 +223,8 @@ describe('PostgreSQL restarting under the API and the worker', () => {
       'every webhook delivered',
       async () => {
         const items = (await client.get<WebhookDeliveryList>(`/v1/apps/${app.id}/webhook-deliveries`)).body.items;
-        return items.some((d) => d.eventType === 'recording.completed') && items.every((d) => d.status === 'delivered') ? items : undefined;
+        const last = ['recording.completed', 'stream.ended'].every((type) => items.some((d) => d.eventType === type));
+        return last && items.every((d) => d.status === 'delivered') ? items : undefined;
       },
       120_000,
     );

@@ -19,6 +19,19 @@ describe('isPostgresUnavailable', () => {
     expect(isPostgresUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
   });
 
+  it('reads a transaction the server was too slow for as unavailable, and a misused one as it is', () => {
+    const transaction = (message: string) =>
+      new Prisma.PrismaClientKnownRequestError(`Transaction API error: ${message}`, { code: 'P2028', clientVersion: 'test' });
+    expect(isPostgresUnavailable(transaction('Unable to start a transaction in the given time.'))).toBe(true);
+    const expired =
+      'A commit cannot be executed on an expired transaction. The timeout for this transaction was 5000 ms, however 5012 ms passed since the start of the transaction.';
+    expect(isPostgresUnavailable(transaction(expired))).toBe(true);
+    expect(isPostgresUnavailable(transaction('Transaction not found.'))).toBe(false);
+    expect(isPostgresUnavailable(transaction('Transaction already closed: A query cannot be executed on a committed transaction.'))).toBe(
+      false,
+    );
+  });
+
   it('leaves the errors of a query the server refused to be answered as they are', () => {
     expect(isPostgresUnavailable(known('P2002'))).toBe(false);
     expect(isPostgresUnavailable(fromServer('23505'))).toBe(false);

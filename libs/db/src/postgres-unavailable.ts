@@ -12,6 +12,11 @@ const POOL_MESSAGES = [
   'timeout exceeded when trying to connect',
   'Connection terminated due to connection timeout',
 ];
+/**
+ * Prisma's transaction errors (P2028) when the server was too slow: no connection for the
+ * transaction within its wait, or the transaction outlived its timeout (rolled back, nothing kept).
+ */
+const TRANSACTION_TIMEOUTS = [/Unable to start a transaction in the given time/, /cannot be executed on an expired transaction/];
 
 /**
  * Whether `error` says PostgreSQL is unreachable right now (down, restarting, failing over), as
@@ -21,6 +26,7 @@ export function isPostgresUnavailable(error: unknown): boolean {
   if (error instanceof Prisma.PrismaClientInitializationError) return true;
   if (error instanceof Prisma.PrismaClientKnownRequestError) {
     if (UNREACHABLE_CODES.has(error.code)) return true;
+    if (error.code === 'P2028') return TRANSACTION_TIMEOUTS.some((pattern) => pattern.test(error.message));
     const cause = adapterCause(error.meta);
     return UNREACHABLE_KINDS.has(cause.kind ?? '') || UNAVAILABLE_SQLSTATE.test(cause.sqlState ?? '');
   }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,14 +28,26 @@ export type ThrowawayPostgres = {
   crash(): Promise<void>;
   /** Starts the server again on the same port and data after `crash`. */
   start(): Promise<void>;
+  /** Stops every server process where it stands (SIGSTOP), as a stalled disk would: connections stay open, nothing answers. */
+  freeze(): Promise<void>;
+  /** Lets the processes `freeze` stopped go on (SIGCONT). */
+  thaw(): Promise<void>;
   stop(): Promise<void>;
 };
+
+export type PostgresOptions = Readonly<{
+  /**
+   * Every commit written out before it is acknowledged (synchronous_commit on), so `crash` loses
+   * none, as on an installed server; off by default, for speed.
+   */
+  durableCommits?: boolean;
+}>;
 
 /**
  * Starts a private PostgreSQL cluster in a temp dir on a free loopback port, trust auth, tuned for
  * speed over durability. For tests only.
  */
-export const startPostgres = async (): Promise<ThrowawayPostgres> => {
+export const startPostgres = async (options: PostgresOptions = {}): Promise<ThrowawayPostgres> => {
   const asRoot = process.getuid?.() === 0;
   if (asRoot) await ensureOsUser();
   const dir = mkdtempSync(join(tmpdir(), 'tally-pg-'));
@@ -54,7 +66,7 @@ export const startPostgres = async (): Promise<ThrowawayPostgres> => {
     `-k ${dir}`,
     '-c listen_addresses=127.0.0.1',
     '-c fsync=off',
-    '-c synchronous_commit=off',
+    `-c synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
     '-c full_page_writes=off',
   ].join(' ');
   const start = async () => {
@@ -75,11 +87,28 @@ export const startPostgres = async (): Promise<ThrowawayPostgres> => {
       await stopServer();
     },
     start,
+    freeze: async () => signalServer(dataDir, 'STOP'),
+    thaw: async () => signalServer(dataDir, 'CONT'),
     stop: async () => {
+      await signalServer(dataDir, 'CONT').catch(() => undefined);
       await stopServer().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+};
+
+/**
+ * Sends `signal` to the postmaster (its pid is postmaster.pid's first line) and every process it
+ * forked; the postmaster first, so it forks none in between.
+ */
+const signalServer = async (dataDir: string, signal: 'STOP' | 'CONT'): Promise<void> => {
+  const postmaster = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]!.trim();
+  await run('kill', [`-${signal}`, postmaster]);
+  const children = await run('pgrep', ['-P', postmaster]).then(
+    (r) => r.stdout.split('\n').filter(Boolean),
+    () => [],
+  );
+  if (children.length > 0) await run('kill', [`-${signal}`, ...children]);
 };
 
 const ensureOsUser = async (): Promise<void> => {
