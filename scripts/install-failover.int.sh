@@ -18,7 +18,8 @@
 # Then a live stream with a real publisher (@livekit/rtc-node), a passthrough recording active and
 # webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
 # First the control node's host goes away (its link down, then every process in its namespace
-# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s all end 200/201, each asked as an
+# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s (at most 20 streams starting or ending at
+# once) all end 200/201, each asked as an
 # app does (a 502/503/504 asked again with its Idempotency-Key: the control node may answer one it took
 # as its link went down 503, naming the dependency it lost), a stream is admitted and one past its
 # app's quota refused with 429 naming app.streams, every webhook of that moment is delivered with a
@@ -139,16 +140,21 @@ cleanup() {
       on_node "$n" ./install.sh --stop --home "${node_home[$n]}" >/dev/null 2>&1 || say "cleanup: --stop of node $n failed"
     fi
   done
-  print_logs_on_failure "$rc" 30
+  # The joined nodes' logs first, the origin's last: the tail of a CI log is often all a reader gets.
   if [[ $rc -ne 0 ]]; then
     for n in a b c; do
       [[ -d "${node_home[$n]:-}/log" ]] || continue
       for f in "${node_home[$n]}"/log/*.log; do
-        printf '[%s] ---- node %s: %s (last 20 lines)\n' "$INT_NAME" "$n" "$f" >&2
-        tail -n 20 "$f" >&2 || true
+        printf '[%s] ---- node %s: %s (last 12 lines)\n' "$INT_NAME" "$n" "$f" >&2
+        tail -n 12 "$f" >&2 || true
       done
     done
-    [[ ! -f "$state/client.log" ]] || { say "---- media workload"; tail -n 30 "$state/client.log" >&2; }
+    [[ ! -f "$state/client.log" ]] || { say "---- media workload"; tail -n 20 "$state/client.log" >&2; }
+  fi
+  print_logs_on_failure "$rc" 25
+  if [[ $rc -ne 0 && -f "$home/log/api.log" ]]; then
+    say "---- the origin API's failed requests and warnings (last 15)"
+    grep -E '"level":(40|50)|request .* failed' "$home/log/api.log" | tail -n 15 | cut -c1-600 >&2 || true
   fi
   if [[ "${TALLY_KEEP_HOME:-0}" == 1 ]]; then
     say "kept $home ${node_home[*]}"
@@ -358,18 +364,26 @@ as_app() { # as_app WHAT CURL-ARGS...: ask, printing the last answer's body
   ask "$@"
   printf '%s' "$asked_body"
 }
+# An app keeps at most this many of its streams starting or ending at once, well within its quota
+# (50): however slow the answers, a refusal naming app.streams would mean a stream was not ended.
+streams_in_flight_max=20
+in_flight="$state/in-flight"
+mkdir -p "$in_flight"
 start_and_end() { # a stream of the host app started and ended through Caddy, as an app does
   local id
+  : >"$in_flight/$1"
   id="$(answer_id "$(as_app "POST stream" "${json[@]}" -H "Authorization: Bearer $host_key" -H "Idempotency-Key: failover-$1" \
     -d "{\"name\":\"round $1\"}" "$base/v1/apps/$host_app/streams")")"
   [[ -z "$id" ]] || as_app "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id" >/dev/null
+  rm -f "$in_flight/$1"
 }
 request_stream() { # a round of dashboard and app requests every 0.3 s, without waiting for answers, until $state/host-back
-  local round=0
+  local round=0 busy
   while [[ ! -f "$state/host-back" ]]; do
     as_app "GET /dashboard/" "$base/dashboard/" >/dev/null &
     as_app "GET streams" -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams" >/dev/null &
-    start_and_end "$round" &
+    busy="$(find "$in_flight" -type f | wc -l)"
+    if ((busy < streams_in_flight_max)); then start_and_end "$round" & else printf '%s\n' "$round" >>"$state/streams-held-back"; fi
     round=$((round + 1))
     sleep 0.3
   done
@@ -440,7 +454,9 @@ slowest="$(awk '$NF + 0 >= max { max = $NF + 0; what = $0 } END { sub(/ [^ ]+ [^
 direct_retried="$(awk '$(NF-2) > 1 { NF -= 3; print }' "$state/asked-direct" | tr '\n' ';')"
 origin_left_out="$(caddy_on_origin)"
 origin_kept="; Caddy left the origin's API out: never"
-say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s), slowest attempt ${slowest}; asked again: ${retried}${retried_what:+: $retried_what}; admission (201, then 429 app.streams) after ${admission_s} s${direct_retried:+ (asked again: $direct_retried)}${origin_left_out:-$origin_kept}; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back"
+held_back=0
+[[ ! -f "$state/streams-held-back" ]] || held_back="$(wc -l <"$state/streams-held-back")"
+say "API host gone: link down at 0 s, frozen at 3 s, back at ${gone_s} s; ${asked_n} requests through Caddy (dashboard page, streams list, stream start + end, every 0.3 s; a round's stream left out while ${streams_in_flight_max} were in flight: ${held_back}), slowest attempt ${slowest}; asked again: ${retried}${retried_what:+: $retried_what}; admission (201, then 429 app.streams) after ${admission_s} s${direct_retried:+ (asked again: $direct_retried)}${origin_left_out:-$origin_kept}; webhook of that moment delivered once after ${webhook_s} s; its API healthy ${healthy_again_s} s after it came back; host: $(host_state)"
 ((asked_n > 20)) || fail "only $asked_n requests were made while the API host was gone"
 [[ -z "$unanswered" ]] || fail "with the API host gone, requests through Caddy were not answered 200/201, even when asked again for 60 s: $unanswered$origin_left_out"
 check "after the API host phase, the stream is live with its publisher and the recording active" eventually 30 on_air_going
