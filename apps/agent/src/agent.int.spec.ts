@@ -60,6 +60,38 @@ describe(startAgent.name, () => {
     await redis?.stop();
   });
 
+  it('tells where encoders push to its ingress on a node that runs ingress, and nothing on one that does not', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tally-agent-ingress-'));
+    const env = (nodeId: string, role: string) => ({
+      TALLY_NODE_ID: nodeId,
+      TALLY_NODE_ROLE: role,
+      TALLY_HOME: home,
+      TALLY_WORKER_RUNTIME: 'native',
+      LIVEKIT_URL: 'http://10.1.2.1:7880',
+      LIVEKIT_API_KEY: 'node-key',
+      LIVEKIT_API_SECRET: 'a-node-secret-of-at-least-thirty-two-chars',
+      TALLY_NODE_IP: '10.1.2.3',
+      TALLY_INGRESS_RTMP_PORT: '1936',
+      TALLY_INGRESS_WHIP_PORT: '8086',
+    });
+    try {
+      for (const [nodeId, role] of [
+        ['agent-ingress-worker', 'worker'],
+        ['agent-ingress-media', 'media'],
+      ] as const) {
+        const sut = await start(env(nodeId, role));
+        await sut.stop();
+      }
+      expect((await listed('agent-ingress-worker'))?.ingress).toEqual({
+        rtmpUrl: 'rtmp://10.1.2.3:1936/x',
+        whipUrl: 'http://10.1.2.3:8086/w',
+      });
+      expect((await listed('agent-ingress-media'))?.ingress).toBeUndefined();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('reports the filesystem its media directories are on, one entry for directories that share it', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tally-agent-fs-'));
     try {

@@ -1,4 +1,5 @@
 import type { NodeBudgetReport, NodeHeartbeat } from '@tally/contracts';
+import { ingressPushUrls, type IngressPushUrls } from '@tally/capacity';
 import type { NodeRegistry } from '@tally/nodes';
 import { resolveBudget } from './budget.js';
 import type { AgentConfig } from './config.js';
@@ -26,6 +27,12 @@ export type RunningAgent = Readonly<{
   shutdown(): Promise<void>;
 }>;
 
+/** Where this node's ingress takes pushes, when it runs ingress (the origin and worker nodes, with a worker runtime). */
+function ingressOf(config: AgentConfig): IngressPushUrls | undefined {
+  if (config.workers.runtime === 'none' || (config.role !== 'origin' && config.role !== 'worker')) return undefined;
+  return ingressPushUrls(config.workers.nodeIp, { rtmp: config.workers.ports.ingressRtmp, whip: config.workers.ports.ingressWhip });
+}
+
 /** Measures and sends the first heartbeat (rejecting if that fails), then beats every interval. */
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, probe, registry, version } = deps;
@@ -33,6 +40,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const log = deps.log ?? ((line: string) => console.log(line));
   const startedAt = now().toISOString();
   const warned = new Set<string>();
+  const ingress = ingressOf(config);
   let budget: { value: NodeBudgetReport; at: number } | undefined;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
@@ -67,6 +75,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       budget: nodeBudget,
       used,
       filesystems,
+      ...(ingress ? { ingress } : {}),
       labels: { ...config.labels },
       version,
       startedAt,

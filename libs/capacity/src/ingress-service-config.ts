@@ -121,3 +121,11 @@ export function renderIngressServiceConfig(input: IngressServiceConfigInput): In
     logging: { level: input.logLevel },
   };
 }
+
+/** Where encoders reach a node's ingress: its RTMP base URL (the stream key is appended) and its WHIP URL. */
+export type IngressPushUrls = Readonly<{ rtmpUrl: string; whipUrl: string }>;
+
+/** The URLs a node's ingress takes pushes on, as livekit-server's `ingress:` section writes them for the origin. */
+export function ingressPushUrls(nodeIp: string, ports: Readonly<{ rtmp: number; whip: number }>): IngressPushUrls {
+  return { rtmpUrl: `rtmp://${nodeIp}:${ports.rtmp}/x`, whipUrl: `http://${nodeIp}:${ports.whip}/w` };
+}

@@ -76,6 +76,11 @@ export const NodeDiskView = NodeFilesystem.extend({
 }).meta({ id: 'NodeDisk' });
 export type NodeDiskView = z.infer<typeof NodeDiskView>;
 
+/** Where encoders reach a node's ingress: the RTMP base URL (the stream key follows it) and the WHIP URL. */
+export const NodeIngressUrls = z
+  .object({ rtmpUrl: z.url({ protocol: /^rtmp$/ }), whipUrl: z.url({ protocol: /^https?$/ }) })
+  .meta({ id: 'NodeIngressUrls' });
+
 export const NodeHeartbeat = z
   .object({
     nodeId: NodeId,
@@ -86,6 +91,11 @@ export const NodeHeartbeat = z
     used: z.object({ cpuMillicores: count, ramMb: count }),
     /** The filesystems Tally writes media to on this node (absent from agents that do not measure them). */
     filesystems: z.array(NodeFilesystem).optional(),
+    /**
+     * Where encoders push to this node's ingress: an ingress admitted here is handed these URLs
+     * (absent where the node runs no ingress).
+     */
+    ingress: NodeIngressUrls.optional(),
     labels: z.record(z.string(), z.string()),
     /** The agent's version. */
     version: z.string(),

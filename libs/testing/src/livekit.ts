@@ -1,7 +1,7 @@
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { egressRedisConfig } from '@tally/capacity';
+import { egressRedisConfig, ingressPushUrls } from '@tally/capacity';
 import type { RedisSentinel } from '@tally/config';
 import { startChild } from './child.js';
 import { freePort, waitFor } from './ports.js';
@@ -55,6 +55,7 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
   const apiKey = 'tallytest';
   const apiSecret = 'tally-test-secret-0123456789abcdef0123456789';
   const redis = new URL(options.redisUrl);
+  const pushUrls = options.ingress && ingressPushUrls(options.nodeIp, { rtmp: options.ingress.rtmpPort, whip: options.ingress.whipPort });
   const config = [
     `port: ${port}`,
     'rtc:',
@@ -78,13 +79,7 @@ export async function startLivekit(options: LivekitOptions): Promise<TestLivekit
     '  auto_create: false',
     'keys:',
     `  ${apiKey}: ${apiSecret}`,
-    ...(options.ingress
-      ? [
-          'ingress:',
-          `  rtmp_base_url: rtmp://${options.nodeIp}:${options.ingress.rtmpPort}/x`,
-          `  whip_base_url: http://${options.nodeIp}:${options.ingress.whipPort}/w`,
-        ]
-      : []),
+    ...(pushUrls ? ['ingress:', `  rtmp_base_url: ${pushUrls.rtmpUrl}`, `  whip_base_url: ${pushUrls.whipUrl}`] : []),
     ...(options.webhookUrl ? ['webhook:', `  api_key: ${apiKey}`, '  urls:', `    - ${options.webhookUrl}`] : []),
     ...(options.prometheusPort ? [`prometheus_port: ${options.prometheusPort}`] : []),
     'logging:',

@@ -1,3 +1,4 @@
+import { NodeRegistry } from '@tally/nodes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MediumApi, startMediumApi } from '../../test/medium/medium-harness.js';
 import { AppsService } from '../apps/apps.service.js';
@@ -54,5 +55,23 @@ describe(IngressesService.name, () => {
     expect((await sut.get(appId, first.id)).status).toBe('ended');
     expect([...api.livekit.ingresses.values()].map((r) => r.name)).not.toContain(first.id);
     expect(again.transcode).toBe(false);
+  });
+
+  it('hands out the URLs of the node the ingress was admitted on, as its agent reports them, else LiveKit’s', async () => {
+    const { appId, stream } = await streamOf(3);
+    const registry = api.get(NodeRegistry);
+    const { status: _status, ...heartbeat } = (await registry.get(api.nodeId))!;
+    const reported = { rtmpUrl: 'rtmp://10.20.0.7:1936/x', whipUrl: 'http://10.20.0.7:8086/w' };
+
+    const beforeReport = await sut.create(appId, { streamId: stream.id, kind: 'rtmp' });
+    await registry.heartbeat({ ...heartbeat, ingress: reported }, 600);
+    const rtmp = await sut.create(appId, { streamId: stream.id, kind: 'rtmp' });
+    const whip = await sut.create(appId, { streamId: stream.id, kind: 'whip' });
+    await registry.heartbeat(heartbeat, 600);
+
+    expect(beforeReport.url).toBe('rtmp://127.0.0.1:1935/x');
+    expect(rtmp.url).toBe(reported.rtmpUrl);
+    expect(whip.url).toBe(reported.whipUrl);
+    expect((await sut.get(appId, whip.id)).url).toBe(reported.whipUrl);
   });
 });

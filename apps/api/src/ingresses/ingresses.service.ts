@@ -11,7 +11,7 @@ import {
 } from '@tally/contracts';
 import type { Ingress } from '@tally/db';
 import { LivekitIngressClient } from '@tally/livekit';
-import { NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
+import { NodeRegistry, NodeWorkers, WorkerNotReadyError } from '@tally/nodes';
 import { INGRESS_START_LAPSE_MS, IngressLifecycle, ingressIdentity, ingressWorkload, toIngressView } from '@tally/streams';
 import { AppsRepository } from '../tenancy/apps.repository.js';
 import { refusalError } from '../capacity/refusal.js';
@@ -36,6 +36,7 @@ export class IngressesService {
     private readonly ledger: CapacityLedger,
     private readonly livekit: LivekitIngressClient,
     private readonly workers: NodeWorkers,
+    private readonly nodes: NodeRegistry,
     private readonly clock: Clock,
   ) {}
 
@@ -82,11 +83,24 @@ export class IngressesService {
       kind: body.kind,
       transcode,
       livekitIngressId: created.ingressId,
-      url: created.url,
+      url: await this.pushUrl(admitted.nodeId, body.kind, created.url),
       streamKeyHash: createHash('sha256').update(created.streamKey).digest('hex'),
       nodeId: admitted.nodeId,
     });
     return { ...toIngressView(ingress), streamKey: created.streamKey };
+  }
+
+  /**
+   * The URL an encoder pushes to: the admitted node's ingress, as its agent reports it, so the
+   * session runs where its capacity was reserved. LiveKit's own (the origin's) when the node reports none.
+   */
+  private async pushUrl(nodeId: string, kind: CreateIngressBody['kind'], livekitUrl: string): Promise<string> {
+    const node = await this.nodes.get(nodeId).catch((error: unknown) => {
+      this.logger.warn(`ingress URL of node ${nodeId} unknown (LiveKit's is handed out): ${String(error)}`);
+      return undefined;
+    });
+    if (!node?.ingress) return livekitUrl;
+    return kind === 'rtmp' ? node.ingress.rtmpUrl : node.ingress.whipUrl;
   }
 
   async list(appId: string, query: IngressListQuery): Promise<IngressView[]> {
