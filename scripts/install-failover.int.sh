@@ -18,11 +18,11 @@
 # Then a live stream with a real publisher (@livekit/rtc-node), a passthrough recording active and
 # webhooks pending at a receiver that answers 503 (scripts/install-failover/media-workload.ts).
 # First the control node's host goes away (its link down, then every process in its namespace
-# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s (at most 20 streams starting or ending at
-# once) all end 200/201, each asked as an
-# app does (a 502/503/504 asked again with its Idempotency-Key: the control node may answer one it took
-# as its link went down 503, naming the dependency it lost), a stream is admitted and one past its
-# app's quota refused with 429 naming app.streams, every webhook of that moment is delivered with a
+# SIGSTOPped): through Caddy, dashboard and API requests every 0.3 s (at most 20 streams starting or
+# ending at once) all end 200/201, each asked as an app does (a 502/503/504 asked again with its
+# Idempotency-Key: the control node may answer one it took as its link went down 503, naming the
+# dependency it lost), a stream is admitted and one past its app's quota refused with 429 naming
+# app.streams, every webhook of that moment is delivered with a
 # valid signature (at least once: the frozen worker may send one the other took over, under the same
 # webhook-id), the live stream and the recording go on;
 # then it comes back (SIGCONT, link up) and its API is healthy again. Printed: what Caddy's health
@@ -371,7 +371,6 @@ in_flight="$state/in-flight"
 mkdir -p "$in_flight"
 start_and_end() { # a stream of the host app started and ended through Caddy, as an app does
   local id
-  : >"$in_flight/$1"
   id="$(answer_id "$(as_app "POST stream" "${json[@]}" -H "Authorization: Bearer $host_key" -H "Idempotency-Key: failover-$1" \
     -d "{\"name\":\"round $1\"}" "$base/v1/apps/$host_app/streams")")"
   [[ -z "$id" ]] || as_app "DELETE stream" -X DELETE -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams/$id" >/dev/null
@@ -383,7 +382,12 @@ request_stream() { # a round of dashboard and app requests every 0.3 s, without 
     as_app "GET /dashboard/" "$base/dashboard/" >/dev/null &
     as_app "GET streams" -H "Authorization: Bearer $host_key" "$base/v1/apps/$host_app/streams" >/dev/null &
     busy="$(find "$in_flight" -type f | wc -l)"
-    if ((busy < streams_in_flight_max)); then start_and_end "$round" & else printf '%s\n' "$round" >>"$state/streams-held-back"; fi
+    if ((busy < streams_in_flight_max)); then
+      : >"$in_flight/$round" # before the job starts, so the next round counts it
+      start_and_end "$round" &
+    else
+      printf '%s\n' "$round" >>"$state/streams-held-back"
+    fi
     round=$((round + 1))
     sleep 0.3
   done
