@@ -1,6 +1,6 @@
 import type { NodeBudgetReport, NodeHeartbeat } from '@tally/contracts';
 import { ingressPushUrls, type IngressPushUrls } from '@tally/capacity';
-import type { NodeRegistry } from '@tally/nodes';
+import { type NodeRegistry, ROLE_ACCEPTS } from '@tally/nodes';
 import { resolveBudget } from './budget.js';
 import type { AgentConfig } from './config.js';
 import { measureFilesystems, type FilesystemProbe } from './probe/filesystems.js';
@@ -27,9 +27,10 @@ export type RunningAgent = Readonly<{
   shutdown(): Promise<void>;
 }>;
 
-/** Where this node's ingress takes pushes, when it runs ingress (the origin and worker nodes, with a worker runtime). */
+/** Where this node's ingress takes pushes, when its role runs ingress (the origin runs every kind) and it has a worker runtime. */
 function ingressOf(config: AgentConfig): IngressPushUrls | undefined {
-  if (config.workers.runtime === 'none' || (config.role !== 'origin' && config.role !== 'worker')) return undefined;
+  const runsIngress = config.role === 'origin' || ROLE_ACCEPTS[config.role].includes('ingress.rtmp');
+  if (config.workers.runtime === 'none' || !runsIngress) return undefined;
   return ingressPushUrls(config.workers.nodeIp, { rtmp: config.workers.ports.ingressRtmp, whip: config.workers.ports.ingressWhip });
 }
 
