@@ -82,7 +82,11 @@ suite() {
   # --passWithNoTests: a run filtered to the object-store spec leaves the first two with none.
   if ! in_ns env TALLY_ACCEPTANCE_OBJECT_STORE="$object_store" TALLY_ACCEPTANCE_HOME="$home" TALLY_TEST_NODE_IP="$node_ip" TALLY_TOOLS_DIR="$TALLY_TOOLS_DIR" \
     PATH="$TALLY_BIN_DIR:$PATH" npx vitest run --project acceptance --passWithNoTests "$@" 2>&1 | tee "$home.suite.out"; then
-    fail "the acceptance suite failed ($label install): $(sed 's/\x1b\[[0-9;]*m//g' "$home.suite.out" | grep -E '^ *(FAIL|×) ' | sort -u | head -n 8 | tr -s '\n ' ' ')"
+    local said
+    said="$(sed 's/\x1b\[[0-9;]*m//g' "$home.suite.out")"
+    # The failed tests, then what each threw: a CI log is read from its tail, where this line ends up.
+    fail "the acceptance suite failed ($label install): $(grep -E '^ *(FAIL|×) ' <<<"$said" | sort -u | head -n 8 | tr -s '\n ' ' ')" \
+      "-- it said: $(grep -E '^[A-Za-z]*Error: ' <<<"$said" | head -n 4 | cut -c1-1500 | tr -s '\n' ' ')"
   fi
   rm -f "$home.suite.out"
   say "acceptance suite on the $label install passed in $((SECONDS - start))s"

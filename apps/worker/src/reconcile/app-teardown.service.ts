@@ -9,6 +9,12 @@ import { MediaStopper } from './media-stopper.js';
 
 const REASON = 'the app was deleted';
 
+/** Every egress a recording may still run: its own, or each track's (passthrough) that has not ended. */
+function runningEgresses(recording: AppLeftovers['recordings'][number]): string[] {
+  const parts = recording.egresses.filter((part) => part.state === 'starting' || part.state === 'active').map((part) => part.egressId);
+  return [recording.egressId, ...parts].filter((id): id is string => id !== null);
+}
+
 export type AppTeardownReport = Readonly<{
   workStopped: number;
   reservationsReleased: number;
@@ -75,7 +81,7 @@ export class AppTeardown {
       await this.streams.end(stream.id, now, 'app_deleted');
     }
     for (const recording of left.recordings) {
-      await this.media.stopEgress(recording.egressId);
+      for (const egressId of runningEgresses(recording)) await this.media.stopEgress(egressId);
       await this.recordings.fail(recording.id, REASON, now);
     }
     for (const recording of left.ladders) {
