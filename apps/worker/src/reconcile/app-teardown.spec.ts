@@ -33,14 +33,17 @@ async function tearDown(recordings: AppLeftovers['recordings']): Promise<{ stopp
   const failed: string[] = [];
   const leftovers: AppLeftovers = { streams: [], recordings, ladders: [], hls: [], ingresses: [], cameraIds: [] };
   const teardown = new AppTeardown(
-    { deletedApps: async () => [{ id: 'app_1', deletedAt: NOW }], leftovers: async () => leftovers } as unknown as AppTeardownRepository,
+    {
+      deletedApps: () => Promise.resolve([{ id: 'app_1', deletedAt: NOW }]),
+      leftovers: () => Promise.resolve(leftovers),
+    } as unknown as AppTeardownRepository,
     {} as StreamLifecycle,
     {} as IngressLifecycle,
     {} as HlsLifecycle,
     {} as CameraLifecycle,
-    { fail: async (id: string) => (failed.push(id), true) } as unknown as RecordingLifecycle,
-    { list: async () => [] } as unknown as CapacityLedger,
-    { stopEgress: async (id: string | null) => void stopped.push(id) } as unknown as MediaStopper,
+    { fail: (id: string) => Promise.resolve(failed.push(id) > 0) } as unknown as RecordingLifecycle,
+    { list: () => Promise.resolve([]) } as unknown as CapacityLedger,
+    { stopEgress: (id: string | null) => Promise.resolve(void stopped.push(id)) } as unknown as MediaStopper,
     {} as AppFiles,
     { apps: { retentionS: 3600 } } as Config,
   );
