@@ -141,6 +141,10 @@ patch_audio_encoder() {
 #     theirs. A Track egress left running by a service process that ended is reported failed, with
 #     its last state, by the next one. TALLY_EGRESS_TRACK_HANDLER=process in egress's environment
 #     restores a process per Track request (docs/adr/0048-track-egress-in-the-egress-process.md).
+#   update-never-reopens-a-finished-egress.patch: an update that would move an egress back from a
+#     final state it already reported (a stop racing the pipeline's own end sends ENDING after
+#     COMPLETE) is dropped, so LiveKit does not list a finished egress as ending for good
+#     (docs/recordings.md).
 apply_patches() {
   local module_dir="$1" patch
   for patch in "$EGRESS_WRAPPER_DIR"/patches/*.patch; do
