@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { EgressClient, EgressStatus, RoomServiceClient, TrackType } from 'livekit-server-sdk';
+import { DirectFileOutput, EgressClient, EgressStatus, RoomServiceClient, TrackType } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEgress } from './egress.js';
 import { startLivekit } from './livekit.js';
@@ -15,6 +15,9 @@ import { mediaNodeIp, toolPath } from './tools.js';
 const run = promisify(execFile);
 const MEDIA_SECONDS = 60;
 const RECORD_MS = 8_000;
+/** Rooms deleted as their Track egresses start: of 64 such egresses, stock egress left 1 or 2 listed as ending for good. */
+const DELETED_ROOMS = 32;
+const ROOMS_AT_ONCE = 4;
 
 type Probe = { streams: { codec_type: string; codec_name: string }[]; format: { duration: string } };
 
@@ -121,6 +124,57 @@ describe('LiveKit egress in the test stack', () => {
     expect(existsSync(file)).toBe(true);
     return ffprobe(file);
   };
+
+  it('lists every Track egress whose room is deleted as it starts as finished, none as ending for good', async () => {
+    const rooms = new RoomServiceClient(stack.livekit.url, stack.livekit.apiKey, stack.livekit.apiSecret);
+    const egresses = new EgressClient(stack.livekit.url, stack.livekit.apiKey, stack.livekit.apiSecret);
+    const media = { video: join(dir, 'video.h264'), audio: join(dir, 'audio.ogg') };
+    const started: string[] = [];
+    const recordThenDelete = async (name: string) => {
+      await rooms.createRoom({ name });
+      const camera = spawn(
+        toolPath('lk'),
+        [...lkArgs, 'room', 'join', '--identity', 'camera', '--publish', media.video, '--publish', media.audio, '--fps', '25', name],
+        { stdio: 'ignore' },
+      );
+      try {
+        const tracks = await waitFor('the camera’s two tracks', async () => {
+          const published = (await rooms.listParticipants(name)).flatMap((p) => p.tracks);
+          return published.length === 2 ? published.map((t) => t.sid) : undefined;
+        });
+        const ids = await Promise.all(
+          tracks.map(async (sid) => {
+            const output = new DirectFileOutput({ filepath: join(dir, `${name}-${sid}.{track_type}`) });
+            return (await egresses.startTrackEgress(name, output, sid)).egressId;
+          }),
+        );
+        started.push(...ids);
+        await waitFor('both egresses to record', async () => {
+          const listed = await egresses.listEgress({ roomName: name });
+          return listed.filter((e) => e.status === EgressStatus.EGRESS_ACTIVE).length === 2 ? true : undefined;
+        });
+        await rooms.deleteRoom(name);
+      } finally {
+        camera.kill('SIGKILL');
+      }
+    };
+    // A few rooms at once: the race is likelier on a busy egress.
+    for (let batch = 0; batch < DELETED_ROOMS / ROOMS_AT_ONCE; batch += 1) {
+      await Promise.all(Array.from({ length: ROOMS_AT_ONCE }, (_, i) => recordThenDelete(`${room}-deleted-${batch}-${i}`)));
+    }
+    const states = async () => {
+      const listed = await Promise.all(started.map(async (egressId) => (await egresses.listEgress({ egressId }))[0]));
+      return listed.map((e) => (e ? EgressStatus[e.status] : 'unlisted'));
+    };
+    // A stop racing the pipeline's own end once sent EGRESS_ENDING after EGRESS_COMPLETE, and LiveKit kept the last.
+    await waitFor(
+      'every egress to be listed as finished',
+      async () => ((await states()).every((s) => ['EGRESS_COMPLETE', 'EGRESS_FAILED', 'EGRESS_ABORTED'].includes(s)) ? true : undefined),
+      30_000,
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}: ${(await states()).join(', ')}`);
+    });
+  }, 180_000);
 
   it('records a publisher’s camera and microphone into an MP4 with a track-composite egress', async () => {
     const tracks = await publishedTracks();
