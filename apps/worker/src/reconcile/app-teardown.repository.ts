@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { type HlsSession, type Ingress, PrismaService, type Recording, type RecordingEgress, type Stream } from '@tally/db';
+import { type HlsSession, type Ingress, PrismaService, type Recording, type Stream } from '@tally/db';
 
 export type DeletedApp = Readonly<{ id: string; deletedAt: Date }>;
 
 /** What a deleted app still runs: every row whose work may still hold capacity or a LiveKit resource. */
 export type AppLeftovers = Readonly<{
   streams: Stream[];
-  /** With their egresses: a passthrough recording runs one per track, and no egress id of its own. */
-  recordings: (Recording & { egresses: RecordingEgress[] })[];
+  recordings: Recording[];
   ladders: Recording[];
   hls: HlsSession[];
   ingresses: Ingress[];
@@ -28,7 +27,7 @@ export class AppTeardownRepository {
   async leftovers(appId: string): Promise<AppLeftovers> {
     const [streams, recordings, ladders, hls, ingresses, cameras] = await Promise.all([
       this.prisma.stream.findMany({ where: { appId, status: { not: 'ended' } } }),
-      this.prisma.recording.findMany({ where: { appId, status: { in: ['starting', 'active', 'ending'] } }, include: { egresses: true } }),
+      this.prisma.recording.findMany({ where: { appId, status: { in: ['starting', 'active', 'ending'] } } }),
       this.prisma.recording.findMany({ where: { appId, ladderStatus: { in: ['queued', 'running'] } } }),
       this.prisma.hlsSession.findMany({ where: { appId, status: { in: ['starting', 'live'] } } }),
       this.prisma.ingress.findMany({ where: { appId, deletedAt: null } }),

@@ -1,19 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CapacityLedger } from '@tally/admission';
 import { CONFIG, type Config } from '@tally/config';
-import { ladderReservationId, RecordingLifecycle } from '@tally/recordings';
+import { ladderReservationId, PassthroughEgresses, RecordingLifecycle } from '@tally/recordings';
 import { CameraLifecycle, HlsLifecycle, IngressLifecycle, StreamLifecycle } from '@tally/streams';
 import { AppFiles } from './app-files.js';
 import { type AppLeftovers, AppTeardownRepository, type DeletedApp } from './app-teardown.repository.js';
 import { MediaStopper } from './media-stopper.js';
 
 const REASON = 'the app was deleted';
-
-/** Every egress a recording may still run: its own, or each track's (passthrough) that has not ended. */
-function runningEgresses(recording: AppLeftovers['recordings'][number]): string[] {
-  const parts = recording.egresses.filter((part) => part.state === 'starting' || part.state === 'active').map((part) => part.egressId);
-  return [recording.egressId, ...parts].filter((id): id is string => id !== null);
-}
 
 export type AppTeardownReport = Readonly<{
   workStopped: number;
@@ -38,6 +32,7 @@ export class AppTeardown {
     private readonly hls: HlsLifecycle,
     private readonly cameras: CameraLifecycle,
     private readonly recordings: RecordingLifecycle,
+    private readonly passthrough: PassthroughEgresses,
     private readonly ledger: CapacityLedger,
     private readonly media: MediaStopper,
     private readonly files: AppFiles,
@@ -81,7 +76,9 @@ export class AppTeardown {
       await this.streams.end(stream.id, now, 'app_deleted');
     }
     for (const recording of left.recordings) {
-      for (const egressId of runningEgresses(recording)) await this.media.stopEgress(egressId);
+      // A passthrough recording has no egress of its own: one per track.
+      if (recording.mode === 'passthrough') await this.passthrough.stopAll(recording.id);
+      else await this.media.stopEgress(recording.egressId);
       await this.recordings.fail(recording.id, REASON, now);
     }
     for (const recording of left.ladders) {

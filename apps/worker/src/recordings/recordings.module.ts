@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { LadderLifecycle, RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
+import { LadderLifecycle, PassthroughEgresses, RECORDING_PROVIDERS, RecordingLifecycle, RecordingStopper } from '@tally/recordings';
 import { EgressReconciler } from './egress-reconciler.service.js';
 import { HlsJanitor } from './hls-janitor.service.js';
 import { HlsProcessor } from './hls.processor.js';
@@ -49,6 +49,7 @@ import { TranscodesProcessor } from './transcodes.processor.js';
     NodeDepartures,
     RecordingLifecycle,
     RecordingStopper,
+    PassthroughEgresses,
     LadderLifecycle,
   ],
 })
