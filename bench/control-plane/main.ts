@@ -5,7 +5,7 @@ import { freePort, startAppProcess, startChild, waitFor } from '@tally/testing';
 import { createStream, createTenant } from '@tally/testing';
 import { benchArgs } from '../lib/args.js';
 import { httpLoad } from '../lib/http-load.js';
-import { processTree, sampleTree } from '../lib/proc.js';
+import { processTree, sampleTree, voluntarySwitches } from '../lib/proc.js';
 import { progress } from '../lib/progress.js';
 import { writeResult } from '../lib/results.js';
 import { startBenchStack } from '../lib/stack.js';
@@ -78,7 +78,9 @@ try {
   // CPU time of the process serving each run, per request: steadier than req/s on a shared host,
   // where the ratio of the two processes' CPU per request is what req/s tends to once both are CPU-bound.
   // The stack's (the API, Postgres, Redis, livekit-server, the agent: every process this bench started
-  // but the bare route) says what a request costs the platform as a whole.
+  // but the bare route) says what a request costs the platform as a whole. Sleeps per request of the
+  // server's event loop and of this process's (the load generator's): a client faster than the
+  // server falls asleep once per batch of answers, and waking it costs the server (docs/capacity.md).
   const stackPids = () => processTree([process.pid]).filter((pid) => pid !== process.pid && pid !== bare.process.pid);
   const WARMED = new Set([BARE, 'token mint', 'capacity/check']);
   if (args.warmup > 0) {
@@ -102,8 +104,10 @@ try {
         const server = (scenario.name === BARE ? bare : bench.api).process.pid;
         const servers = server === undefined ? [] : [server];
         const [before, stackBefore] = [sampleTree(servers), sampleTree(stackPids())];
+        const sleepsBefore = [voluntarySwitches(server ?? 0), voluntarySwitches(process.pid)] as const;
         const result = await httpLoad({ ...load, connections, durationS });
         const [after, stackAfter] = [sampleTree(servers), sampleTree(stackPids())];
+        const sleepsAfter = [voluntarySwitches(server ?? 0), voluntarySwitches(process.pid)] as const;
         slices.push({
           scenario: scenario.name,
           connections,
@@ -111,6 +115,8 @@ try {
           result,
           cpuSeconds: after.cpuSeconds - before.cpuSeconds,
           stackCpuSeconds: scenario.name === BARE ? 0 : stackAfter.cpuSeconds - stackBefore.cpuSeconds,
+          serverSleeps: sleepsAfter[0] - sleepsBefore[0],
+          clientSleeps: sleepsAfter[1] - sleepsBefore[1],
         });
       }
     }
@@ -165,6 +171,8 @@ try {
       'CPU µs/req',
       'bare CPU / CPU',
       'stack CPU µs/req',
+      'server sleeps/req',
+      'client sleeps/req',
       'non-2xx',
       'errors',
     ],
@@ -179,6 +187,8 @@ try {
       fixed(r.cpuUsPerRequest),
       ratio(bareAt(r.connections)?.cpuUsPerRequest ?? 0, r.cpuUsPerRequest),
       r.scenario === BARE ? '' : fixed(r.stackCpuUsPerRequest),
+      fixed(r.serverSleepsPerRequest, 3),
+      fixed(r.clientSleepsPerRequest, 3),
       r.result.non2xx,
       r.result.errors,
     ]),

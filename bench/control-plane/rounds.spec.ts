@@ -12,22 +12,24 @@ const load = (reqPerSec: number, total: number, p99Ms = 1): LoadResult => ({
   errors: 0,
   statuses: { '200': total },
 });
-const slice = (scenario: string, connections: number, round: number, result: LoadResult, cpuSeconds: number): Slice => ({
+const slice = (scenario: string, connections: number, round: number, result: LoadResult, cpuSeconds: number, clientSleeps = 0): Slice => ({
   scenario,
   connections,
   round,
   result,
   cpuSeconds,
   stackCpuSeconds: cpuSeconds,
+  serverSleeps: clientSleeps / 10,
+  clientSleeps,
 });
 
 describe(combineRounds.name, () => {
   it('gives one row per scenario and connection count, in the order first run, over all of its rounds', () => {
     const rows = combineRounds([
-      slice('bare', 10, 1, load(20_000, 40_000), 1),
-      slice('mint', 10, 1, load(8_000, 16_000), 1.2),
-      slice('bare', 10, 2, load(10_000, 20_000, 9), 0.6),
-      slice('mint', 10, 2, load(6_000, 12_000), 0.8),
+      slice('bare', 10, 1, load(20_000, 40_000), 1, 400),
+      slice('mint', 10, 1, load(8_000, 16_000), 1.2, 4_000),
+      slice('bare', 10, 2, load(10_000, 20_000, 9), 0.6, 800),
+      slice('mint', 10, 2, load(6_000, 12_000), 0.8, 1_600),
       slice('bare', 100, 1, load(30_000, 60_000), 1.5),
     ]);
 
@@ -45,6 +47,10 @@ describe(combineRounds.name, () => {
     // 1.6 s of CPU over 60,000 requests.
     expect(bare.cpuUsPerRequest).toBeCloseTo(26.67, 1);
     expect(rows[1]!.cpuUsPerRequest).toBeCloseTo(71.43, 1);
+    // 1,200 sleeps of the load generator over 60,000 requests; the mint's 5,600 over 28,000.
+    expect(bare.clientSleepsPerRequest).toBeCloseTo(0.02, 5);
+    expect(bare.serverSleepsPerRequest).toBeCloseTo(0.002, 5);
+    expect(rows[1]!.clientSleepsPerRequest).toBeCloseTo(0.2, 5);
   });
 });
 

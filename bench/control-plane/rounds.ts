@@ -1,6 +1,9 @@
 import type { LoadResult } from '../lib/http-load.js';
 
-/** One round of one scenario at one connection count: its load and the CPU its server (and the stack) spent. */
+/**
+ * One round of one scenario at one connection count: its load, the CPU its server (and the stack)
+ * spent, and how often the server's event loop and the load generator's went to sleep.
+ */
 export type Slice = Readonly<{
   scenario: string;
   connections: number;
@@ -8,6 +11,8 @@ export type Slice = Readonly<{
   result: LoadResult;
   cpuSeconds: number;
   stackCpuSeconds: number;
+  serverSleeps: number;
+  clientSleeps: number;
 }>;
 
 /** A scenario's rounds at one connection count taken together. */
@@ -17,12 +22,14 @@ export type Row = Readonly<{
   result: LoadResult;
   cpuUsPerRequest: number;
   stackCpuUsPerRequest: number;
+  serverSleepsPerRequest: number;
+  clientSleepsPerRequest: number;
 }>;
 
 /**
  * The rounds of each scenario and connection count as one row, in the order first run: req/s is
  * every request of the rounds over their time together, the median the rounds' mean, p99 the worst
- * round's, counts and CPU summed (CPU per request over every request of the rounds).
+ * round's, counts, CPU and sleeps summed (per request over every request of the rounds).
  */
 export function combineRounds(slices: readonly Slice[]): Row[] {
   const groups = new Map<string, Slice[]>();
@@ -56,6 +63,14 @@ export function combineRounds(slices: readonly Slice[]): Row[] {
       },
       cpuUsPerRequest: perRequest(sum((s) => s.cpuSeconds)),
       stackCpuUsPerRequest: perRequest(sum((s) => s.stackCpuSeconds)),
+      serverSleepsPerRequest: per(
+        sum((s) => s.serverSleeps),
+        total,
+      ),
+      clientSleepsPerRequest: per(
+        sum((s) => s.clientSleeps),
+        total,
+      ),
     };
   });
 }

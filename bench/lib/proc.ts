@@ -64,6 +64,15 @@ function cpuTicks(pid: number): number {
 }
 
 /**
+ * How many times the process's main thread (a Node.js process's event loop) went to sleep waiting
+ * for something (`voluntary_ctxt_switches`): once per wake-up when it runs out of work.
+ */
+export function voluntarySwitches(pid: number): number {
+  const match = read(`/proc/${pid}/status`)?.match(/^voluntary_ctxt_switches:\s+(\d+)/m);
+  return match?.[1] === undefined ? 0 : Number(match[1]);
+}
+
+/**
  * Memory and CPU time of a process tree. PSS splits shared pages (Chromium's many processes, the
  * GStreamer libraries) among the processes that map them, so trees can be added up; RSS would
  * count them once per process.

@@ -130,18 +130,35 @@ describe('LiveKit egress in the test stack', () => {
     const egresses = new EgressClient(stack.livekit.url, stack.livekit.apiKey, stack.livekit.apiSecret);
     const media = { video: join(dir, 'video.h264'), audio: join(dir, 'audio.ogg') };
     const started: string[] = [];
-    const recordThenDelete = async (name: string) => {
-      await rooms.createRoom({ name });
+    /**
+     * An `lk` camera publishing both tracks in `name`, with its track ids. What is tested is egress,
+     * not the client: a camera that has not published both within 20 s (a WebRTC join that failed on
+     * a busy host) is replaced, twice at most, and the last failure says what lk printed.
+     */
+    const publishCamera = async (name: string, attempt = 1): Promise<{ camera: ChildProcess; tracks: string[] }> => {
       const camera = spawn(
         toolPath('lk'),
         [...lkArgs, 'room', 'join', '--identity', 'camera', '--publish', media.video, '--publish', media.audio, '--fps', '25', name],
-        { stdio: 'ignore' },
+        { stdio: ['ignore', 'ignore', 'pipe'] },
       );
+      let said = '';
+      camera.stderr?.on('data', (chunk: Buffer) => (said = `${said}${chunk.toString()}`.slice(-2_000)));
       try {
         const tracks = await waitFor('the camera’s two tracks', async () => {
           const published = (await rooms.listParticipants(name)).flatMap((p) => p.tracks);
           return published.length === 2 ? published.map((t) => t.sid) : undefined;
         });
+        return { camera, tracks };
+      } catch (error) {
+        camera.kill('SIGKILL');
+        if (attempt === 3) throw new Error(`${String(error)} (attempt ${attempt}; lk said: ${said.trim()})`, { cause: error });
+        return publishCamera(name, attempt + 1);
+      }
+    };
+    const recordThenDelete = async (name: string) => {
+      await rooms.createRoom({ name });
+      const { camera, tracks } = await publishCamera(name);
+      try {
         const ids = await Promise.all(
           tracks.map(async (sid) => {
             const output = new DirectFileOutput({ filepath: join(dir, `${name}-${sid}.{track_type}`) });
