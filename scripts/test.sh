@@ -25,6 +25,13 @@ fi
 
 [[ -d node_modules ]] || npm install --no-audit --no-fund
 bash scripts/db-generate.sh
+# The join tests run install.sh on hosts without a route out, where its `npm install --omit=dev` in
+# dist/ can only keep what is there: dist/'s production install is made here, with the registry in
+# reach, when no install made it yet (the install tests below do; a run that skips them may not).
+if [[ ! -d dist/node_modules ]]; then
+  node scripts/build.mjs
+  (cd dist && npm install --omit=dev --no-audit --no-fund --loglevel=error)
+fi
 
 # install.sh, the main way Tally is installed, end to end on this host (loopback only).
 if [[ "${TALLY_SKIP_INSTALL_TEST:-0}" != 1 ]]; then
