@@ -16,16 +16,8 @@ function part(track: RecordingEgress['track'], egressId: string | null, state: s
   return { recordingId: 'rec_1', track, egressId, state } as RecordingEgress;
 }
 
-function recording(fields: Partial<Recording>, egresses: RecordingEgress[] = []): AppLeftovers['recordings'][number] {
-  return {
-    id: 'rec_1',
-    appId: 'app_1',
-    status: 'active',
-    egressId: null,
-    mode: 'passthrough',
-    ...fields,
-    egresses,
-  } as AppLeftovers['recordings'][number];
+function recording(fields: Partial<Recording>): Recording {
+  return { id: 'rec_1', appId: 'app_1', status: 'active', egressId: null, mode: 'passthrough', ...fields } as Recording;
 }
 
 /**
