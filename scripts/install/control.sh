@@ -89,8 +89,11 @@ caddy_api_routes() {
   cat <<EOF
 		@origin_only path /v1/nodes/join /v1/nodes/artifacts /v1/nodes/artifacts/*
 		reverse_proxy @origin_only $local_api
-		# The API replicas (--control-nodes): one that fails /healthz (every 2 s) or refuses a connection is
-		# left out for 10 s, and a request that could not be sent to one (connection refused, or no answer
+		# The API replicas (--control-nodes), each request to the one with the fewest requests in flight
+		# (ties at random). round_robin is not used: Caddy 2.6.2's picks share one counter across concurrent
+		# requests, so with one replica left out, a request's picks can all land on it and a POST or DELETE
+		# is answered 503 "no upstreams available" at once. One that fails /healthz (every 2 s) or refuses a
+		# connection is left out for 10 s, and a request that could not be sent to one (connection refused, or no answer
 		# to the connection within 3 s: a host gone) is sent to another, whatever its method, for up to
 		# 10 s. /healthz has 5 s to answer, longer than the API's own 2 s per dependency, so a replica that
 		# is slow under load is judged by what it answers, not left out by a race between two equal
@@ -108,7 +111,7 @@ caddy_api_routes() {
 		}
 		vars @replayable_body replayable_body "{http.request.body}"
 		reverse_proxy $local_api ${CONTROL_NODES//,/ } {
-			lb_policy round_robin
+			lb_policy least_conn
 			lb_try_duration 10s
 			lb_try_interval 250ms
 			fail_duration 10s

@@ -197,11 +197,12 @@ describe('install.sh --join --role control', () => {
       (await balanced.get('/healthz').catch(() => undefined))?.status === 200 ? true : undefined,
     );
 
-    // Two POSTs right after the origin's API died: round robin sends one of them to it. Should a health
-    // check have left it out first (the POSTs then meet only the node), it is started and killed again.
+    // Four POSTs at once right after the origin's API died: each goes to the API with fewer requests in
+    // flight (ties at random), so one of them meets it but for a 1-in-16 draw. Should none have (or a
+    // health check have left it out first), it is started and killed again.
     let metRefusal = false;
     const made: StreamView[] = [];
-    for (let attempt = 1; attempt <= 3 && !metRefusal; attempt += 1) {
+    for (let attempt = 1; attempt <= 4 && !metRefusal; attempt += 1) {
       if (!originApi) {
         originApi = await startAppProcess('api', originEnv, log('origin-api-again'));
         const seen = caddyTries(caddyLog).length;
@@ -218,14 +219,14 @@ describe('install.sh --join --role control', () => {
       originApi = undefined;
       const seen = caddyTries(caddyLog).length;
       const answers = await Promise.all(
-        [1, 2].map((n) =>
+        [1, 2, 3, 4].map((n) =>
           balanced.post<StreamView>(`/v1/apps/${app.id}/streams`, { name: `made while the origin API is down ${attempt}.${n}` }),
         ),
       );
       expect(
         answers.map((a) => a.status),
         JSON.stringify(answers.map((a) => a.body)),
-      ).toEqual([201, 201]);
+      ).toEqual([201, 201, 201, 201]);
       made.push(...answers.map((a) => a.body));
       metRefusal = caddyTries(caddyLog)
         .slice(seen)
@@ -239,6 +240,17 @@ describe('install.sh --join --role control', () => {
       expect(atNode.body.name).toBe(stream.name);
     }
     for (let i = 0; i < 2; i += 1) expect((await balanced.get(`/v1/apps/${app.id}/streams`)).status).toBe(200);
+
+    // With the origin's API still stopped, 5,000 POSTs, 20 at a time (as the operator: an app's rate limit
+    // would refuse them): every one reaches the node's API (404: no such route), none is answered 503
+    // "no upstreams available" by a pick that missed it.
+    const operator = admin.at(caddyUrl);
+    const statuses: Record<string, number> = {};
+    for (let batch = 0; batch < 250; batch += 1) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => operator.post(`/v1/apps/${app.id}/no-such-route`, { name: 'x' })));
+      for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
+    }
+    expect(statuses).toEqual({ 404: 5000 });
   });
 
   it("delivers an app's webhook from the node's worker, signed with the app's secret, while the origin runs no worker", async () => {
