@@ -82,9 +82,9 @@ try {
   // server's event loop and of this process's (the load generator's): a client faster than the
   // server falls asleep once per batch of answers, and waking it costs the server (docs/capacity.md).
   const stackPids = () => processTree([process.pid]).filter((pid) => pid !== process.pid && pid !== bare.process.pid);
-  const WARMED = new Set([BARE, 'token mint', 'capacity/check']);
+  const WARMED = new Set([BARE, 'bare token mint', 'bare token mint batched', 'token mint', 'capacity/check']);
   if (args.warmup > 0) {
-    log(`warming up the bare route, token mint and capacity/check for ${args.warmup} s each (not counted)`);
+    log(`warming up the bare route, the bare token mints, token mint and capacity/check for ${args.warmup} s each (not counted)`);
     for (const scenario of all.filter((s) => WARMED.has(s.name)))
       await httpLoad({ ...scenario.load(), connections: 10, durationS: args.warmup });
   }
@@ -101,7 +101,8 @@ try {
         log(
           `${scenario.name} at ${connections} connection(s), round ${round}/${args.rounds}, ${load.amount === undefined ? `${durationS} s` : `× ${load.amount}`}`,
         );
-        const server = (scenario.name === BARE ? bare : bench.api).process.pid;
+        const onBare = scenario.name === BARE || scenario.served === 'bare';
+        const server = (onBare ? bare : bench.api).process.pid;
         const servers = server === undefined ? [] : [server];
         const [before, stackBefore] = [sampleTree(servers), sampleTree(stackPids())];
         const sleepsBefore = [voluntarySwitches(server ?? 0), voluntarySwitches(process.pid)] as const;
@@ -114,7 +115,7 @@ try {
           round,
           result,
           cpuSeconds: after.cpuSeconds - before.cpuSeconds,
-          stackCpuSeconds: scenario.name === BARE ? 0 : stackAfter.cpuSeconds - stackBefore.cpuSeconds,
+          stackCpuSeconds: onBare ? 0 : stackAfter.cpuSeconds - stackBefore.cpuSeconds,
           serverSleeps: sleepsAfter[0] - sleepsBefore[0],
           clientSleeps: sleepsAfter[1] - sleepsBefore[1],
         });

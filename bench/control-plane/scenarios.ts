@@ -2,8 +2,11 @@ import type { Request } from 'autocannon';
 
 export type LoadSpec = Readonly<{ url: string; headers?: Record<string, string>; requests: Request[]; amount?: number }>;
 
-/** A route measured; `load` is asked for just before its run (the end phase ends what the create phase made). */
-export type Scenario = Readonly<{ name: string; load: () => LoadSpec }>;
+/** The key the floor of a mint (bare-server.ts) accepts. */
+export const BARE_KEY = 'bare-bench-key';
+
+/** A route measured; `load` is asked for just before its run (the end phase ends what the create phase made); `served: 'bare'` when bare-server.ts serves it. */
+export type Scenario = Readonly<{ name: string; load: () => LoadSpec; served?: 'bare' }>;
 
 /** The routes measured, each as an autocannon request sequence; the bare route is the baseline. */
 export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; streamId: string; key: string }): Scenario[] {
@@ -17,6 +20,24 @@ export function scenarios(s: { apiUrl: string; bareUrl: string; appId: string; s
       name: 'bare fastify route',
       load: () => ({ url: s.bareUrl, requests: [{ method: 'POST', path: '/bare', headers: json, body: '{}' }] }),
     },
+    // The floor of a mint (bare-server.ts): what any server answering one must do, without the API's
+    // plumbing; each answer at once, then the answers of a loop turn together.
+    ...(['bare token mint', 'bare token mint batched'] as const).map((name): Scenario => ({
+      name,
+      served: 'bare',
+      load: () => ({
+        url: s.bareUrl,
+        headers: { authorization: `Bearer ${BARE_KEY}` },
+        requests: [
+          {
+            method: 'POST',
+            path: `/bare${name === 'bare token mint' ? '' : '/batched'}/streams/${s.streamId}/tokens`,
+            headers: json,
+            body: JSON.stringify({ identity: 'viewer', role: 'viewer' }),
+          },
+        ],
+      }),
+    })),
     {
       // Each request creates a stream (admitted through the ledger, stored; its room waits for its first token).
       name: 'stream create',
