@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { CreateTokenBody } from '@tally/contracts';
 import { JoinTokenSigner } from '@tally/livekit';
 import Fastify, { type FastifyRequest } from 'fastify';
+// The API's own wait for the end of a loop turn, as its hot routes use it (a module without imports).
+import { endOfTurn } from '../../apps/api/src/common/end-of-turn.js';
 import { BARE_KEY } from './scenarios.js';
 
 type MintRequest = FastifyRequest<{ Params: { streamId: string } }>;
@@ -21,23 +23,18 @@ function mint(request: MintRequest): { status: number; answer: object } {
   if (!parsed.success) return { status: 400, answer: { error: parsed.error.message } };
   const body = parsed.data;
   const now = Date.now();
-  const grant = { identity: body.identity, name: body.name, canPublish: body.role === 'publisher', ttlSeconds: body.ttlSeconds };
-  const token = signer.sign({ ...grant, room: request.params.streamId }, now);
+  const token = signer.sign(
+    {
+      room: request.params.streamId,
+      identity: body.identity,
+      name: body.name,
+      canPublish: body.role === 'publisher',
+      ttlSeconds: body.ttlSeconds,
+    },
+    now,
+  );
   const expiresAt = new Date(now + body.ttlSeconds * 1000).toISOString();
   return { status: 201, answer: { token, url: 'ws://127.0.0.1:7880', identity: body.identity, role: body.role, expiresAt } };
-}
-
-// The answers of one loop turn, written together at its end as the API's hot routes do
-// (apps/api/src/common/end-of-turn.ts).
-let turnEnd: Promise<void> | undefined;
-function endOfTurn(): Promise<void> {
-  turnEnd ??= new Promise<void>((resolve) =>
-    setImmediate(() => {
-      turnEnd = undefined;
-      resolve();
-    }),
-  );
-  return turnEnd;
 }
 
 app.post('/bare', (_request, reply) => reply.code(201).send({ ok: true }));
