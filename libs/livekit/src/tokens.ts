@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { HmacSha256 } from './hmac-sha256.js';
 import type { JoinGrant, LivekitCredentials } from './livekit.types.js';
 
 /** What LiveKit reads from a join token (livekit-server-sdk's `ClaimGrants` as JWT claims). */
@@ -29,19 +29,20 @@ const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256' })).toString('base64url
  * the claims livekit-server-sdk's `AccessToken` writes (grant, name, issuer = API key, subject =
  * identity, not-before now, expiry). Written on node:crypto directly and synchronous: token minting
  * is on the path of every viewer joining; the SDK's async signer (jose) cost ~10× and fast-jwt ~2×
- * this per token, measured. tokens.spec.ts checks the result against the SDK's own verifier.
+ * this per token, measured, and the HMAC reuses its key's pads (HmacSha256). tokens.spec.ts checks
+ * the result against the SDK's own verifier.
  */
 export class JoinTokenSigner {
-  private readonly key: KeyObject;
+  private readonly mac: HmacSha256;
 
   constructor(private readonly credentials: Pick<LivekitCredentials, 'apiKey' | 'apiSecret'>) {
-    this.key = createSecretKey(Buffer.from(credentials.apiSecret, 'utf8'));
+    this.mac = new HmacSha256(Buffer.from(credentials.apiSecret, 'utf8'));
   }
 
   sign(grant: JoinGrant, nowMs: number = Date.now()): string {
     const claims = Buffer.from(JSON.stringify(joinClaims(this.credentials.apiKey, grant, nowMs))).toString('base64url');
     const input = `${HEADER}.${claims}`;
-    return `${input}.${createHmac('sha256', this.key).update(input).digest('base64url')}`;
+    return `${input}.${this.mac.base64url(input)}`;
   }
 }
 
