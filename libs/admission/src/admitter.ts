@@ -13,6 +13,7 @@ import {
   runtimeHold,
   subtractLoad,
   type GuaranteeFit,
+  type GuaranteeUnitCosts,
   CLASS_RUNTIME,
   type CapacityModel,
   defaultLimits,
@@ -71,6 +72,14 @@ export class Admitter {
   private readonly checkReads: RecentReads<LedgerSnapshot>;
   /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
   private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
+  /** An app's effective limits per policy object (the policy cache hands out the same one until it changes), for the defaults they were derived with. */
+  private readonly limitsOf = new WeakMap<AppQuotaPolicy, Readonly<{ defaults: AppLimits; limits: AppLimits }>>();
+  /** The pool's allocatable load per live node list. */
+  private readonly allocatableOf = new WeakMap<readonly NodeBudget[], Load>();
+  /** The ids of a node list, and them joined (the key of shared reads). */
+  private readonly idsOf = new WeakMap<readonly NodeBudget[], Readonly<{ ids: readonly string[]; key: string }>>();
+  /** What one unit of each quota class holds when guaranteed: fixed by the model. */
+  private readonly unitCosts: GuaranteeUnitCosts;
   private readonly now: () => number;
 
   constructor(
@@ -82,6 +91,7 @@ export class Admitter {
     this.now = options.now ?? Date.now;
     this.nodeUsageReads = new RecentReads(NODE_USAGE_FRESH_MS, NODE_USAGE_READS_KEPT, this.now);
     this.checkReads = new RecentReads(CHECK_FRESH_MS, CHECK_READS_KEPT, this.now);
+    this.unitCosts = guaranteeUnitCosts(model);
   }
 
   /** The app's policy: in process, the ledger's copy, or the source's (stored in the ledger for the next admission). */
@@ -133,7 +143,7 @@ export class Admitter {
 
   async limitsFor(appId: string): Promise<AppLimits> {
     const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
-    return effectiveLimits(policy, this.defaultsFor(nodes, policy.egressMode));
+    return this.limits(policy, this.defaultsFor(nodes, policy.egressMode));
   }
 
   /** Every app's effective limits (listings and gauges). */
@@ -170,9 +180,9 @@ export class Admitter {
       this.policyOf(appId, read),
     ]);
     const defaults = this.defaultsFor(live, policy.egressMode);
-    const limits = effectiveLimits(policy, defaults);
+    const limits = this.limits(policy, defaults);
     const terms = this.terms(defaults, live, true);
-    const nodeIds = nodes.map((n) => n.id);
+    const { ids: nodeIds } = this.nodeIds(nodes);
     for (let attempt = 1; ; attempt += 1) {
       // First from the nodes' counters as read a moment ago (shared by concurrent admissions): the
       // reserve script checks the cap, the guarantees and the node against the live counters, and
@@ -242,27 +252,21 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const limits = effectiveLimits(policy, this.defaultsFor(live, policy.egressMode));
-    const nodeIds = nodes.map((n) => n.id);
-    const snapshot = await (read.fresh ? this.ledger.snapshot(nodeIds, [appId], { pool: true }) : this.recentCheckRead(nodeIds, appId));
+    const limits = this.limits(policy, this.defaultsFor(live, policy.egressMode));
+    const nodeIds = this.nodeIds(nodes);
+    const snapshot = await (read.fresh ? this.ledger.snapshot(nodeIds.ids, [appId], { pool: true }) : this.recentCheckRead(nodeIds, appId));
     const { usage } = snapshot;
     const pool = snapshot.pool!;
     const decision = fits({ nodes, model: this.model, usage }, { appId, limits, kind, count });
     if (!decision.ok) return { admitted: false, refusal: decision.refusal };
     const { placement } = decision;
     // The same guarantee rule the reserve script applies (guardGuarantees), on this snapshot.
-    const take = guaranteeTake(
-      policy.guarantees ?? {},
-      guaranteeUnitCosts(this.model),
-      usage.apps[appId] ?? {},
-      quotaClassesOf(kind),
-      count,
-    );
+    const take = guaranteeTake(policy.guarantees ?? {}, this.unitCosts, usage.apps[appId] ?? {}, quotaClassesOf(kind), count);
     const runtime = placement.runtime;
     const running = runtime !== undefined || (usage.nodes[placement.reservation.nodeId]?.runtimes.egress ?? 0) > 0;
     const guard = guardGuarantees(
       {
-        allocatable: poolAllocatable(live, this.model),
+        allocatable: this.allocatable(live),
         used: pool.used,
         held: pool.held,
         runtimeHold: running ? ZERO_LOAD : runtimeHold(pool.guaranteed, this.model),
@@ -290,14 +294,41 @@ export class Admitter {
     return limits;
   }
 
+  private limits(policy: AppQuotaPolicy, defaults: AppLimits): AppLimits {
+    const known = this.limitsOf.get(policy);
+    if (known?.defaults === defaults) return known.limits;
+    const limits = effectiveLimits(policy, defaults);
+    this.limitsOf.set(policy, { defaults, limits });
+    return limits;
+  }
+
+  private allocatable(live: readonly NodeBudget[]): Load {
+    let allocatable = this.allocatableOf.get(live);
+    if (allocatable === undefined) {
+      allocatable = poolAllocatable(live, this.model);
+      this.allocatableOf.set(live, allocatable);
+    }
+    return allocatable;
+  }
+
+  private nodeIds(nodes: readonly NodeBudget[]): Readonly<{ ids: readonly string[]; key: string }> {
+    let known = this.idsOf.get(nodes);
+    if (known === undefined) {
+      const ids = nodes.map((n) => n.id);
+      known = { ids, key: ids.join(',') };
+      this.idsOf.set(nodes, known);
+    }
+    return known;
+  }
+
   /**
    * The app's, the nodes' and the pool's counters as read at most CHECK_FRESH_MS ago and since this
    * process's last write to the ledger; concurrent checks share one read.
    */
-  private recentCheckRead(nodeIds: readonly string[], appId: string): Promise<LedgerSnapshot> {
+  private recentCheckRead(nodeIds: Readonly<{ ids: readonly string[]; key: string }>, appId: string): Promise<LedgerSnapshot> {
     return this.checkReads.get(
-      `${appId}|${nodeIds.join(',')}`,
-      () => this.ledger.snapshot(nodeIds, [appId], { pool: true }),
+      `${appId}|${nodeIds.key}`,
+      () => this.ledger.snapshot(nodeIds.ids, [appId], { pool: true }),
       this.ledger.writeCount,
     );
   }
@@ -319,7 +350,7 @@ export class Admitter {
    */
   async guaranteeHeadroom(): Promise<GuaranteeHeadroom> {
     const [nodes, pool] = await Promise.all([this.pool.liveNodes(), this.ledger.pool()]);
-    const allocatable = poolAllocatable(nodes, this.model);
+    const allocatable = this.allocatable(nodes);
     const unused = addLoad(pool.held, runtimeHold(pool.guaranteed, this.model));
     const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, allocatable[k] - pool.used[k] - unused[k])])) as Load;
     return { guaranteed: pool.guaranteed, allocatable, promised: guaranteedLoad([pool.guaranteed], this.model), unused, free };
@@ -341,7 +372,7 @@ export class Admitter {
       defaults,
       enforce,
       pool: {
-        allocatable: poolAllocatable(live, this.model),
+        allocatable: this.allocatable(live),
         runtimeHolds: RUNTIMES.map((runtime) => ({
           name: runtime,
           classes: QUOTA_CLASSES.filter((cls) => CLASS_RUNTIME[cls] === runtime),
