@@ -1,6 +1,6 @@
 import { AccessToken, TokenVerifier } from 'livekit-server-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JoinTokenSigner } from './tokens.js';
+import { type JoinClaims, JoinTokenSigner } from './tokens.js';
 
 const credentials = { apiKey: 'APIbench', apiSecret: 'a-secret-of-at-least-thirty-two-characters' };
 const grant = { room: 'room_1', identity: 'viewer-7', name: 'Viewer', canPublish: false, ttlSeconds: 600 };
@@ -41,6 +41,35 @@ describe(JoinTokenSigner.name, () => {
     const claims = await new TokenVerifier(credentials.apiKey, credentials.apiSecret).verify(token);
     expect(claims).not.toHaveProperty('name');
     expect(claims.video).toMatchObject({ room: 'room_1', roomJoin: true, canPublish: false });
+  });
+
+  it("carries any identity and name a client chose, quotes, backslashes and emoji included, in the SDK's claim order", async () => {
+    vi.useFakeTimers({ now: new Date('2026-11-24T18:00:00Z'), toFake: ['Date'] });
+    const odd = { ...grant, identity: 'a "quoted" \\ viewer 😀', name: 'Zoë "Z" </script>' };
+    const token = new JoinTokenSigner(credentials).sign(odd);
+    const claims = await new TokenVerifier(credentials.apiKey, credentials.apiSecret).verify(token, 0);
+    expect(claims).toMatchObject({ sub: odd.identity, name: odd.name });
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as JoinClaims;
+    const now = Date.parse('2026-11-24T18:00:00Z') / 1000;
+    expect(Object.keys(payload)).toEqual(['video', 'name', 'iss', 'exp', 'nbf', 'sub']);
+    expect(payload).toEqual({
+      video: {
+        room: 'room_1',
+        roomJoin: true,
+        roomCreate: false,
+        roomAdmin: false,
+        roomList: false,
+        canSubscribe: true,
+        canPublish: false,
+        canPublishData: false,
+        canUpdateOwnMetadata: false,
+      },
+      name: odd.name,
+      iss: credentials.apiKey,
+      exp: now + 600,
+      nbf: now,
+      sub: odd.identity,
+    } satisfies JoinClaims);
   });
 
   it('is refused by a verifier holding another secret', async () => {
