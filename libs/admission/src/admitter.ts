@@ -7,24 +7,19 @@ import {
   guaranteedLoad,
   LOAD_KEYS,
   guaranteeTake,
-  guaranteeUnitCosts,
   guardGuarantees,
   quotaClassesOf,
   runtimeHold,
   subtractLoad,
   type GuaranteeFit,
-  type GuaranteeUnitCosts,
   CLASS_RUNTIME,
   type CapacityModel,
-  defaultLimits,
-  effectiveLimits,
   fits,
   headroom,
   limitsOfApps,
   type Load,
   type NodeBudget,
   type NodeHeadroom,
-  poolAllocatable,
   QUOTA_CLASSES,
   type Refusal,
   RUNTIMES,
@@ -35,6 +30,7 @@ import {
 } from '@tally/capacity';
 import { fromStoredPolicy, toStoredPolicy } from './app-policy.js';
 import { CapacityLedger } from './capacity-ledger.js';
+import { AdmissionInputs, type NodeIds } from './admission-inputs.js';
 import { RecentReads } from './recent-reads.js';
 import type { LedgerOutcome, LedgerSnapshot, ReserveTerms } from './capacity-ledger.types.js';
 import type { AdmitOptions, Admitted, AdmitterOptions, GuaranteeHeadroom, PoolRead, PoolSource, Refused } from './admitter.types.js';
@@ -70,16 +66,7 @@ type Admission = Readonly<{ id: string; appId: string; kind: WorkloadKind; count
 export class Admitter {
   private readonly nodeUsageReads: RecentReads<Omit<Usage, 'apps'>>;
   private readonly checkReads: RecentReads<LedgerSnapshot>;
-  /** Default caps per node list and egress mode: a pool source that hands out the same list per read derives them once. */
-  private readonly defaultsOf = new WeakMap<readonly NodeBudget[], Map<string, AppLimits>>();
-  /** An app's effective limits per policy object (the policy cache hands out the same one until it changes), for the defaults they were derived with. */
-  private readonly limitsOf = new WeakMap<AppQuotaPolicy, Readonly<{ defaults: AppLimits; limits: AppLimits }>>();
-  /** The pool's allocatable load per live node list. */
-  private readonly allocatableOf = new WeakMap<readonly NodeBudget[], Load>();
-  /** The ids of a node list, and them joined (the key of shared reads). */
-  private readonly idsOf = new WeakMap<readonly NodeBudget[], Readonly<{ ids: readonly string[]; key: string }>>();
-  /** What one unit of each quota class holds when guaranteed: fixed by the model. */
-  private readonly unitCosts: GuaranteeUnitCosts;
+  private readonly inputs: AdmissionInputs;
   private readonly now: () => number;
 
   constructor(
@@ -91,7 +78,7 @@ export class Admitter {
     this.now = options.now ?? Date.now;
     this.nodeUsageReads = new RecentReads(NODE_USAGE_FRESH_MS, NODE_USAGE_READS_KEPT, this.now);
     this.checkReads = new RecentReads(CHECK_FRESH_MS, CHECK_READS_KEPT, this.now);
-    this.unitCosts = guaranteeUnitCosts(model);
+    this.inputs = new AdmissionInputs(model);
   }
 
   /** The app's policy: in process, the ledger's copy, or the source's (stored in the ledger for the next admission). */
@@ -143,7 +130,7 @@ export class Admitter {
 
   async limitsFor(appId: string): Promise<AppLimits> {
     const [policy, nodes] = await Promise.all([this.policyOf(appId), this.pool.liveNodes()]);
-    return this.limits(policy, this.defaultsFor(nodes, policy.egressMode));
+    return this.inputs.limits(policy, this.inputs.defaults(nodes, policy.egressMode));
   }
 
   /** Every app's effective limits (listings and gauges). */
@@ -179,10 +166,10 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const defaults = this.defaultsFor(live, policy.egressMode);
-    const limits = this.limits(policy, defaults);
+    const defaults = this.inputs.defaults(live, policy.egressMode);
+    const limits = this.inputs.limits(policy, defaults);
     const terms = this.terms(defaults, live, true);
-    const { ids: nodeIds } = this.nodeIds(nodes);
+    const nodeIds = this.inputs.nodeIds(nodes);
     for (let attempt = 1; ; attempt += 1) {
       // First from the nodes' counters as read a moment ago (shared by concurrent admissions): the
       // reserve script checks the cap, the guarantees and the node against the live counters, and
@@ -191,7 +178,7 @@ export class Admitter {
       if (attempt === 1 && !read.fresh) {
         usage = { ...(await this.recentNodeUsage(nodeIds)), apps: {} };
       } else {
-        const snapshot = await this.ledger.snapshot(nodeIds, [appId], { reservation: id });
+        const snapshot = await this.ledger.snapshot(nodeIds.ids, [appId], { reservation: id });
         if (snapshot.held) return { ok: true, nodeId: snapshot.held.nodeId };
         usage = snapshot.usage;
       }
@@ -207,9 +194,9 @@ export class Admitter {
   }
 
   /** The nodes' and filesystems' counters read at most NODE_USAGE_FRESH_MS ago; concurrent callers share one read. */
-  private recentNodeUsage(nodeIds: readonly string[]): Promise<Omit<Usage, 'apps'>> {
-    return this.nodeUsageReads.get(nodeIds.join(','), () =>
-      this.ledger.snapshot(nodeIds, []).then(({ usage }) => ({ nodes: usage.nodes, ...(usage.disks ? { disks: usage.disks } : {}) })),
+  private recentNodeUsage(nodeIds: NodeIds): Promise<Omit<Usage, 'apps'>> {
+    return this.nodeUsageReads.get(nodeIds.key, () =>
+      this.ledger.snapshot(nodeIds.ids, []).then(({ usage }) => ({ nodes: usage.nodes, ...(usage.disks ? { disks: usage.disks } : {}) })),
     );
   }
 
@@ -252,8 +239,8 @@ export class Admitter {
       this.pool.liveNodes(read),
       this.policyOf(appId, read),
     ]);
-    const limits = this.limits(policy, this.defaultsFor(live, policy.egressMode));
-    const nodeIds = this.nodeIds(nodes);
+    const limits = this.inputs.limits(policy, this.inputs.defaults(live, policy.egressMode));
+    const nodeIds = this.inputs.nodeIds(nodes);
     const snapshot = await (read.fresh ? this.ledger.snapshot(nodeIds.ids, [appId], { pool: true }) : this.recentCheckRead(nodeIds, appId));
     const { usage } = snapshot;
     const pool = snapshot.pool!;
@@ -261,12 +248,12 @@ export class Admitter {
     if (!decision.ok) return { admitted: false, refusal: decision.refusal };
     const { placement } = decision;
     // The same guarantee rule the reserve script applies (guardGuarantees), on this snapshot.
-    const take = guaranteeTake(policy.guarantees ?? {}, this.unitCosts, usage.apps[appId] ?? {}, quotaClassesOf(kind), count);
+    const take = guaranteeTake(policy.guarantees ?? {}, this.inputs.unitCosts, usage.apps[appId] ?? {}, quotaClassesOf(kind), count);
     const runtime = placement.runtime;
     const running = runtime !== undefined || (usage.nodes[placement.reservation.nodeId]?.runtimes.egress ?? 0) > 0;
     const guard = guardGuarantees(
       {
-        allocatable: this.allocatable(live),
+        allocatable: this.inputs.allocatable(live),
         used: pool.used,
         held: pool.held,
         runtimeHold: running ? ZERO_LOAD : runtimeHold(pool.guaranteed, this.model),
@@ -279,53 +266,11 @@ export class Admitter {
     return { admitted: true, nodeId: placement.reservation.nodeId };
   }
 
-  private defaultsFor(live: readonly NodeBudget[], egressMode: AppQuotaPolicy['egressMode']): AppLimits {
-    let byMode = this.defaultsOf.get(live);
-    if (!byMode) {
-      byMode = new Map();
-      this.defaultsOf.set(live, byMode);
-    }
-    const mode = egressMode ?? 'auto';
-    let limits = byMode.get(mode);
-    if (!limits) {
-      limits = defaultLimits(live, egressMode, { model: this.model });
-      byMode.set(mode, limits);
-    }
-    return limits;
-  }
-
-  private limits(policy: AppQuotaPolicy, defaults: AppLimits): AppLimits {
-    const known = this.limitsOf.get(policy);
-    if (known?.defaults === defaults) return known.limits;
-    const limits = effectiveLimits(policy, defaults);
-    this.limitsOf.set(policy, { defaults, limits });
-    return limits;
-  }
-
-  private allocatable(live: readonly NodeBudget[]): Load {
-    let allocatable = this.allocatableOf.get(live);
-    if (allocatable === undefined) {
-      allocatable = poolAllocatable(live, this.model);
-      this.allocatableOf.set(live, allocatable);
-    }
-    return allocatable;
-  }
-
-  private nodeIds(nodes: readonly NodeBudget[]): Readonly<{ ids: readonly string[]; key: string }> {
-    let known = this.idsOf.get(nodes);
-    if (known === undefined) {
-      const ids = nodes.map((n) => n.id);
-      known = { ids, key: ids.join(',') };
-      this.idsOf.set(nodes, known);
-    }
-    return known;
-  }
-
   /**
    * The app's, the nodes' and the pool's counters as read at most CHECK_FRESH_MS ago and since this
    * process's last write to the ledger; concurrent checks share one read.
    */
-  private recentCheckRead(nodeIds: Readonly<{ ids: readonly string[]; key: string }>, appId: string): Promise<LedgerSnapshot> {
+  private recentCheckRead(nodeIds: NodeIds, appId: string): Promise<LedgerSnapshot> {
     return this.checkReads.get(
       `${appId}|${nodeIds.key}`,
       () => this.ledger.snapshot(nodeIds.ids, [appId], { pool: true }),
@@ -350,7 +295,7 @@ export class Admitter {
    */
   async guaranteeHeadroom(): Promise<GuaranteeHeadroom> {
     const [nodes, pool] = await Promise.all([this.pool.liveNodes(), this.ledger.pool()]);
-    const allocatable = this.allocatable(nodes);
+    const allocatable = this.inputs.allocatable(nodes);
     const unused = addLoad(pool.held, runtimeHold(pool.guaranteed, this.model));
     const free = Object.fromEntries(LOAD_KEYS.map((k) => [k, Math.max(0, allocatable[k] - pool.used[k] - unused[k])])) as Load;
     return { guaranteed: pool.guaranteed, allocatable, promised: guaranteedLoad([pool.guaranteed], this.model), unused, free };
@@ -372,7 +317,7 @@ export class Admitter {
       defaults,
       enforce,
       pool: {
-        allocatable: this.allocatable(live),
+        allocatable: this.inputs.allocatable(live),
         runtimeHolds: RUNTIMES.map((runtime) => ({
           name: runtime,
           classes: QUOTA_CLASSES.filter((cls) => CLASS_RUNTIME[cls] === runtime),
